@@ -1,0 +1,112 @@
+"""The typer app for the commands that are not on the hot path.
+
+`load` and `hook` are dispatched before this module is imported (see
+entry.py); they appear here so `engram --help` lists them. Heavy imports
+stay inside the command functions.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .config import LIMIT_RANGE, update_config_file
+from .workspace import open_workspace
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="engram: the right project memory for AI coding agents, at the right moment.",
+)
+
+ROOT_GITIGNORE = "index.db\nstate.db\nstate.db-*\n.index.db.tmp-*\n.index.lock\n"
+ENGRAMIGNORE = "# Memories matched here (gitignore syntax, relative to the memory root) are never shown.\n"
+
+def fail(message: str, code: int = 1) -> typer.Exit:
+    typer.echo(f"engram: error: {message}", err=True)
+    return typer.Exit(code)
+
+@app.command()
+def init() -> None:
+    """Create .agents/.engram/{rules,skills,knowledge}, config, .gitignore and .engramignore."""
+    ws = open_workspace()
+    created = []
+    for folder in ("rules", "skills", "knowledge"):
+        path = ws.root.path / folder
+        if not path.is_dir():
+            path.mkdir(parents=True)
+            created.append(path)
+    defaults = {
+        ws.root.config_path: json.dumps({"load": {"limit": 8}}, indent=2) + "\n",
+        ws.root.path / ".gitignore": ROOT_GITIGNORE,
+        ws.root.ignore_path: ENGRAMIGNORE,
+    }
+    for path, text in defaults.items():
+        if not path.exists():
+            path.write_text(text, encoding="utf-8")
+            created.append(path)
+    for path in created:
+        typer.echo(f"created {_shown(path, ws.root.project)}")
+    typer.echo(f"engram root: {_shown(ws.root.path, ws.root.project)}")
+
+def _shown(path: Path, project: Path) -> str:
+    try:
+        return path.relative_to(project).as_posix()
+    except ValueError:
+        return str(path)
+
+@app.command()
+def index(
+    output: Optional[Path] = typer.Option(None, "--output", help="Also write a self-contained, shareable index file."),
+    scope: str = typer.Option("workspace", "--scope", help="Root written by --output: workspace or global."),
+) -> None:
+    """Compile the memory roots into their index (incremental, atomic)."""
+    from .commands import run_index
+
+    raise typer.Exit(run_index(output, scope))
+
+@app.command()
+def check(as_json: bool = typer.Option(False, "--json", help="Print the findings as JSON.")) -> None:
+    """CI freshness: exit 1 when the index is stale or any memory file is invalid or flagged."""
+    from .commands import run_check
+
+    raise typer.Exit(run_check(as_json))
+
+@app.command()
+def verify(index_file: Optional[Path] = typer.Option(None, "--index", help="Verify this index file.")) -> None:
+    """Integrity of an index: schema, full-text index, hashes of stored bodies."""
+    from .commands import run_verify
+
+    raise typer.Exit(run_verify(index_file))
+
+@app.command("set-load-limit")
+def set_load_limit(value: str = typer.Argument(..., help="N (1-32), status, or reset.")) -> None:
+    """Set how many memories a load keeps (default 8)."""
+    ws = open_workspace()
+    low, high = LIMIT_RANGE
+    if value not in ("status", "reset"):
+        if not value.isdigit() or not low <= int(value) <= high:
+            raise fail(f"set-load-limit must be an integer from {low} to {high}")
+        update_config_file(ws.root.config_path, "load.limit", int(value))
+    elif value == "reset":
+        update_config_file(ws.root.config_path, "load.limit", None)
+    limit = open_workspace().config.get("load.limit")
+    typer.echo(f"Load limit: {limit} (default 8, range {low}-{high})")
+
+@app.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True}, add_help_option=False)
+def load(ctx: typer.Context) -> None:
+    """Print the context pack for a task (see `engram load --help`)."""
+    from .load import main as load_main
+
+    raise typer.Exit(load_main(list(ctx.args)))
+
+@app.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True}, add_help_option=False)
+def hook(ctx: typer.Context) -> None:
+    """Host hook adapter: host JSON on stdin, one JSON object on stdout, always exit 0."""
+    from .hook import main as hook_main
+
+    raise typer.Exit(hook_main(list(ctx.args)))

@@ -1,0 +1,95 @@
+"""What `engram index`, `check` and `verify` do, as plain functions returning exit codes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from .compile import CompileResult, compile_root, export_index
+from .freshness import check_sources
+from .verify import verify_index
+from .workspace import Workspace, open_workspace
+
+
+def _err(line: str) -> None:
+    print(f"engram: {line}", file=sys.stderr)
+
+
+def _warn_config(ws: Workspace) -> None:
+    for problem in ws.config.problems:
+        _err(f"warning: {problem}")
+
+
+def _compile_all(ws: Workspace, output: Path | None, scope: str) -> list[CompileResult]:
+    results = []
+    for root in ws.roots:
+        if output is not None and root.scope == scope:
+            results.append(export_index(root, ws.config, output))
+        else:
+            results.append(compile_root(root, ws.config, progress=True))
+    return results
+
+
+def run_index(output: Path | None, scope: str) -> int:
+    ws = open_workspace()
+    _warn_config(ws)
+    if scope not in ("workspace", "global"):
+        _err("error: --scope must be workspace or global")
+        return 2
+    if scope == "global" and ws.global_root is None:
+        _err("error: no global root: set ENGRAM_GLOBAL_DIR or global_path")
+        return 1
+    if not ws.root.path.is_dir() and ws.global_root is None:
+        _err(f"error: no memory root at {ws.root.path}; run `engram init`")
+        return 1
+    try:
+        results = _compile_all(ws, output, scope)
+    except (OSError, TimeoutError) as exc:
+        _err(f"error: cannot write the index: {exc}")
+        return 1
+    for result in results:
+        for problem in result.problems:
+            _err(str(problem))
+    total = {key: sum(getattr(r, key) for r in results) for key in ("total", "added", "changed", "removed", "invalid")}
+    print(
+        f"indexed {total['total']} memories ({total['added']} added, {total['changed']} changed, "
+        f"{total['removed']} removed, {total['invalid']} invalid)"
+    )
+    if output is not None:
+        print(f"wrote {output}")
+    return 1 if total["invalid"] else 0
+
+
+def run_check(as_json: bool) -> int:
+    ws = open_workspace()
+    reports = [check_sources(root, ws.config) for root in ws.roots]
+    fresh = all(r.fresh for r in reports)
+    if as_json:
+        payload = {
+            "fresh": fresh,
+            "roots": [
+                {"scope": r.root.scope, "path": str(r.root.path), "problems": [p.as_json() for p in r.problems]}
+                for r in reports
+            ],
+        }
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+    else:
+        for report in reports:
+            for problem in report.problems:
+                print(problem)
+        print("engram check: fresh" if fresh else "engram check: not fresh; run `engram index`")
+    return 0 if fresh else 1
+
+
+def run_verify(index_file: Path | None) -> int:
+    paths = [index_file] if index_file else [root.index_path for root in open_workspace().roots]
+    failed = False
+    for path in paths:
+        findings = verify_index(path)
+        for finding in findings:
+            print(finding)
+        if not findings:
+            print(f"OK {path}")
+        failed = failed or bool(findings)
+    return 1 if failed else 0

@@ -1,0 +1,145 @@
+"""Configuration: nested JSON, layered defaults < user < global root < workspace root.
+
+Unknown keys are kept when a file is rewritten; a bad value is reported
+with its dotted key name and the default is used instead. Stdlib only.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULTS: dict = {
+    "load": {"limit": 8, "expand_top": 3, "disclosure": "auto", "budget_tokens": 1600},
+    "hooks": {"path_rules": "native"},
+    "roles": [],
+    "global_path": None,
+    "global_index": None,
+    "ignore": {"also": []},
+}
+LIMIT_RANGE = (1, 32)
+BUDGET_RANGE = (200, 16000)
+
+
+@dataclass
+class Config:
+    data: dict
+    problems: list[str] = field(default_factory=list)
+
+    def get(self, dotted: str):
+        node = self.data
+        for part in dotted.split("."):
+            node = node[part]
+        return node
+
+
+def user_config_dir() -> Path:
+    return Path(os.environ.get("ENGRAM_CONFIG_DIR") or Path.home() / ".engram")
+
+
+def read_json(path: Path, problems: list[str]) -> dict:
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(f"{path}: cannot read config ({exc})")
+        return {}
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        problems.append(f"{path}: invalid JSON at line {exc.lineno} ({exc.msg})")
+        return {}
+    if not isinstance(data, dict):
+        problems.append(f"{path}: config must be a JSON object")
+        return {}
+    return data
+
+
+def _merge(base: dict, over: dict) -> None:
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            _merge(base[key], value)
+        else:
+            base[key] = value
+
+
+def load_config(*paths: Path) -> Config:
+    """Merge the config files in order (later wins) over the defaults, then validate."""
+    problems: list[str] = []
+    data = copy.deepcopy(DEFAULTS)
+    for path in (user_config_dir() / "engram.config.json", *paths):
+        _merge(data, read_json(path, problems))
+    _validate(data, problems)
+    return Config(data, problems)
+
+
+def _int_in(data: dict, dotted: str, low: int, high: int, problems: list[str]) -> None:
+    section, key = dotted.split(".")
+    value = data[section].get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        problems.append(f"config {dotted}: must be an integer from {low} to {high} (found {value!r})")
+        data[section][key] = DEFAULTS[section][key]
+
+
+def _choice(data: dict, dotted: str, allowed: tuple[str, ...], problems: list[str]) -> None:
+    section, key = dotted.split(".")
+    if data[section].get(key) not in allowed:
+        problems.append(f"config {dotted}: must be one of {', '.join(allowed)} (found {data[section].get(key)!r})")
+        data[section][key] = DEFAULTS[section][key]
+
+
+def _string_list(data: dict, key: str, problems: list[str], section: str | None = None) -> None:
+    holder = data[section] if section else data
+    value = holder.get(key)
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        name = f"{section}.{key}" if section else key
+        problems.append(f"config {name}: must be a list of strings (found {value!r})")
+        value = []
+    holder[key] = value
+
+
+def _validate(data: dict, problems: list[str]) -> None:
+    for section in ("load", "hooks", "ignore"):
+        if not isinstance(data.get(section), dict):
+            problems.append(f"config {section}: must be an object")
+            data[section] = copy.deepcopy(DEFAULTS[section])
+    _int_in(data, "load.limit", *LIMIT_RANGE, problems)
+    _int_in(data, "load.expand_top", 0, 32, problems)
+    _int_in(data, "load.budget_tokens", *BUDGET_RANGE, problems)
+    _choice(data, "load.disclosure", ("auto", "full"), problems)
+    _choice(data, "hooks.path_rules", ("native", "hook"), problems)
+    _string_list(data, "roles", problems)
+    data["roles"] = [r.lower() for r in data["roles"]]
+    _string_list(data, "also", problems, section="ignore")
+    for key in ("global_path", "global_index"):
+        if data.get(key) is not None and not isinstance(data[key], str):
+            problems.append(f"config {key}: must be a path string or null")
+            data[key] = None
+
+
+def update_config_file(path: Path, dotted: str, value) -> None:
+    """Set one dotted key in a config file, keeping every other key as it was."""
+    problems: list[str] = []
+    data = read_json(path, problems) if path.exists() else {}
+    if problems:
+        raise ValueError(problems[0])
+    node = data
+    *parents, last = dotted.split(".")
+    for part in parents:
+        if not isinstance(node.get(part), dict):
+            node[part] = {}
+        node = node[part]
+    if value is None:
+        node.pop(last, None)
+    else:
+        node[last] = value
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)

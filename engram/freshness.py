@@ -1,0 +1,154 @@
+"""Is an index up to date with its sources? Stdlib only: `load` asks this on every call.
+
+A file whose size and mtime match the index is taken as unchanged; one
+whose stat differs is hashed, so touching a file is not a change.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import sqlite3
+from dataclasses import dataclass, field
+
+from . import terms
+from .config import Config
+from .index import IndexFileError, check_schema, read_meta, sha256_text
+from .sources import Root, SourceFile, walk_memory_files
+
+
+@dataclass
+class Problem:
+    """One line a user can act on: where, and what is wrong."""
+
+    where: str
+    reason: str
+    line: int | None = None
+    kind: str = "invalid"  # invalid | warning | stale | added | missing | flagged
+
+    def __str__(self) -> str:
+        place = f"{self.where}:{self.line}" if self.line else self.where
+        return f"{self.kind} {place}: {self.reason}"
+
+    def as_json(self) -> dict:
+        return {"kind": self.kind, "path": self.where, "line": self.line, "reason": self.reason}
+
+
+def display_path(root: Root, rel: str) -> str:
+    """A source path as the user knows it: relative to the project, or absolute for global roots."""
+    path = root.path / rel
+    if root.scope == "workspace":
+        with contextlib.suppress(ValueError):
+            return path.relative_to(root.project).as_posix()
+    return str(path)
+
+
+def ignore_patterns(root: Root, config: Config) -> list[str]:
+    lines: list[str] = []
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        lines = root.ignore_path.read_text(encoding="utf-8").splitlines()
+    return [*lines, *config.get("ignore.also")]
+
+
+def ignore_digest(patterns: list[str]) -> str:
+    return sha256_text("\n".join(patterns))
+
+
+def open_current(root: Root) -> sqlite3.Connection | None:
+    """The root's index if this version of engram can use it as is, else None (rebuild)."""
+    path = root.index_path
+    if not path.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        conn.row_factory = sqlite3.Row
+        check_schema(conn, path)
+        if read_meta(conn).get("tokenizer") != terms.TOKENIZER_VERSION:
+            conn.close()
+            return None
+        return conn
+    except (sqlite3.DatabaseError, IndexFileError):
+        return None
+
+
+def stored_file(conn: sqlite3.Connection | None, rel: str):
+    if conn is None:
+        return None
+    return conn.execute("SELECT size, mtime_ns, sha256, status, error FROM files WHERE rel = ?", (rel,)).fetchone()
+
+
+def stat_unchanged(stored, source: SourceFile) -> bool:
+    return stored is not None and stored[0] == source.size and stored[1] == source.mtime_ns
+
+
+def needs_refresh(root: Root, conn: sqlite3.Connection | None, patterns: list[str]) -> bool:
+    """True as soon as any source differs from the index by stat, or the ignore rules changed."""
+    if conn is None:
+        return root.path.is_dir()
+    if read_meta(conn).get("ignore_digest") != ignore_digest(patterns):
+        return True
+    seen = 0
+    for source in walk_memory_files(root):
+        seen += 1
+        if not stat_unchanged(stored_file(conn, source.rel), source):
+            return True
+    return seen != conn.execute("SELECT count(*) FROM files").fetchone()[0]
+
+
+def file_sha256(source: SourceFile) -> str | None:
+    try:
+        return hashlib.sha256(source.path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+@dataclass
+class Freshness:
+    """What `engram check` found for one root."""
+
+    root: Root
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def fresh(self) -> bool:
+        return not any(p.kind != "warning" for p in self.problems)
+
+
+def check_sources(root: Root, config: Config) -> Freshness:
+    """Compare a root's sources with its index without writing anything."""
+    report = Freshness(root)
+    conn = open_current(root)
+    if conn is None:
+        if root.path.is_dir():
+            report.problems.append(Problem(display_path(root, "index.db"), "no usable index; run `engram index`", kind="missing"))
+        return report
+    try:
+        _compare(conn, root, config, report)
+    finally:
+        conn.close()
+    return report
+
+
+def _compare(conn: sqlite3.Connection, root: Root, config: Config, report: Freshness) -> None:
+    if read_meta(conn).get("ignore_digest") != ignore_digest(ignore_patterns(root, config)):
+        report.problems.append(Problem(display_path(root, "index.db"), "ignore rules changed since indexing", kind="stale"))
+    seen: set[str] = set()
+    for source in walk_memory_files(root):
+        seen.add(source.rel)
+        stored = stored_file(conn, source.rel)
+        if stat_unchanged(stored, source):
+            continue
+        where = display_path(root, source.rel)
+        if stored is None:
+            report.problems.append(Problem(where, "new file, not in the index", kind="added"))
+        elif source.problem or file_sha256(source) != stored[2]:
+            report.problems.append(Problem(where, "changed since indexing", kind="stale"))
+    for (rel,) in conn.execute("SELECT rel FROM files ORDER BY rel"):
+        if rel not in seen:
+            report.problems.append(Problem(display_path(root, rel), "in the index but the file is gone", kind="missing"))
+    for rel, error in conn.execute("SELECT rel, error FROM files WHERE status = 'invalid' ORDER BY rel"):
+        reason, line = json.loads(error)
+        report.problems.append(Problem(display_path(root, rel), reason, line))
+    for rel, label in conn.execute("SELECT rel, safety FROM memories WHERE safety IS NOT NULL ORDER BY rel"):
+        report.problems.append(Problem(display_path(root, rel), f"{label}; remove it before merging", kind="flagged"))

@@ -1,0 +1,110 @@
+"""The index file: schema migrations, opening and validating (stdlib only).
+
+Migrations are numbered ``.sql`` files applied in order by ``PRAGMA
+user_version``. They ship inside the wheel as ``engram/_migrations``; in a
+source checkout they are read from the top-level ``migrations/`` folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from importlib import resources
+from pathlib import Path
+
+APPLICATION_ID = 1701728114  # "engr"
+REQUIRED_TABLES = ("meta", "files", "memories", "edges", "memories_fts")
+FTS_COLUMNS = ("id", "tags", "directive", "summary", "triggers", "body", "paths")
+
+
+class IndexFileError(Exception):
+    """An index file that cannot be used; the message is one line for the user."""
+
+
+def _migrations_dir(kind: str) -> Path:
+    packaged = resources.files("engram") / "_migrations" / kind
+    if packaged.is_dir():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parents[1] / "migrations" / kind
+
+
+def migrations(kind: str) -> list[tuple[int, str]]:
+    """(version, sql) pairs for ``index`` or ``state``, in order."""
+    out = []
+    for path in sorted(_migrations_dir(kind).glob("*.sql")):
+        out.append((int(path.name.split("_", 1)[0]), path.read_text(encoding="utf-8")))
+    return out
+
+
+def schema_version(kind: str) -> int:
+    return migrations(kind)[-1][0]
+
+
+def apply_migrations(conn: sqlite3.Connection, kind: str) -> None:
+    current = conn.execute("PRAGMA user_version").fetchone()[0]
+    for version, sql in migrations(kind):
+        if version > current:
+            try:
+                conn.executescript(sql)
+            except sqlite3.Error:
+                conn.rollback()
+                raise
+
+
+def connect_readonly(path: Path) -> sqlite3.Connection:
+    """Open an index without ever writing to it (works on read-only media)."""
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def open_index(path: Path) -> sqlite3.Connection:
+    """Open and validate an index read-only; raise IndexFileError with a one-line reason."""
+    if not path.is_file():
+        raise IndexFileError(f"{path}: no index file")
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(16)
+    except OSError as exc:
+        raise IndexFileError(f"{path}: cannot read index ({exc.strerror or exc})") from None
+    if header != b"SQLite format 3\x00":
+        raise IndexFileError(f"{path}: not an engram index (not a SQLite file)")
+    try:
+        conn = connect_readonly(path)
+        check_schema(conn, path)
+    except sqlite3.DatabaseError as exc:
+        raise IndexFileError(f"{path}: corrupt index ({exc})") from None
+    return conn
+
+
+def check_schema(conn: sqlite3.Connection, path: Path) -> None:
+    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    if app_id != APPLICATION_ID:
+        raise IndexFileError(f"{path}: not an engram index (a foreign SQLite file)")
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    expected = schema_version("index")
+    if version > expected:
+        raise IndexFileError(f"{path}: index schema {version} is newer than this engram ({expected}); upgrade engram")
+    if version < expected:
+        raise IndexFileError(f"{path}: index schema {version} is older than {expected}; run `engram index` to rebuild")
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+    missing = [t for t in REQUIRED_TABLES if t not in names]
+    if missing:
+        raise IndexFileError(f"{path}: corrupt index (missing table {missing[0]})")
+
+
+def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
+    return {row[0]: row[1] for row in conn.execute("SELECT key, value FROM meta")}
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def fingerprint(rows) -> str:
+    """A digest over (rel, sha256) pairs of every source file, in path order."""
+    digest = hashlib.sha256()
+    for rel, sha in sorted((row[0], row[1]) for row in rows):
+        digest.update(f"{rel}\0{sha or '-'}\n".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()

@@ -1,0 +1,151 @@
+"""`engram load`: the read path from the command line (stdlib only, argparse).
+
+Dispatched before typer is imported: agents call it many times a session.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import terms
+from .config import BUDGET_RANGE, user_config_dir
+from .index import IndexFileError
+from .layers import Layer, open_layers
+from .pack import Entry, PackOptions, build_pack, candidate_by_id, checked_body, requires_of
+from .render import body_block, render_dry_run, render_json, render_text, skipped_line, source_path
+from .route import Candidate, Options, route, visibility_reason
+from .state import fetch_counts, open_state, record_fetches
+from .workspace import Workspace, open_workspace
+
+HIDDEN_REASONS = {"ignored": "ignored by .engramignore", "role": "hidden by the role filter"}
+
+
+class UsageError(Exception):
+    """Bad flag values: exit 2 (argparse) or 1 (a range check)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2, like any usage error
+        print(f"engram: error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="engram load", description="Print the context pack for a task.")
+    parser.add_argument("task", nargs="*", help="the task, prompt or question")
+    parser.add_argument("--dry-run", action="store_true", help="show the routing and its reasons, no bodies")
+    parser.add_argument("--all", action="store_true", help="every visible routed match, no compact cap")
+    parser.add_argument("--full", action="store_true", help="full bodies of the whole pack")
+    parser.add_argument("--json", action="store_true", help="one JSON object")
+    parser.add_argument("--id", action="append", default=[], help="fetch these ids (comma-separated)")
+    parser.add_argument("--budget-tokens", help="cap the whole output (200-16000 tokens)")
+    parser.add_argument("--disclosure", choices=("auto", "full"), help="layered (auto) or full bodies")
+    parser.add_argument("--index", type=Path, help="use this prebuilt index file alone")
+    return parser
+
+
+def clean_text(text: str) -> str:
+    """Arguments with undecodable bytes become text with replacement characters."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def parse_budget(raw: str | None) -> int | None:
+    if raw is None:
+        return None
+    low, high = BUDGET_RANGE
+    if not raw.strip().isdigit() or not low <= int(raw) <= high:
+        raise UsageError(f"--budget-tokens must be an integer from {low} to {high}")
+    return int(raw)
+
+
+def main(argv: list[str]) -> int:
+    args = _parser().parse_args([clean_text(a) for a in argv])
+    try:
+        budget = parse_budget(args.budget_tokens)
+    except UsageError as exc:
+        print(f"engram: error: {exc}", file=sys.stderr)
+        return 1
+    ws = open_workspace()
+    messages: list[str] = []
+    try:
+        layers = open_layers(ws, args.index, messages)
+    except IndexFileError as exc:
+        print(f"engram: error: {exc}", file=sys.stderr)
+        return 1
+    for message in messages:
+        print(f"engram: warning: {message}", file=sys.stderr)
+    state_path = ws.root.state_path if ws.root.path.is_dir() else user_config_dir() / "state.db"
+    ids = [i.strip().lower() for raw in args.id for i in raw.split(",") if i.strip()]
+    if ids:
+        return _fetch(layers, ids, ws, state_path)
+    return _load(layers, " ".join(args.task), args, budget, ws, state_path)
+
+
+def _options(ws: Workspace, include_low: bool, state_path: Path) -> Options:
+    counts = {}
+    if state_path.exists():
+        counts = fetch_counts(open_state(state_path))
+    return Options(limit=ws.config.get("load.limit"), roles=tuple(ws.config.get("roles")), include_low=include_low, fetch_counts=counts)
+
+
+def _load(layers: list[Layer], query: str, args, budget: int | None, ws: Workspace, state_path: Path) -> int:
+    options = _options(ws, args.all, state_path)
+    if args.all:
+        options.limit = 10**9
+    routing = route(layers, query, options)
+    if args.all:
+        routing.pack = routing.admitted[:]
+        routing.omitted = [c for c in routing.omitted if c.reason != "limit"]
+        for cand in routing.pack:
+            cand.reason = None
+    layered = not (args.all or args.full or (args.disclosure or ws.config.get("load.disclosure")) == "full")
+    if budget is None and layered:
+        budget = ws.config.get("load.budget_tokens")
+    pack_options = PackOptions(limit=options.limit, expand_top=ws.config.get("load.expand_top"), layered=layered, budget=budget)
+    pack = build_pack(routing, options, pack_options, lambda p: terms.estimate_tokens(render_text(p)))
+    if args.json:
+        sys.stdout.write(render_json(routing, pack))
+    elif args.dry_run:
+        sys.stdout.write(render_dry_run(routing, pack))
+    else:
+        sys.stdout.write(render_text(pack))
+    return 0
+
+
+def _find(layers: list[Layer], memory_id: str) -> Candidate | None:
+    """The first layer holding the id wins: the workspace copy over the global one."""
+    for layer in layers:
+        cand = candidate_by_id(layer, memory_id)
+        if cand is not None:
+            return cand
+    return None
+
+
+def _fetch(layers: list[Layer], ids: list[str], ws: Workspace, state_path: Path) -> int:
+    """`load --id a,b`: full bodies, still hidden when ignored or role-filtered."""
+    options = Options(roles=tuple(ws.config.get("roles")), include_low=True)
+    blocks, fetched, missing = [], [], 0
+    for memory_id in dict.fromkeys(ids):
+        cand = _find(layers, memory_id)
+        if cand is None:
+            print(f"engram: not found: {memory_id}", file=sys.stderr)
+            missing += 1
+            continue
+        reason = visibility_reason(cand.row, options)
+        if reason in HIDDEN_REASONS:
+            blocks.append(f"hidden {memory_id}: {HIDDEN_REASONS[reason]}")
+            continue
+        body, skip = checked_body(cand)
+        if skip:
+            blocks.append(skipped_line(source_path(cand), skip.label))
+            continue
+        blocks.append(body_block(Entry(cand, shown="body", body=body, requires=requires_of(cand))))
+        fetched.append((cand.scope, cand.id))
+    if fetched and state_path.parent.is_dir():
+        record_fetches(open_state(state_path), fetched)
+    if blocks:
+        sys.stdout.write("\n".join(blocks) + "\n")
+    return 1 if missing == len(dict.fromkeys(ids)) else 0
+

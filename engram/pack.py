@@ -1,0 +1,194 @@
+"""Read flow, steps 4-5: turn a routing into a compact pack.
+
+Pulls `depends_on` prerequisites in before their dependents, runs the
+hash and safety checks before anything is printed, decides bodies versus
+cards (layered disclosure), and fits the whole output into a budget by
+demoting bodies to cards first and only then dropping the lowest cards.
+Stdlib only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .layers import Layer
+from .route import MEMORY_COLUMNS, Candidate, Options, Routing, visibility_reason
+from .safety import scan
+
+OMITTED_CARDS = 5
+
+
+@dataclass
+class Entry:
+    """A memory printed in the pack, as a body or as a one-line card."""
+
+    cand: Candidate
+    shown: str = "card"  # body | card
+    selected: bool = True  # False for an omitted candidate listed as a card
+    requires: list[str] = field(default_factory=list)
+    body: str = ""
+
+    @property
+    def card_text(self) -> str:
+        row = self.cand.row
+        return row["directive"] or row["summary"] or row["title"] or row["id"]
+
+
+@dataclass
+class Skipped:
+    cand: Candidate
+    reason: str  # hash | safety
+    label: str  # what the SKIPPED line says; never the offending text
+
+
+@dataclass
+class Pack:
+    entries: list[Entry]
+    skipped: list[Skipped]
+    omitted: list[Candidate]
+    total_related: int
+
+    @property
+    def selected(self) -> list[Entry]:
+        return [e for e in self.entries if e.selected]
+
+    @property
+    def card_ids(self) -> list[str]:
+        return [e.cand.id for e in self.entries if e.shown == "card"]
+
+
+@dataclass
+class PackOptions:
+    limit: int = 8
+    expand_top: int = 3
+    layered: bool = True  # False for --full, --all and --disclosure full
+    budget: int | None = None
+    exclude: frozenset[str] = frozenset()  # keys already delivered (hooks)
+
+
+def build_pack(routing: Routing, options: Options, pack_options: PackOptions, measure: Callable[[Pack], int]) -> Pack:
+    members = [c for c in with_prerequisites(routing.pack, options, pack_options.limit) if c.key not in pack_options.exclude]
+    entries, skipped = _checked_entries(members)
+    for skip in skipped:
+        skip.cand.reason = skip.reason
+    omitted = [c for c in routing.omitted if c not in members] + [s.cand for s in skipped]
+    pack = Pack(entries, skipped, omitted, routing.total_related)
+    _disclose(pack, routing, pack_options)
+    if pack_options.budget is not None:
+        fit_budget(pack, pack_options.budget, measure)
+    return pack
+
+
+def with_prerequisites(ranked: list[Candidate], options: Options, limit: int) -> list[Candidate]:
+    """Each routed memory preceded by its visible prerequisites (transitively), within the limit."""
+    out: list[Candidate] = []
+    keys: set[str] = set()
+    for cand in ranked:
+        if cand.key in keys:
+            continue
+        needed = [p for p in _prerequisites(cand, options) if p.key not in keys]
+        if out and len(out) + len(needed) + 1 > limit:
+            cand.reason = "limit"
+            continue
+        for prereq in needed:
+            prereq.reason = None
+            prereq.prerequisite_of = cand.id
+            out.append(prereq)
+            keys.add(prereq.key)
+        out.append(cand)
+        keys.add(cand.key)
+    return out
+
+
+def _prerequisites(cand: Candidate, options: Options) -> list[Candidate]:
+    """Depth-first, deepest first; cycles end where they close."""
+    order: list[Candidate] = []
+    visiting = {cand.id}
+
+    def visit(memory_id: str) -> None:
+        for (dst,) in cand.layer.conn.execute(
+            "SELECT dst FROM edges WHERE src = ? AND kind = 'depends_on' ORDER BY dst", (memory_id,)
+        ):
+            if dst in visiting:
+                continue
+            visiting.add(dst)
+            prereq = candidate_by_id(cand.layer, dst)
+            if prereq is None or visibility_reason(prereq.row, options) is not None:
+                continue
+            visit(dst)
+            order.append(prereq)
+
+    visit(cand.id)
+    return order
+
+
+def candidate_by_id(layer: Layer, memory_id: str) -> Candidate | None:
+    layer.conn.row_factory = sqlite3.Row
+    row = layer.conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    if row is None:
+        return None
+    cand = Candidate(layer, row)
+    cand.stale = layer.is_stale(row["rel"], row["source_sha256"])
+    return cand
+
+
+def requires_of(cand: Candidate) -> list[str]:
+    rows = cand.layer.conn.execute(
+        "SELECT dst FROM edges WHERE src = ? AND kind = 'depends_on' ORDER BY dst", (cand.id,)
+    )
+    return [r[0] for r in rows]
+
+
+def checked_body(cand: Candidate) -> tuple[str | None, Skipped | None]:
+    """The stored body, if it still matches its hash and passes the safety screen."""
+    if cand.row["safety"]:
+        return None, Skipped(cand, "safety", cand.row["safety"])
+    body, body_sha = cand.layer.conn.execute(
+        "SELECT body, body_sha256 FROM memories WHERE rowid = ?", (cand.row["rowid"],)
+    ).fetchone()
+    if hashlib.sha256(body.encode("utf-8")).hexdigest() != body_sha:
+        return None, Skipped(cand, "hash", "stored body does not match its hash; run `engram index`")
+    label = scan(body)
+    if label:
+        return None, Skipped(cand, "safety", label)
+    return body, None
+
+
+def _checked_entries(members: list[Candidate]) -> tuple[list[Entry], list[Skipped]]:
+    entries, skipped = [], []
+    for cand in members:
+        body, skip = checked_body(cand)
+        if skip:
+            skipped.append(skip)
+            continue
+        entries.append(Entry(cand, body=body, requires=requires_of(cand)))
+    return entries, skipped
+
+
+def _disclose(pack: Pack, routing: Routing, pack_options: PackOptions) -> None:
+    if not pack_options.layered:
+        for entry in pack.entries:
+            entry.shown = "body"
+        return
+    for position, entry in enumerate(pack.entries):
+        entry.shown = "body" if position < pack_options.expand_top else "card"
+    listed = {e.cand.key for e in pack.entries} | {s.cand.key for s in pack.skipped}
+    extra = [c for c in routing.admitted if c.reason == "limit" and c.key not in listed][:OMITTED_CARDS]
+    extra = [c for c in extra if c.key not in pack_options.exclude]
+    pack.entries += [Entry(c, selected=False) for c in extra]
+
+
+def fit_budget(pack: Pack, budget: int, measure: Callable[[Pack], int]) -> None:
+    """Demote bodies to cards from the lowest-ranked up; only then drop the lowest cards."""
+    for entry in reversed([e for e in pack.entries if e.shown == "body"]):
+        if measure(pack) <= budget:
+            return
+        entry.shown = "card"
+    while pack.entries and measure(pack) > budget:
+        dropped = pack.entries.pop()
+        if dropped.selected:
+            dropped.cand.reason = "budget"
+            pack.omitted.append(dropped.cand)

@@ -1,0 +1,218 @@
+"""Parse one memory file: frontmatter, defaults, and the agent-visible body.
+
+YAML is read with the base loader, so every scalar comes back as the
+string the author wrote (``2026-06-30`` stays a string, ``on`` is not
+``True``); fields that are numbers or lists are converted here, explicitly.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import yaml
+
+ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+TYPES = ("rule", "skill", "knowledge")
+TYPE_ALIASES = {"workflow": "skill", "rules": "rule", "skills": "skill"}
+FOLDER_TYPES = {"rules": "rule", "skills": "skill", "knowledge": "knowledge"}
+CONFIDENCES = ("high", "medium", "low")
+AUTHORITIES = ("instruction", "reference")
+LIFECYCLES = ("active", "review_due", "superseded", "archived")
+LEVELS = {
+    "base": 0, "basic": 0, "core": 0, "foundation": 0, "foundational": 0, "fundamental": 0,
+    "intermediate": 1, "mid": 1, "advanced": 2, "deep": 2,
+}
+HIDDEN_SECTIONS = ("context", "example", "examples", "origin")
+_NULLS = ("", "~", "null", "none")
+_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*\r?$\n?", re.S | re.M)
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_YAML_LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
+
+
+class ParseError(ValueError):
+    """A memory file that cannot be used; ``line`` is 1-based when known."""
+
+    def __init__(self, reason: str, line: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.line = line
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.reason}" if self.line else self.reason
+
+
+@dataclass
+class Memory:
+    id: str
+    type: str
+    title: str
+    body: str
+    tags: list[str] = field(default_factory=list)
+    directive: str = ""
+    summary: str = ""
+    triggers: list[str] = field(default_factory=list)
+    applies_to: list[str] = field(default_factory=list)
+    depends_on: list[str] = field(default_factory=list)
+    level: int = 0
+    confidence: str = "medium"
+    authority: str = "instruction"
+    lifecycle: str = "active"
+    valid_until: str | None = None
+    roles: list[str] = field(default_factory=list)
+    updated: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def card_text(self) -> str:
+        """The one line a card shows: directive, else summary, else title."""
+        return self.directive or self.summary or self.title or self.id
+
+
+def split_frontmatter(text: str) -> tuple[str | None, str, int]:
+    """Return (frontmatter, body, body_start_line)."""
+    match = _FRONTMATTER.match(text)
+    if not match:
+        if text.startswith("---"):
+            raise ParseError("frontmatter starts with '---' but is never closed", 1)
+        return None, text, 1
+    body_line = text[: match.end()].count("\n") + 1
+    return match.group(1), text[match.end() :], body_line
+
+
+def _load_yaml(frontmatter: str) -> dict:
+    try:
+        data = yaml.load(frontmatter, Loader=_YAML_LOADER)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 2 if mark is not None else None
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ParseError(f"invalid frontmatter: {problem}", line) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ParseError("frontmatter is not a mapping of keys to values", 2)
+    return data
+
+
+def as_text(value: object) -> str:
+    """A scalar field as the string the author wrote; lists are joined."""
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return ", ".join(as_text(v) for v in value)
+    if isinstance(value, dict):
+        raise ParseError("expected text, found a mapping")
+    return str(value).strip()
+
+
+def as_list(value: object) -> list[str]:
+    """A YAML list or a comma string, as a list of non-empty strings."""
+    if value is None:
+        return []
+    if isinstance(value, dict):
+        raise ParseError("expected a list, found a mapping")
+    items = value if isinstance(value, list) else str(value).split(",")
+    out = []
+    for item in items:
+        text = as_text(item)
+        if text and text.lower() not in _NULLS:
+            out.append(text)
+    return out
+
+
+def _optional(value: object) -> str | None:
+    text = as_text(value)
+    return None if text.lower() in _NULLS else text
+
+
+def _choice(data: dict, key: str, allowed: tuple[str, ...], default: str) -> str:
+    raw = as_text(data.get(key)).lower()
+    if not raw or raw in _NULLS:
+        return default
+    if raw not in allowed:
+        raise ParseError(f"{key} must be one of {', '.join(allowed)} (found '{raw}')")
+    return raw
+
+
+def parse_level(value: object) -> int:
+    text = as_text(value).lower()
+    if not text or text in _NULLS:
+        return 0
+    if text.isdigit():
+        return int(text)
+    if text in LEVELS:
+        return LEVELS[text]
+    raise ParseError(f"level must be foundation, basic, intermediate, advanced or an integer (found '{text}')")
+
+
+def slugify(stem: str) -> str:
+    slug = re.sub(r"[^a-z0-9._-]+", "-", stem.lower()).strip("-._")
+    return slug or "memory"
+
+
+def strip_hidden_sections(body: str) -> str:
+    """Drop ``## Context``, ``## Example`` and ``## Origin`` (until the next heading of level <= 2)."""
+    out: list[str] = []
+    hiding = False
+    in_fence = False
+    for line in body.splitlines():
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        heading = None if in_fence else _HEADING.match(line)
+        if heading and len(heading.group(1)) <= 2:
+            hiding = len(heading.group(1)) == 2 and heading.group(2).strip().lower() in HIDDEN_SECTIONS
+        if not hiding:
+            out.append(line)
+    return "\n".join(out).strip()
+
+
+def _title(body: str) -> str:
+    for line in body.splitlines():
+        heading = _HEADING.match(line)
+        if heading and len(heading.group(1)) == 1:
+            return heading.group(2).strip()
+    return ""
+
+
+def parse_memory(text: str, rel_path: str) -> Memory:
+    """Parse memory text found at ``rel_path`` (relative to its root, e.g. ``rules/x.md``)."""
+    frontmatter, body, _ = split_frontmatter(text)
+    data = _load_yaml(frontmatter) if frontmatter is not None else {}
+    data = {str(k).strip().lower(): v for k, v in data.items()}
+    folder = rel_path.split("/", 1)[0]
+    stem = rel_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    memory_id = as_text(data.get("id")).lower() or slugify(stem)
+    if not ID_PATTERN.match(memory_id):
+        raise ParseError(f"id '{memory_id}' must match [a-z0-9][a-z0-9._-]*")
+    raw_type = as_text(data.get("type")).lower()
+    memory_type = TYPE_ALIASES.get(raw_type, raw_type) or FOLDER_TYPES.get(folder, "knowledge")
+    if memory_type not in TYPES:
+        raise ParseError(f"type must be rule, skill or knowledge (found '{raw_type}')")
+    default_authority = "reference" if memory_type == "knowledge" else "instruction"
+    visible = strip_hidden_sections(body)
+    known = {
+        "id", "type", "tags", "directive", "summary", "triggers", "applies_to", "depends_on",
+        "level", "dependency_depth", "depth", "confidence", "authority", "lifecycle", "valid_until", "role", "roles", "updated",
+    }
+    return Memory(
+        id=memory_id,
+        type=memory_type,
+        title=_title(body),
+        body=visible,
+        tags=[t.lower() for t in as_list(data.get("tags"))],
+        directive=" ".join(as_text(data.get("directive")).split()),
+        summary=" ".join(as_text(data.get("summary")).split()),
+        triggers=as_list(data.get("triggers")),
+        applies_to=as_list(data.get("applies_to")),
+        depends_on=[d.lower() for d in as_list(data.get("depends_on"))],
+        level=parse_level(data.get("level", data.get("dependency_depth", data.get("depth")))),
+        confidence=_choice(data, "confidence", CONFIDENCES, "medium"),
+        authority=_choice(data, "authority", AUTHORITIES, default_authority),
+        lifecycle=_choice(data, "lifecycle", LIFECYCLES, "active"),
+        valid_until=_optional(data.get("valid_until")),
+        roles=[r.lower() for r in as_list(data.get("role", data.get("roles")))],
+        updated=_optional(data.get("updated")),
+        extra={k: v for k, v in data.items() if k not in known},
+    )

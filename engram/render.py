@@ -1,0 +1,115 @@
+"""Read flow, last step: a pack as agent text, dry-run text or JSON (stdlib only).
+
+The strings here are the output contract of DESIGN.md section 6.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .pack import Entry, Pack
+from .route import Candidate, Routing
+
+
+def count_line(pack: Pack) -> str:
+    return f"loaded {len(pack.selected)} memory files / {pack.total_related} total related memories"
+
+
+def card_line(entry: Entry) -> str:
+    stale = " (stale)" if entry.cand.stale else ""
+    return f"- {entry.cand.id} [{entry.cand.row['type']}] {entry.card_text}{stale}"
+
+
+def body_block(entry: Entry) -> str:
+    row = entry.cand.row
+    lines = [f"### {row['id']} [{row['type']}, {row['authority']}]"]
+    if entry.requires:
+        lines.append(f"requires: {', '.join(entry.requires)}")
+    lines.append(entry.body)
+    return "\n".join(lines)
+
+
+def skipped_line(path: str, label: str) -> str:
+    return f"SKIPPED {path}: {label}"
+
+
+def render_text(pack: Pack) -> str:
+    """The agent-facing pack: count line, bodies, cards, SKIPPED lines, fetch line."""
+    blocks = [count_line(pack)]
+    for entry in pack.entries:
+        blocks.append(body_block(entry) if entry.shown == "body" else card_line(entry))
+    blocks += [skipped_line(source_path(s.cand), s.label) for s in pack.skipped]
+    if pack.card_ids:
+        blocks.append(f"fetch: engram load --id {','.join(pack.card_ids)}")
+    return "\n".join(blocks) + "\n"
+
+
+def source_path(cand: Candidate) -> str:
+    prefix = "" if cand.scope == "workspace" else "global:"
+    return f"{prefix}{cand.row['rel']}"
+
+
+def reasons(cand: Candidate) -> list[str]:
+    """Why a candidate matched: anchors and their fields, then the multipliers applied."""
+    if cand.prerequisite_of:
+        return [f"prerequisite of {cand.prerequisite_of} (depends_on)"]
+    out = [f"{anchor} -> {', '.join(fields)}" for anchor, fields in cand.matched_fields().items()]
+    out += [f"x{factor:g} {name}" for name, factor in cand.multipliers]
+    return out
+
+
+def render_dry_run(routing: Routing, pack: Pack) -> str:
+    lines = [f"Routed memories ({len(pack.selected)} of {pack.total_related})"]
+    anchors = ", ".join(a.text for a in routing.anchors) or "(none)"
+    lines.append(f"anchors: {anchors}")
+    for position, entry in enumerate(pack.selected, 1):
+        cand = entry.cand
+        lines.append(f"{position}. {cand.id} [{cand.scope}] score {cand.score:.3f} ({entry.shown})")
+        lines += [f"   {reason}" for reason in reasons(cand)]
+    for cand in _omitted_once(pack):
+        lines.append(f"omitted: {cand.id} [{cand.scope}] ({cand.reason})")
+    lines += [skipped_line(source_path(s.cand), s.label) for s in pack.skipped]
+    lines.append(f"Narrow with tags: {', '.join(routing.narrow_tags)}")
+    return "\n".join(lines) + "\n"
+
+
+def _omitted_once(pack: Pack) -> list[Candidate]:
+    seen: set[str] = set()
+    out = []
+    for cand in pack.omitted:
+        if cand.key not in seen and cand.reason:
+            seen.add(cand.key)
+            out.append(cand)
+    return out
+
+
+def render_json(routing: Routing, pack: Pack) -> str:
+    carded = {e.cand.key for e in pack.entries if not e.selected}
+    payload = {
+        "selected": len(pack.selected),
+        "total_related": pack.total_related,
+        "entries": [_entry_json(e) for e in pack.selected],
+        "omitted": [
+            {"id": c.id, "scope": c.scope, "reason": c.reason, **({"shown": "card"} if c.key in carded else {})}
+            for c in _omitted_once(pack)
+        ],
+        "skipped": [{"id": s.cand.id, "path": source_path(s.cand), "reason": s.reason, "label": s.label} for s in pack.skipped],
+        "narrow_tags": routing.narrow_tags,
+        "fetch": f"engram load --id {','.join(pack.card_ids)}" if pack.card_ids else None,
+    }
+    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+
+
+def _entry_json(entry: Entry) -> dict:
+    cand = entry.cand
+    return {
+        "id": cand.id,
+        "scope": cand.scope,
+        "type": cand.row["type"],
+        "authority": cand.row["authority"],
+        "score": round(cand.score, 4),
+        "reasons": reasons(cand),
+        "shown": entry.shown,
+        "stale": cand.stale,
+        "requires": entry.requires,
+    }

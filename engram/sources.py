@@ -1,0 +1,129 @@
+"""Where memories live: finding the roots and walking their memory files (stdlib only)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT_DIR = Path(".agents") / ".engram"
+MEMORY_FOLDERS = ("rules", "skills", "knowledge")
+MAX_FILE_BYTES = 1024 * 1024
+IGNORE_FILE = ".engramignore"
+
+
+@dataclass(frozen=True)
+class Root:
+    """A memory root: the folder holding rules/, skills/ and knowledge/."""
+
+    path: Path
+    scope: str  # "workspace" or "global"
+    project: Path  # where .engramignore and generated rule files live
+
+    @property
+    def index_path(self) -> Path:
+        return self.path / "index.db"
+
+    @property
+    def state_path(self) -> Path:
+        return self.path / "state.db"
+
+    @property
+    def config_path(self) -> Path:
+        return self.path / "engram.config.json"
+
+    @property
+    def ignore_path(self) -> Path:
+        return self.project / IGNORE_FILE
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    rel: str  # posix path relative to the root, e.g. "rules/x.md"
+    path: Path
+    size: int
+    mtime_ns: int
+    problem: str | None = None  # set when the file must be skipped before reading
+
+
+def find_project(start: Path | None = None) -> Path:
+    """Nearest ancestor holding .agents/.engram/, else the git top level, else the start."""
+    start = (start or Path.cwd()).resolve()
+    for folder in (start, *start.parents):
+        if (folder / ROOT_DIR).is_dir():
+            return folder
+    return _git_top(start) or start
+
+
+def _git_top(start: Path) -> Path | None:
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"], cwd=start, capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
+
+
+def workspace_root(start: Path | None = None) -> Root:
+    project = find_project(start)
+    return Root(project / ROOT_DIR, "workspace", project)
+
+
+def global_root(configured: str | None) -> Root | None:
+    """The optional global root: $ENGRAM_GLOBAL_DIR, else ``global_path`` from config."""
+    raw = os.environ.get("ENGRAM_GLOBAL_DIR") or configured
+    if not raw:
+        return None
+    path = Path(os.path.expanduser(raw)).resolve()
+    return Root(path, "global", path)
+
+
+def walk_memory_files(root: Root):
+    """Yield every ``*.md`` under rules/, skills/ and knowledge/, sorted, streaming."""
+    base = root.path.resolve() if root.path.exists() else root.path
+    for folder in MEMORY_FOLDERS:
+        top = root.path / folder
+        if top.is_dir():
+            yield from _walk(top, folder, base)
+
+
+def _walk(directory: Path, rel: str, base: Path):
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError as exc:
+        yield SourceFile(rel + "/", directory, 0, 0, f"cannot list folder: {exc.strerror or exc}")
+        return
+    for entry in entries:
+        child_rel = f"{rel}/{entry.name}"
+        path = Path(entry.path)
+        if entry.is_symlink() and not _inside(path, base):
+            if entry.name.endswith(".md"):
+                yield SourceFile(child_rel, path, 0, 0, "symlink points outside the memory root")
+            continue
+        if entry.is_dir():
+            yield from _walk(path, child_rel, base)
+        elif entry.name.endswith(".md") and entry.is_file():
+            yield source_file(child_rel, path)
+
+
+def _inside(path: Path, base: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(base)
+    except OSError:
+        return False
+
+
+def source_file(rel: str, path: Path) -> SourceFile:
+    try:
+        st = path.stat()
+    except OSError as exc:
+        return SourceFile(rel, path, 0, 0, f"cannot read: {exc.strerror or exc}")
+    problem = None
+    if st.st_size > MAX_FILE_BYTES:
+        problem = f"file is larger than 1 MiB ({st.st_size} bytes)"
+    return SourceFile(rel, path, st.st_size, st.st_mtime_ns, problem)

@@ -1,0 +1,192 @@
+"""Text to terms: the one tokenizer shared by the compiler and the read path.
+
+Latin text is case-folded, stripped of diacritics (with the Vietnamese
+``đ`` -> ``d``), and lightly stemmed. CJK runs (Han, Hiragana, Katakana,
+Hangul) are split by script and turned into overlapping character bigrams,
+because FTS5's unicode61 keeps a whole CJK run as one token. Stdlib only:
+this module sits on the hook path.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+
+TOKENIZER_VERSION = "engram-terms-1"
+
+_WORD = re.compile(r"[^\W_]+")
+_CJK_SPLIT = re.compile(
+    r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005\u3007\U00020000-\U0002ffff]+"
+    r"|[\u3040-\u309f]+|[\u30a0-\u30ff\u31f0-\u31ff]+"
+    r"|[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]+)"
+)
+_HAS_CJK = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+_HIRAGANA = re.compile(r"^[\u3040-\u309f]+$")
+# Chinese function characters that never start or end a content word here;
+# CJK runs are cut at them on both sides so a question's grammar is not a term.
+_ZH_FUNCTION_CHARS = re.compile("[的了是吗呢吧啊么和与及或把被让给向在都就也而这那哪怎什我你他她它们请]")
+
+ENGLISH_STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been
+    before being below between both but by can cannot could did do does doing done down during
+    each else ever few for from further get gets got had has have having he her here hers herself
+    him himself his how i if in into is it its itself just let like me more most much must my
+    myself need needs no nor not now of off on once one only or other our ours ourselves out over
+    own please same she should so some such than that the their theirs them themselves then there
+    these they this those through to too under until up upon us very via want was we were what
+    when where which while who whom why will with within without would you your yours yourself
+    yourselves make made keep take new way well work written come current i'm it's""".split()
+)
+# Vietnamese function words, written folded (the tokenizer folds before this check).
+VIETNAMESE_STOPWORDS = frozenset(
+    """cac cua va la cho trong mot nhung duoc voi khi thi ma se da dang tu ra vao nhu nay
+    cung hay hoac neu cung con rat nhieu lam sao the nao gi toi ban chung minh ve theo
+    truoc sau""".split()
+)
+# Japanese and Chinese function bigrams (kana-only runs are already dropped).
+CJK_STOP_BIGRAMS = frozenset("如何 怎样 什么 为什 哪些 可以 需要 应该 使用 进行 一个 这个 那个 就是".split())
+GENERIC_MEMORY_WORDS = frozenset(
+    """agent agents approved content context durable engram example future knowledge memories
+    memory rule rules skill skills task tasks touch type types use used uses using""".split()
+)
+TYPE_WORDS = frozenset({"workflow", "workflows"})
+
+
+def fold(text: str) -> str:
+    """Lowercase, drop Latin diacritics, map đ to d; CJK is left as it is."""
+    text = unicodedata.normalize("NFKC", text).lower().replace("đ", "d")
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFD", text)
+    out = []
+    for char in decomposed:
+        if unicodedata.combining(char) and out and out[-1].isascii():
+            continue
+        out.append(char)
+    return unicodedata.normalize("NFC", "".join(out))
+
+
+_STEM_CACHE: dict[str, str] = {}
+
+
+def stem(word: str) -> str:
+    """A light English stemmer: plurals, -ing, -ed and a final -e.
+
+    Deliberately conservative: the same function runs on both sides, so
+    consistency matters more than linguistic accuracy.
+    """
+    cached = _STEM_CACHE.get(word)
+    if cached is not None:
+        return cached
+    result = _stem(word)
+    if len(_STEM_CACHE) < 200_000:
+        _STEM_CACHE[word] = result
+    return result
+
+
+def _has_vowel(text: str) -> bool:
+    return any(c in "aeiouy" for c in text)
+
+
+def _undouble(word: str) -> str:
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
+        return word[:-1]
+    return word
+
+
+def _stem(word: str) -> str:
+    if len(word) <= 3 or not word.isascii() or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith(("sses", "xes", "ches", "shes", "zzes")):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    if word.endswith("ing") and len(word) >= 6 and _has_vowel(word[:-3]):
+        word = _undouble(word[:-3])
+    elif word.endswith("ed") and not word.endswith("eed") and len(word) >= 5 and _has_vowel(word[:-2]):
+        word = _undouble(word[:-2])
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    return word
+
+
+def _cjk_chunks(run: str) -> list[str]:
+    """Split a run with CJK characters into same-script chunks, without kana-only grammar."""
+    chunks = []
+    for part in _CJK_SPLIT.split(run):
+        if not part:
+            continue
+        if _HIRAGANA.match(part):
+            continue  # particles and inflections, not content words
+        if _HAS_CJK.search(part):
+            chunks.extend(c for c in _ZH_FUNCTION_CHARS.split(part) if c)
+        else:
+            chunks.append(part)
+    return chunks
+
+
+def cjk_grams(chunk: str) -> list[str]:
+    """Overlapping bigrams of a CJK chunk (the character itself for one-character chunks)."""
+    if len(chunk) == 1:
+        return [chunk]
+    return [chunk[i : i + 2] for i in range(len(chunk) - 1)]
+
+
+@dataclass(frozen=True)
+class Word:
+    """A word as the user wrote it, and the index terms it becomes."""
+
+    text: str
+    terms: tuple[str, ...]
+    cjk: bool
+
+    @property
+    def prefix(self) -> bool:
+        """A one-character CJK word matches the bigrams that start with it."""
+        return self.cjk and len(self.text) == 1
+
+
+def words(text: str) -> list[Word]:
+    """Split text into words with their terms, in order; stopwords are kept here."""
+    out: list[Word] = []
+    for run in _WORD.findall(fold(text)):
+        if run.isascii() or not _HAS_CJK.search(run):
+            out.append(Word(run, (stem(run),), False))
+            continue
+        for chunk in _cjk_chunks(run):
+            if _HAS_CJK.search(chunk):
+                out.append(Word(chunk, tuple(cjk_grams(chunk)), True))
+            else:
+                out.append(Word(chunk, (stem(chunk),), False))
+    return out
+
+
+def is_stopword(word: Word) -> bool:
+    if word.cjk:
+        return all(t in CJK_STOP_BIGRAMS for t in word.terms)
+    return word.text in ENGLISH_STOPWORDS or word.text in VIETNAMESE_STOPWORDS or len(word.text) < 2
+
+
+def index_terms(text: str) -> str:
+    """The space-joined term stream the FTS table stores for a field."""
+    return " ".join(t for w in words(text) if not is_stopword(w) for t in w.terms)
+
+
+def term_set(text: str) -> set[str]:
+    return set(index_terms(text).split())
+
+
+def is_generic(word: Word) -> bool:
+    return not word.cjk and word.text in GENERIC_MEMORY_WORDS
+
+
+def estimate_tokens(text: str) -> int:
+    """ASCII characters / 4 plus one per non-ASCII character, rounded up."""
+    if text.isascii():
+        return math.ceil(len(text) / 4)
+    ascii_count = sum(1 for c in text if c.isascii())
+    return math.ceil(ascii_count / 4 + (len(text) - ascii_count))

@@ -1,0 +1,64 @@
+"""Integrity of an index file: schema, FTS structure, stored-body hashes, fingerprint."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from .index import IndexFileError, fingerprint, open_index, read_meta, sha256_text
+
+REQUIRED_META = ("schema_version", "tokenizer", "fingerprint", "scope")
+REBUILD = "run `engram index` to rebuild it"
+
+
+def verify_index(path: Path) -> list[str]:
+    """Every integrity finding, one line each, naming the path and what to do; empty when sound."""
+    try:
+        conn = open_index(path)
+    except IndexFileError as exc:
+        return [f"{exc}; {REBUILD}"]
+    try:
+        return _findings(conn, path)
+    except sqlite3.DatabaseError as exc:
+        return [f"{path}: corrupt index ({exc}); {REBUILD}"]
+    finally:
+        conn.close()
+
+
+def _findings(conn: sqlite3.Connection, path: Path) -> list[str]:
+    findings = []
+    status = conn.execute("PRAGMA quick_check").fetchone()[0]
+    if status != "ok":
+        findings.append(f"{path}: SQLite integrity check failed ({status}); {REBUILD}")
+    meta = read_meta(conn)
+    findings += [f"{path}: meta key '{key}' is missing; {REBUILD}" for key in REQUIRED_META if key not in meta]
+    for memory_id, rel, body, body_sha in conn.execute("SELECT id, rel, body, body_sha256 FROM memories ORDER BY rel"):
+        if sha256_text(body) != body_sha:
+            findings.append(f"{path}: stored body of '{memory_id}' ({rel}) does not match its hash; {REBUILD}")
+    files = conn.execute("SELECT rel, sha256 FROM files").fetchall()
+    if meta.get("fingerprint") and fingerprint(files) != meta["fingerprint"]:
+        findings.append(f"{path}: file hashes do not match the index fingerprint; {REBUILD}")
+    orphans = conn.execute(
+        "SELECT count(*) FROM memories WHERE rel NOT IN (SELECT rel FROM files WHERE status = 'ok')"
+    ).fetchone()[0]
+    if orphans:
+        findings.append(f"{path}: {orphans} memories have no source record; {REBUILD}")
+    findings += _fts_findings(conn, path)
+    return findings
+
+
+def _fts_findings(conn: sqlite3.Connection, path: Path) -> list[str]:
+    """FTS5's own structure check needs a writable handle, so run it on an in-memory copy."""
+    copy = sqlite3.connect(":memory:")
+    try:
+        conn.backup(copy)
+        copy.execute("INSERT INTO memories_fts(memories_fts) VALUES ('integrity-check')")
+        rows = copy.execute("SELECT count(*) FROM memories_fts_docsize").fetchone()[0]
+        count = copy.execute("SELECT count(*) FROM memories").fetchone()[0]
+    except sqlite3.DatabaseError as exc:
+        return [f"{path}: full-text index is damaged ({exc}); {REBUILD}"]
+    finally:
+        copy.close()
+    if rows != count:
+        return [f"{path}: full-text index holds {rows} rows for {count} memories; {REBUILD}"]
+    return []

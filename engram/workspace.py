@@ -1,0 +1,30 @@
+"""The roots and merged config for a working directory (stdlib only)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import Config, load_config
+from .sources import Root, global_root, workspace_root
+
+
+@dataclass
+class Workspace:
+    root: Root
+    global_root: Root | None
+    config: Config
+
+    @property
+    def roots(self) -> list[Root]:
+        """Workspace first: its copy of an id wins over the global one."""
+        return [self.root, *([self.global_root] if self.global_root else [])]
+
+
+def open_workspace(start: Path | None = None) -> Workspace:
+    root = workspace_root(start)
+    first = load_config(root.config_path)
+    glob = global_root(first.get("global_path"))
+    if glob is None or glob.path == root.path:
+        return Workspace(root, None, first)
+    return Workspace(root, glob, load_config(glob.config_path, root.config_path))
