@@ -97,6 +97,27 @@ def set_load_limit(value: str = typer.Argument(..., help="N (1-32), status, or r
     limit = open_workspace().config.get("load.limit")
     typer.echo(f"Load limit: {limit} (default 8, range {low}-{high})")
 
+@app.command()
+def benchmark(
+    fixture: Path = typer.Argument(..., help="JSON list of {query, expect, accept}."),
+    as_json: bool = typer.Option(False, "--json", help="Print the numbers as JSON."),
+    show_misses: bool = typer.Option(False, "--misses", help="List the queries that missed."),
+) -> None:
+    """Routing quality on labelled queries: hit@pack, recall@pack, MRR, precision, off-topic silence."""
+    from .benchmark import format_report, run_benchmark
+
+    if not fixture.is_file():
+        raise fail(f"{fixture}: no such fixture file")
+    report = run_benchmark(fixture)
+    if as_json:
+        typer.echo(json.dumps(report, indent=2, ensure_ascii=False))
+        return
+    typer.echo(format_report(report), nl=False)
+    if show_misses:
+        for miss in report["misses"]:
+            typer.echo(f"  {miss}")
+
+
 @app.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True}, add_help_option=False)
 def load(ctx: typer.Context) -> None:
     """Print the context pack for a task (see `engram load --help`)."""

@@ -114,6 +114,7 @@ def default_engram_command() -> str:
 
 
 def config_path(host: str, project: Path, global_: bool, home: Path | None = None) -> Path:
+    """The host's hook config: under `project`, or under `home` (default: the user's) when global."""
     base = (home or Path.home()) if global_ else project
     return base / _spec(host).file
 
@@ -127,6 +128,11 @@ def link(
     backup_dir: Path,
     home: Path | None = None,
 ) -> LinkResult:
+    """Merge engram's hook entries into the host's config; idempotent.
+
+    Raises LinkError (one line, naming the file) for a file engram cannot
+    rewrite faithfully; the file is then left untouched.
+    """
     spec = _spec(host)
     path = config_path(host, project, global_, home)
     messages = list(spec.link_messages)
@@ -144,7 +150,7 @@ def link(
         return LinkResult(path, False, messages)
     created = _make_parents(path)
     if record is not None:
-        record.created_dirs = record.created_dirs or [str(d) for d in created]
+        record.created_dirs = record.created_dirs or [str(d.absolute()) for d in created]
         record.written_sha256 = _sha256(new)
         _save_record(backup_dir, path, record)  # before the write, so a crash cannot lose the original
     _write_atomic(path, new)
@@ -159,6 +165,7 @@ def unlink(
     backup_dir: Path,
     home: Path | None = None,
 ) -> LinkResult:
+    """Remove engram's hook entries: byte-exact restore if the file is untouched since link."""
     spec = _spec(host)
     path = config_path(host, project, global_, home)
     raw = _read(path)
@@ -469,9 +476,13 @@ def _record_for_link(existing: _Record | None, raw: bytes | None, had_engram: bo
 
 
 def _original_data(record: _Record | None) -> dict | None:
+    """The config as it was before link, or None when unknown."""
     if record is None:
         return None
-    return _parse(record.original, Path("<backup>"))
+    try:
+        return _parse(record.original, Path("<backup>"))
+    except LinkError:
+        return None  # a damaged record only costs precision in pruning
 
 
 def _restore(path: Path, record: _Record) -> None:

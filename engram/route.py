@@ -27,8 +27,10 @@ FETCH_BOOST_STEP = 0.05  # per earlier `load --id`, up to FETCH_BOOST_MAX
 FETCH_BOOST_MAX = 1.2
 SKILL_BOOST = 1.25  # `workflow` in the query routes to skill memories
 MANY_ANCHORS = 4
-MIN_COVERAGE = 0.5  # share of the query's anchor weight a pack member must match
-MIN_RELATIVE = 0.3  # score relative to the best hit, below which a candidate stays out
+MIN_COVERAGE = 0.6  # share of the query's anchor weight a pack member must match
+MIN_STRONG_COVERAGE = 0.3  # ... or this share matched in strong fields (id, tags, directive, paths)
+MIN_RELATIVE = 0.45  # score relative to the best hit, below which a candidate stays out
+ABSENT_WEIGHT = 1.0  # a word no memory has weighs at most this times the mean of the words found
 MEMORY_COLUMNS = (
     "rowid, id, rel, type, authority, confidence, lifecycle, level, valid_until, roles, tags, directive,"
     " summary, title, applies_to, depends_on, tokens, strong, ignored, safety, source_sha256"
@@ -70,6 +72,7 @@ class Candidate:
     anchors_hit: list[Anchor] = field(default_factory=list)
     strong_hit: bool = False
     coverage: float = 0.0
+    strong_coverage: float = 0.0
     multipliers: list[tuple[str, float]] = field(default_factory=list)
     reason: str | None = None  # omission reason, one word
     stale: bool = False
@@ -174,18 +177,33 @@ class _Scored:
 def _score_layer(layer: Layer, anchors: list[Anchor]) -> _Scored:
     scored = _Scored()
     total = _doc_count(layer.conn)
+    absent = []
     for anchor in anchors:
-        weights = []
+        weights, found = [], False
         for term in anchor.word.terms:
             rows = _term_hits(layer.conn, term, anchor.word.prefix)
             idf = _idf(total, len(rows))
             weights.append(idf)
+            found = found or bool(rows)
             fts_idf = _fts_idf(total, len(rows))
             for rowid, bm25 in rows:
                 scored.raw[rowid] = scored.raw.get(rowid, 0.0) + idf * (-bm25 / fts_idf)
                 scored.hit_terms.setdefault(rowid, set()).add(term)
         scored.anchor_weight[anchor.text] = sum(weights) / len(weights)
+        if not found:
+            absent.append(anchor.text)
+    _cap_absent(scored.anchor_weight, absent)
     return scored
+
+
+def _cap_absent(weights: dict[str, float], absent: list[str]) -> None:
+    """Words no memory contains still count against coverage, but no more than a typical found word."""
+    found = [w for a, w in weights.items() if a not in absent]
+    if not found:
+        return
+    cap = ABSENT_WEIGHT * sum(found) / len(found)
+    for anchor in absent:
+        weights[anchor] = min(weights[anchor], cap)
 
 
 def _rows(conn: sqlite3.Connection, rowids: list[int]) -> list[sqlite3.Row]:
@@ -288,9 +306,11 @@ def _judge(
     strong = set(cand.row["strong"].split())
     cand.anchors_hit = [a for a in anchors if _anchor_hit(a, cand.hit_terms)]
     content_hits = [a for a in cand.anchors_hit if not a.is_type_word]
-    cand.strong_hit = any(_anchor_hit(a, strong) for a in content_hits)
-    matched = sum(scored.anchor_weight[a.text] for a in content_hits)
-    cand.coverage = matched / total_weight if total_weight else 0.0
+    strong_hits = [a for a in content_hits if _anchor_hit(a, strong)]
+    cand.strong_hit = bool(strong_hits)
+    if total_weight:
+        cand.coverage = sum(scored.anchor_weight[a.text] for a in content_hits) / total_weight
+        cand.strong_coverage = sum(scored.anchor_weight[a.text] for a in strong_hits) / total_weight
     cand.reason = visibility_reason(cand.row, options)
     if cand.reason is None and not _passes_anchor_rule(anchors, content_hits, cand.strong_hit):
         cand.reason = "anchors"
@@ -314,7 +334,8 @@ def _refine(routing: Routing, options: Options) -> None:
         return
     best = routing.admitted[0].score
     for cand in routing.admitted:
-        focused = cand.coverage >= MIN_COVERAGE and cand.score >= MIN_RELATIVE * best
+        covers = cand.coverage >= MIN_COVERAGE or cand.strong_coverage >= MIN_STRONG_COVERAGE
+        focused = covers and cand.score >= MIN_RELATIVE * best
         if focused and len(routing.pack) < options.limit:
             routing.pack.append(cand)
         else:

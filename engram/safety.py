@@ -103,10 +103,12 @@ _PROVIDER_TOKENS = (
 
 # Values that stand for a secret rather than being one.
 _PLACEHOLDER = re.compile(
-    r"""^[<\[{$%@&*]|^![a-z_]+$|\$\{|\{\{|%\(|\.\.\.|xxx|\*\*\*|^(.)\1*$
+    r"""^[<\[{$%@&*]|^![a-z_]+$|\$\{|\{\{|%\(  # template, variable, YAML tag or alias
+    |\.\.\.|xxx|\*\*\*|^(.)\1*$  # elided or masked
     |change[_-]?me|replace[_-]?me|example|placeholder|redacted|dummy|sample|your
-    |://|^arn:  # references to a secret store, not the secret
-    |^(?:password|passwd|secret|token|none|null|nil|undefined|true|false|required|optional)$""",
+    |://|^arn:  # a reference to a secret store, not the secret
+    |password|^test  # test data such as Password123 or Test@123
+    |^(?:passwd|secret|token|none|null|nil|undefined|true|false|required|optional)$""",
     re.I | re.X,
 )
 # Unquoted values that are code, not literals: attribute chains, calls,
@@ -136,7 +138,7 @@ _ASSIGNMENT = re.compile(
     r"""(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key
         |private[_-]?key|secret[_-]?key|auth[_-]?key|credentials?)
     ['"]?[ \t]*(?::=|=>|[:=])[ \t]*
-    (?:[bBrRuU]?"([^"\n]*)"|[bBrRuU]?'([^'\n]*)'|([^\s,;'"`]+))""",
+    (?:[bBrRuU]?"([^"\n]*)"|[bBrRuU]?'([^'\n]*)'|([^\s,;'"`)\]}]+))""",
     re.I | re.X,
 )
 
@@ -144,14 +146,17 @@ _ASSIGNMENT = re.compile(
 def _has_password_assignment(text: str) -> bool:
     for match in _ASSIGNMENT.finditer(text):
         double, single, bare = match.groups()
-        quoted = bare is None
-        value = bare if bare is not None else (double if double is not None else single)
-        if _looks_like_real_value(value, quoted):
+        if bare is not None:
+            # A trailing ! or ? is a type or non-null marker (String!, process.env.X!).
+            real = _looks_like_real_value(bare.rstrip("!?"), quoted=False)
+        else:
+            real = _looks_like_real_value(double if double is not None else single, quoted=True)
+        if real:
             return True
     return False
 
 
-_URL_CREDENTIALS = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s/:@]+:([^\s/@]+)@", re.I)
+_URL_CREDENTIALS = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s/:@]*:([^\s/@]+)@", re.I)
 
 
 def _has_url_credentials(text: str) -> bool:
@@ -160,10 +165,11 @@ def _has_url_credentials(text: str) -> bool:
 
 # --- high-entropy values next to key-like names ----------------------------
 
-# A key-like name, a separator (`:`, `=`, ` is `, a quote), then the value.
+# A key-like name, then `:`/`=` or up to three short words ("token for CI is"),
+# then the value.
 _KEY_NEAR_VALUE = re.compile(
     r"""(?:key|secret|token|credential|auth|bearer|passw)[\w.-]*
-    (?:['"]?[ \t]*(?::=|=>|[:=])[ \t]*|[ \t]+(?:is[ \t]+|=[ \t]+)?)
+    (?:['"]?[ \t]*(?::=|=>|[:=])[ \t]*|(?:[ \t]+[A-Za-z]{1,12}){0,3}[ \t]+)
     ['"]?(?:bearer[ \t]+|basic[ \t]+)?([A-Za-z0-9+/_=-]{20,})""",
     re.I | re.X,
 )

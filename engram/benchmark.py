@@ -1,0 +1,102 @@
+"""`engram benchmark FIXTURE.json`: routing quality of the current workspace on labelled queries.
+
+Each case is ``{"query": ..., "expect": [ids], "accept": [ids]}`` (``expect``
+empty for a query that should load nothing; an optional ``lang`` groups the
+numbers). The pack is exactly what `engram load` would select.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import terms
+from .layers import Layer, open_layers
+from .pack import PackOptions, build_pack
+from .render import render_text
+from .route import Options, route
+from .workspace import Workspace, open_workspace
+
+
+@dataclass
+class Scores:
+    positives: int = 0
+    hits: int = 0
+    recall: float = 0.0
+    reciprocal_rank: float = 0.0
+    precision: float = 0.0
+    packs: int = 0  # positive queries that loaded something (precision's denominator)
+    negatives: int = 0
+    silent_negatives: int = 0
+    misses: list[str] = field(default_factory=list)
+
+    def add(self, case: dict, pack_ids: list[str]) -> None:
+        expect = set(case.get("expect", []))
+        if not expect:
+            self.negatives += 1
+            self.silent_negatives += not pack_ids
+            if pack_ids:
+                self.misses.append(f"off-topic loaded {','.join(pack_ids)}: {case['query']}")
+            return
+        self.positives += 1
+        found = [i for i in pack_ids if i in expect]
+        self.hits += bool(found)
+        self.recall += len(found) / len(expect)
+        first = next((rank for rank, i in enumerate(pack_ids, 1) if i in expect), None)
+        self.reciprocal_rank += 1 / first if first else 0.0
+        if pack_ids:
+            self.packs += 1
+            relevant = expect | set(case.get("accept", []))
+            self.precision += sum(i in relevant for i in pack_ids) / len(pack_ids)
+        if not found:
+            self.misses.append(f"missed {','.join(sorted(expect))} (got {','.join(pack_ids) or 'nothing'}): {case['query']}")
+
+    def summary(self) -> dict:
+        def ratio(a: float, b: int) -> float:
+            return round(a / b, 3) if b else 0.0
+
+        return {
+            "queries": self.positives + self.negatives,
+            "hit_at_pack": ratio(self.hits, self.positives),
+            "recall_at_pack": ratio(self.recall, self.positives),
+            "mrr": ratio(self.reciprocal_rank, self.positives),
+            "precision": ratio(self.precision, self.packs),
+            "off_topic_silent": ratio(self.silent_negatives, self.negatives),
+        }
+
+
+def pack_ids(layers: list[Layer], ws: Workspace, query: str) -> list[str]:
+    options = Options(limit=ws.config.get("load.limit"), roles=tuple(ws.config.get("roles")))
+    routing = route(layers, query, options)
+    pack_options = PackOptions(
+        limit=options.limit, expand_top=ws.config.get("load.expand_top"), budget=ws.config.get("load.budget_tokens")
+    )
+    pack = build_pack(routing, options, pack_options, lambda p: terms.estimate_tokens(render_text(p)))
+    return [e.cand.id for e in pack.selected]
+
+
+def run_benchmark(fixture: Path) -> dict:
+    cases = json.loads(fixture.read_text(encoding="utf-8"))
+    ws = open_workspace()
+    layers = open_layers(ws, None, [])
+    groups: dict[str, Scores] = defaultdict(Scores)
+    for case in cases:
+        ids = pack_ids(layers, ws, case["query"])
+        groups["all"].add(case, ids)
+        if "lang" in case:
+            groups[case["lang"]].add(case, ids)
+    return {
+        "fixture": str(fixture),
+        "results": {name: scores.summary() for name, scores in groups.items()},
+        "misses": groups["all"].misses,
+    }
+
+
+def format_report(report: dict) -> str:
+    columns = ("queries", "hit_at_pack", "recall_at_pack", "mrr", "precision", "off_topic_silent")
+    lines = [f"{'group':<8}" + "".join(f"{c:>17}" for c in columns)]
+    for name, summary in report["results"].items():
+        lines.append(f"{name:<8}" + "".join(f"{summary[c]:>17}" for c in columns))
+    return "\n".join(lines) + "\n"
