@@ -97,6 +97,46 @@ def set_load_limit(value: str = typer.Argument(..., help="N (1-32), status, or r
     limit = open_workspace().config.get("load.limit")
     typer.echo(f"Load limit: {limit} (default 8, range {low}-{high})")
 
+def _host_command(host: str, global_: bool, unlinking: bool) -> None:
+    from . import link as host_link
+    from .config import user_config_dir
+
+    if host not in host_link.HOSTS:
+        raise fail(f"unknown host '{host}' (one of {', '.join(host_link.HOSTS)})", 2)
+    project = open_workspace().root.project
+    backups = user_config_dir() / "link-backups"
+    try:
+        if unlinking:
+            result = host_link.unlink(host, project, global_=global_, backup_dir=backups)
+        else:
+            command = host_link.default_engram_command()
+            result = host_link.link(host, project, global_=global_, engram_command=command, backup_dir=backups)
+    except host_link.LinkError as exc:
+        raise fail(str(exc)) from None
+    verb = ("unlinked" if unlinking else "linked") if result.changed else "unchanged"
+    typer.echo(f"{verb} {host}: {result.path}")
+    for message in result.messages:
+        typer.echo(message)
+
+
+@app.command()
+def link(
+    host: str = typer.Argument(..., help="claude, codex, gemini or cursor"),
+    global_: bool = typer.Option(False, "--global", help="Write the user-level config instead of the project's."),
+) -> None:
+    """Install engram's hooks for a host, keeping every other entry."""
+    _host_command(host, global_, unlinking=False)
+
+
+@app.command()
+def unlink(
+    host: str = typer.Argument(..., help="claude, codex, gemini or cursor"),
+    global_: bool = typer.Option(False, "--global", help="Edit the user-level config instead of the project's."),
+) -> None:
+    """Remove engram's hooks; restores the file byte for byte when nothing else changed."""
+    _host_command(host, global_, unlinking=True)
+
+
 @app.command()
 def benchmark(
     fixture: Path = typer.Argument(..., help="JSON list of {query, expect, accept}."),

@@ -176,8 +176,9 @@ def _disclose(pack: Pack, routing: Routing, pack_options: PackOptions) -> None:
     for position, entry in enumerate(pack.entries):
         entry.shown = "body" if position < pack_options.expand_top else "card"
     listed = {e.cand.key for e in pack.entries} | {s.cand.key for s in pack.skipped}
-    extra = [c for c in routing.admitted if c.reason == "limit" and c.key not in listed][:OMITTED_CARDS]
-    extra = [c for c in extra if c.key not in pack_options.exclude]
+    # Only candidates the cap cut are worth a card; weak ones would be noise.
+    extra = [c for c in routing.admitted if c.reason == "limit" and c.focused and c.key not in listed]
+    extra = [c for c in extra if c.key not in pack_options.exclude][:OMITTED_CARDS]
     pack.entries += [Entry(c, selected=False) for c in extra]
 
 

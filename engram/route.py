@@ -77,6 +77,7 @@ class Candidate:
     reason: str | None = None  # omission reason, one word
     stale: bool = False
     prerequisite_of: str | None = None  # set when pulled in by a dependent's depends_on
+    focused: bool = False  # close to the best hit and covering the query (refinement)
 
     @property
     def id(self) -> str:
@@ -335,8 +336,8 @@ def _refine(routing: Routing, options: Options) -> None:
     best = routing.admitted[0].score
     for cand in routing.admitted:
         covers = cand.coverage >= MIN_COVERAGE or cand.strong_coverage >= MIN_STRONG_COVERAGE
-        focused = covers and cand.score >= MIN_RELATIVE * best
-        if focused and len(routing.pack) < options.limit:
+        cand.focused = covers and cand.score >= MIN_RELATIVE * best
+        if cand.focused and len(routing.pack) < options.limit:
             routing.pack.append(cand)
         else:
             cand.reason = "limit"

@@ -1,0 +1,39 @@
+# Two set-up commands on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEMO := build/demo
+
+.PHONY: demo test bench quality clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+## demo: index the bundled 257-rule corpus and route a few tasks
+demo: $(STAMP)
+	rm -rf $(DEMO) && mkdir -p $(DEMO)
+	cp -r fixtures/cursorrules/.agents $(DEMO)/
+	cd $(DEMO) && ../../$(BIN)/engram index
+	cd $(DEMO) && ../../$(BIN)/engram load "write cypress tests for the login page" | head -40
+	cd $(DEMO) && ../../$(BIN)/engram load --dry-run "our flutter widgets rebuild too often" | head -20
+	cd $(DEMO) && ../../$(BIN)/engram load "plan a trip to Kyoto"
+	cd $(DEMO) && ../../$(BIN)/engram benchmark ../../fixtures/bench/cursorrules.json
+
+## test: install and run the whole test suite
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+## quality: routing quality of both benchmark fixtures
+quality: $(STAMP)
+	rm -rf $(DEMO) && mkdir -p $(DEMO)
+	cp -r fixtures/cursorrules/.agents $(DEMO)/
+	cd $(DEMO) && ../../$(BIN)/engram benchmark ../../fixtures/bench/cursorrules.json
+	rm -rf build/multilingual && cp -r fixtures/multilingual build/multilingual
+	cd build/multilingual && ../../$(BIN)/engram benchmark ../../fixtures/bench/multilingual.json
+
+clean:
+	rm -rf $(VENV) build
