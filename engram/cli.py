@@ -83,6 +83,17 @@ def verify(index_file: Optional[Path] = typer.Option(None, "--index", help="Veri
 
     raise typer.Exit(run_verify(index_file))
 
+@app.command()
+def graph(
+    task: Optional[str] = typer.Argument(None, help="Only the memories this task routes to, with their prerequisites."),
+    rebuild: bool = typer.Option(False, "--rebuild", help="Recompile the index first."),
+) -> None:
+    """The dependency graph: node and edge counts, dependency layers, cycles."""
+    from .commands import run_graph
+
+    raise typer.Exit(run_graph(task, rebuild))
+
+
 @app.command("set-load-limit")
 def set_load_limit(value: str = typer.Argument(..., help="N (1-32), status, or reset.")) -> None:
     """Set how many memories a load keeps (default 8)."""

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from .compile import CompileResult, compile_root, export_index
 from .freshness import check_sources
+from .graph import describe
+from .index import IndexFileError, open_index
 from .verify import verify_index
 from .workspace import Workspace, open_workspace
 
@@ -93,3 +95,31 @@ def run_verify(index_file: Path | None) -> int:
             print(f"OK {path}")
         failed = failed or bool(findings)
     return 1 if failed else 0
+
+
+def run_graph(task: str | None, rebuild: bool) -> int:
+    ws = open_workspace()
+    if rebuild:
+        for result in _compile_all(ws, None, "workspace"):
+            for problem in result.problems:
+                _err(str(problem))
+    for root in ws.roots:
+        try:
+            conn = open_index(root.index_path)
+        except IndexFileError as exc:
+            _err(f"error: {exc}; run `engram graph --rebuild`")
+            return 1
+        lines = describe(conn) if task is None else _task_graph(conn, task, ws)
+        print("\n".join(lines))
+    return 0
+
+
+def _task_graph(conn, task: str, ws: Workspace) -> list[str]:
+    """The graph restricted to what `task` routes to, prerequisites included."""
+    from .layers import open_layers
+    from .pack import with_prerequisites
+    from .route import Options, route
+
+    options = Options(limit=ws.config.get("load.limit"), roles=tuple(ws.config.get("roles")))
+    routing = route(open_layers(ws, None, []), task, options)
+    return describe(conn, {c.id for c in with_prerequisites(routing.pack, options, options.limit)})

@@ -32,7 +32,7 @@ from .freshness import (
     stat_unchanged,
     stored_file,
 )
-from .graph import dependency_problems, rebuild_edges
+from .graph import cycle_problems, dependency_problems, rebuild_edges
 from .index import apply_migrations, fingerprint, sha256_text
 from .parse import Memory, ParseError, parse_memory
 from .safety import scan
@@ -248,6 +248,7 @@ def _summarise(conn: sqlite3.Connection, result: CompileResult) -> None:
         result.problems.append(Problem(display_path(result.root, rel), reason, line))
     result.invalid = len(result.problems)
     result.problems.extend(dependency_problems(conn, result.root))
+    result.problems.extend(cycle_problems(conn, result.root))
 
 
 def _temp_path(root: Root) -> Path:

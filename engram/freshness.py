@@ -150,5 +150,8 @@ def _compare(conn: sqlite3.Connection, root: Root, config: Config, report: Fresh
     for rel, error in conn.execute("SELECT rel, error FROM files WHERE status = 'invalid' ORDER BY rel"):
         reason, line = json.loads(error)
         report.problems.append(Problem(display_path(root, rel), reason, line))
+    from .graph import cycle_problems, dependency_problems
+
+    report.problems += dependency_problems(conn, root) + cycle_problems(conn, root)
     for rel, label in conn.execute("SELECT rel, safety FROM memories WHERE safety IS NOT NULL ORDER BY rel"):
         report.problems.append(Problem(display_path(root, rel), f"{label}; remove it before merging", kind="flagged"))

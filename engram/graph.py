@@ -44,3 +44,84 @@ def dependency_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:
         for _, rel, ref, dst in _references(conn)
         if dst is None
     ]
+
+
+def dependency_map(conn: sqlite3.Connection) -> dict[str, list[str]]:
+    graph: dict[str, list[str]] = {r[0]: [] for r in conn.execute("SELECT id FROM memories ORDER BY id")}
+    for src, dst in conn.execute("SELECT src, dst FROM edges WHERE kind = 'depends_on' ORDER BY src, dst"):
+        graph.setdefault(src, []).append(dst)
+    return graph
+
+
+def find_cycles(graph: dict[str, list[str]]) -> list[list[str]]:
+    """Each dependency cycle once, as the ids around it (iterative DFS: no recursion limit)."""
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+    cycles: list[list[str]] = []
+    for start in graph:
+        if state.get(start):
+            continue
+        path: list[str] = []
+        stack = [(start, iter(graph.get(start, [])))]
+        state[start] = 1
+        path.append(start)
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                stack.pop()
+                path.pop()
+                state[node] = 2
+            elif state.get(child) == 1:
+                cycles.append(path[path.index(child) :])
+            elif not state.get(child):
+                state[child] = 1
+                path.append(child)
+                stack.append((child, iter(graph.get(child, []))))
+    return cycles
+
+
+def depths(graph: dict[str, list[str]], levels: dict[str, int]) -> dict[str, int]:
+    """Depth = max(declared level, 1 + depth of each prerequisite); edges closing a cycle are ignored."""
+    result: dict[str, int] = {}
+    on_path: set[str] = set()
+
+    def depth(node: str) -> int:
+        if node in result:
+            return result[node]
+        on_path.add(node)
+        value = levels.get(node, 0)
+        for child in graph.get(node, []):
+            if child not in on_path:
+                value = max(value, 1 + depth(child))
+        on_path.discard(node)
+        result[node] = value
+        return value
+
+    for node in graph:
+        depth(node)
+    return result
+
+
+def cycle_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:
+    rels = dict(conn.execute("SELECT id, rel FROM memories"))
+    return [
+        Problem(display_path(root, rels[cycle[0]]), "dependency cycle: " + " -> ".join([*cycle, cycle[0]]), kind="warning")
+        for cycle in find_cycles(dependency_map(conn))
+    ]
+
+
+def describe(conn: sqlite3.Connection, only: set[str] | None = None) -> list[str]:
+    """`engram graph` output: the count line, each memory with its depth and prerequisites, cycles."""
+    graph = dependency_map(conn)
+    if only is not None:
+        graph = {node: [d for d in deps if d in only] for node, deps in graph.items() if node in only}
+    levels = dict(conn.execute("SELECT id, level FROM memories"))
+    depth = depths(graph, levels)
+    edges = sum(len(v) for v in graph.values())
+    lines = [f"engram graph: {len(graph)} nodes, {edges} edges", "Dependency layers"]
+    for node in sorted(graph, key=lambda n: (depth[n], n)):
+        needs = f" depends on {', '.join(graph[node])}" if graph[node] else ""
+        lines.append(f"  [{depth[node]}] {node}{needs}")
+    for cycle in find_cycles(graph):
+        lines.append("cycle: " + " -> ".join([*cycle, cycle[0]]))
+    return lines
