@@ -1,0 +1,53 @@
+"""`engram load` stays stdlib-only at run time; the compiler loads only when an index is stale."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+HEAVY = ("typer", "rich", "sqlite_utils", "yaml", "pathspec", "pydantic")
+
+PROBE = """
+import io, json, sys
+sys.argv = ["engram", *json.loads(sys.argv[1])]
+real_stdout = sys.stdout
+sys.stdout = io.StringIO()
+from engram.entry import main
+try:
+    main()
+except SystemExit:
+    pass
+loaded = [m for m in {heavy!r} if m in sys.modules]
+real_stdout.write(json.dumps({{"heavy": loaded, "output": sys.stdout.getvalue()}}))
+"""
+
+
+def _probe(args: list[str], cwd, cfg) -> dict:
+    env = {**os.environ, "ENGRAM_CONFIG_DIR": str(cfg)}
+    env.pop("ENGRAM_GLOBAL_DIR", None)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE.format(heavy=HEAVY), json.dumps(args)],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_load_on_a_fresh_index_imports_nothing_heavy(project, write_memory, run_engram, tmp_path):
+    write_memory(project, "rules/deploy.md", {"id": "deploy", "tags": ["deploy"]}, "# Deploy\nShip with the canary.\n")
+    assert run_engram(["index"], project).returncode == 0
+    result = _probe(["load", "deploy the canary"], project, tmp_path / "cfg")
+    assert result["output"].startswith("loaded 1 memory files")
+    assert result["heavy"] == []
+
+
+def test_load_on_a_stale_index_refreshes_through_the_compiler(project, write_memory, run_engram, tmp_path):
+    write_memory(project, "rules/deploy.md", {"id": "deploy"}, "# Deploy\nShip with the canary.\n")
+    assert run_engram(["index"], project).returncode == 0
+    write_memory(project, "rules/rollback.md", {"id": "rollback"}, "# Rollback\nRoll the canary back.\n")
+    result = _probe(["load", "rollback"], project, tmp_path / "cfg")
+    assert "rollback" in result["output"]
+    assert "yaml" in result["heavy"]  # the refresh parsed the new file
+    assert "typer" not in result["heavy"]
