@@ -72,6 +72,7 @@ class Memory:
 
 def split_frontmatter(text: str) -> tuple[str | None, str, int]:
     """Return (frontmatter, body, body_start_line)."""
+    text = text.removeprefix("\ufeff")  # editors on Windows save a byte-order mark
     match = _FRONTMATTER.match(text)
     if not match:
         if text.startswith("---"):
@@ -140,7 +141,7 @@ def parse_level(value: object) -> int:
     text = as_text(value).lower()
     if not text or text in _NULLS:
         return 0
-    if text.isdigit():
+    if text.isascii() and text.isdigit():
         return int(text)
     if text in LEVELS:
         return LEVELS[text]
