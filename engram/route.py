@@ -218,12 +218,12 @@ def _rows(conn: sqlite3.Connection, rowids: list[int]) -> list[sqlite3.Row]:
 
 
 def _anchor_hit(anchor: Anchor, found: set[str]) -> bool:
-    """A CJK word hits when at least half of its bigrams do; a Latin word when its term does."""
+    """A CJK word hits when any of its bigrams does (users split words differently); a Latin word when its term does."""
     word_terms = anchor.word.terms
     if anchor.word.prefix:
         return any(t.startswith(word_terms[0]) for t in found)
     hits = sum(1 for t in word_terms if t in found)
-    return hits * 2 >= len(word_terms) and hits > 0
+    return hits > 0
 
 
 # --- visibility --------------------------------------------------------------------------------
