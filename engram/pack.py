@@ -74,8 +74,13 @@ def build_pack(routing: Routing, options: Options, pack_options: PackOptions, me
     entries, skipped = _checked_entries(members)
     for skip in skipped:
         skip.cand.reason = skip.reason
-    omitted = [c for c in routing.omitted if c not in members] + [s.cand for s in skipped]
-    pack = Pack(entries, skipped, omitted, routing.total_related)
+    member_keys = {c.key for c in members}
+    cut = [c for c in routing.pack if c.key not in member_keys and c.reason]  # no room beside prerequisites
+    omitted = cut + [c for c in routing.omitted if c.key not in member_keys] + [s.cand for s in skipped]
+    admitted = {c.key for c in routing.admitted}
+    # A prerequisite pulled in is related too: the count line never says "5 of 3".
+    pulled_in = sum(1 for c in members if c.key not in admitted)
+    pack = Pack(entries, skipped, omitted, routing.total_related + pulled_in)
     _disclose(pack, routing, pack_options)
     if pack_options.budget is not None:
         fit_budget(pack, pack_options.budget, measure)

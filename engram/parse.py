@@ -23,6 +23,7 @@ LEVELS = {
     "base": 0, "basic": 0, "core": 0, "foundation": 0, "foundational": 0, "fundamental": 0,
     "intermediate": 1, "mid": 1, "advanced": 2, "deep": 2,
 }
+MAX_LEVEL = 1000
 HIDDEN_SECTIONS = ("context", "example", "examples", "origin")
 _NULLS = ("", "~", "null", "none")
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*\r?$\n?", re.S | re.M)
@@ -142,6 +143,8 @@ def parse_level(value: object) -> int:
     if not text or text in _NULLS:
         return 0
     if text.isascii() and text.isdigit():
+        if int(text) > MAX_LEVEL:
+            raise ParseError(f"level must be at most {MAX_LEVEL} (found '{text[:20]}')")
         return int(text)
     if text in LEVELS:
         return LEVELS[text]

@@ -1,11 +1,19 @@
 """Secret and prompt-injection scanner for memory text.
 
 ``scan`` runs at compile time on every memory and sits on the hook path, so
-it is stdlib only and cheap on ordinary prose: each detector is gated by
-literal triggers looked up in the lower-cased text, and the costly checks
-(value plausibility, Shannon entropy) only run on regex candidates. Labels
-name the kind of finding, never the matched text, so a ``SKIPPED`` line can
-not leak the secret it reports.
+it is stdlib only and cheap on ordinary prose. In CPython a whole-text regex
+scan costs 50 us or more per 6 KB, while ``bytes.find`` and
+``bytes.translate`` cost about 3 us, so the text is lowered once to ASCII
+bytes (one byte per character, so indexes match the text) and:
+
+- token-shaped secrets are looked for only in runs of 20+ token characters,
+  found with one ``translate`` and a few ``find`` calls;
+- every other detector runs its regex anchored where one of its lower-case
+  anchor literals occurs.
+
+Value plausibility and Shannon entropy are computed only for those
+candidates. Labels name the kind of finding, never the matched text, so a
+``SKIPPED`` line cannot leak the secret it reports.
 """
 
 from __future__ import annotations
@@ -18,24 +26,47 @@ from typing import TYPE_CHECKING, Callable
 if TYPE_CHECKING:
     from os import PathLike
 
+_Check = Callable[[str, int], "str | None"]  # label of a finding at this index of the text, else None
+
+
+def _anchor_positions(lowered: bytes, anchors: tuple[bytes, ...]) -> list[int]:
+    positions = []
+    for anchor in anchors:
+        index = lowered.find(anchor)
+        while index != -1:
+            positions.append(index)
+            index = lowered.find(anchor, index + 1)
+    return positions
+
 
 @dataclass(frozen=True, slots=True)
 class _Detector:
-    label: str
-    triggers: tuple[str, ...]  # lower-case literals; the detector runs only if one occurs
-    matches: Callable[[str], bool]
+    anchors: tuple[bytes, ...]  # lower-case literals; the check runs only where one occurs
+    check: _Check
+
+    def run(self, text: str, lowered: bytes) -> str | None:
+        for index in _anchor_positions(lowered, self.anchors):
+            label = self.check(text, index)
+            if label:
+                return label
+        return None
 
 
-def _regex(pattern: str, flags: int = 0) -> Callable[[str], bool]:
-    return _found(re.compile(pattern, flags))
+def _matching(pattern: re.Pattern[str], label: str) -> _Check:
+    return lambda text, index: label if pattern.match(text, index) else None
 
 
-def _found(pattern: re.Pattern[str]) -> Callable[[str], bool]:
-    return lambda text: pattern.search(text) is not None
+# Markdown decoration allowed before a line-start marker: quotes, bullets,
+# numbers, headings, checkboxes, bold.
+_DECORATION = re.compile(r"[ \t]*(?:(?:[>*+-]|\d+[.)]|#{1,6}|\[[ xX]\])[ \t]*)*(?:\*\*)?")
 
 
-def _has_classes(value: str) -> tuple[bool, bool, bool]:
-    """(has upper, has lower, has digit) for ASCII letters and digits."""
+def _at_line_start(text: str, index: int) -> bool:
+    return _DECORATION.fullmatch(text, text.rfind("\n", 0, index) + 1, index) is not None
+
+
+def _char_classes(value: str) -> tuple[bool, bool, bool]:
+    """(has upper, has lower, has digit), ASCII only."""
     return (
         any("A" <= c <= "Z" for c in value),
         any("a" <= c <= "z" for c in value),
@@ -51,55 +82,104 @@ def _shannon_entropy(value: str) -> float:
     return -sum(n / length * math.log2(n / length) for n in counts.values())
 
 
-# --- provider tokens -------------------------------------------------------
+# --- token runs -------------------------------------------------------------
 
-# Anthropic and OpenAI keys share the `sk-` prefix; a real tail mixes upper,
-# lower and digits, which words such as `sk-learn-compatible-v2` do not.
-_SK_KEY = re.compile(r"(?<![A-Za-z0-9_-])sk-(ant-)?(?:proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,})")
+_TOKEN_BYTES = b"abcdefghijklmnopqrstuvwxyz0123456789_+/-"
+# Maps each token byte of the lowered text to `a`, anything else to a space.
+_TOKEN_MASK = bytes(ord("a") if byte in _TOKEN_BYTES else ord(" ") for byte in range(256))
+_MIN_RUN = b"a" * 20  # the shortest format, an AWS key id, is 20 characters
 
 
-def _sk_key_kind(text: str) -> str | None:
-    for match in _SK_KEY.finditer(text):
-        if all(_has_classes(match.group(2))):
-            return "anthropic" if match.group(1) else "openai"
+def _token_runs(lowered: bytes) -> list[tuple[int, int]]:
+    """(start, end) of every run of 20+ token characters."""
+    mask = lowered.translate(_TOKEN_MASK)
+    runs = []
+    start = mask.find(_MIN_RUN)
+    while start != -1:
+        end = mask.find(b" ", start)
+        end = len(mask) if end == -1 else end
+        runs.append((start, end))
+        start = mask.find(_MIN_RUN, end)
+    return runs
+
+
+# --- provider tokens -----------------------------------------------------------
+
+# Anthropic and OpenAI keys share `sk-`; a real tail mixes upper, lower and
+# digits, which words such as `sk-learn-compatible-v2` do not.
+_SK_KEY = re.compile(r"sk-(ant-)?(?:proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,})")
+
+
+def _sk_key(text: str, index: int) -> str | None:
+    match = _SK_KEY.match(text, index)
+    if not match or not all(_char_classes(match.group(2))):
+        return None
+    return "secret: anthropic key" if match.group(1) else "secret: openai key"
+
+
+@dataclass(frozen=True, slots=True)
+class _TokenFormat:
+    prefixes: tuple[str, ...]  # case-sensitive start of a token run
+    check: _Check
+
+
+_TOKEN_FORMATS = (
+    _TokenFormat(
+        ("AKIA", "ASIA"),
+        _matching(re.compile(r"(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"), "secret: aws access key"),
+    ),
+    _TokenFormat(
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        _matching(
+            re.compile(r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}"), "secret: github token"
+        ),
+    ),
+    _TokenFormat(("glpat-",), _matching(re.compile(r"glpat-[A-Za-z0-9_-]{20,}"), "secret: gitlab token")),
+    _TokenFormat(
+        ("xoxb-", "xoxp-", "xoxa-", "xapp-"),
+        _matching(
+            re.compile(r"xox[bpa]-\d{6,}-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{20,}"), "secret: slack token"
+        ),
+    ),
+    _TokenFormat(("sk-",), _sk_key),
+    _TokenFormat(
+        ("AIza",), _matching(re.compile(r"AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"), "secret: google api key")
+    ),
+    _TokenFormat(
+        ("sk_live_", "rk_live_"), _matching(re.compile(r"[sr]k_live_[A-Za-z0-9]{20,}"), "secret: stripe key")
+    ),
+    _TokenFormat(("npm_",), _matching(re.compile(r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"), "secret: npm token")),
+    _TokenFormat(
+        ("eyJ",),
+        _matching(re.compile(r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{8,}"), "secret: jwt"),
+    ),
+)
+_TOKEN_PREFIXES = tuple(prefix for token in _TOKEN_FORMATS for prefix in token.prefixes)
+
+
+def _provider_token(text: str, runs: list[tuple[int, int]]) -> str | None:
+    for start, _ in runs:
+        if not text.startswith(_TOKEN_PREFIXES, start):
+            continue
+        for token in _TOKEN_FORMATS:
+            label = token.check(text, start) if text.startswith(token.prefixes, start) else None
+            if label:
+                return label
     return None
 
 
-_PROVIDER_TOKENS = (
-    _Detector(
-        "secret: private key",
-        ("private key",),
-        # The header alone is often quoted in prose; a key block has a base64 body.
-        _regex(
-            r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----\s*"
-            r"(?:[A-Za-z-]+:[^\n]*\n\s*)*[A-Za-z0-9+/=]{16,}"
+_PRIVATE_KEY = _Detector(
+    (b"-----begin",),
+    # The header alone is often quoted in prose; a key block has a base64 body.
+    _matching(
+        re.compile(
+            r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----\s*(?:[A-Za-z-]+:[^\n]*\n\s*)*[A-Za-z0-9+/=]{16,}"
         ),
-    ),
-    _Detector("secret: aws access key", ("akia", "asia"), _regex(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")),
-    _Detector(
-        "secret: github token",
-        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-        _regex(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
-    ),
-    _Detector("secret: gitlab token", ("glpat-",), _regex(r"\bglpat-[A-Za-z0-9_-]{20,}")),
-    _Detector(
-        "secret: slack token",
-        ("xoxb-", "xoxp-", "xoxa-", "xapp-"),
-        _regex(r"\b(?:xox[bpa]-\d{6,}-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{20,})"),
-    ),
-    _Detector("secret: anthropic key", ("sk-ant-",), lambda text: _sk_key_kind(text) == "anthropic"),
-    _Detector("secret: openai key", ("sk-",), lambda text: _sk_key_kind(text) == "openai"),
-    _Detector("secret: google api key", ("aiza",), _regex(r"\bAIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])")),
-    _Detector("secret: stripe key", ("sk_live_", "rk_live_"), _regex(r"\b[sr]k_live_[A-Za-z0-9]{20,}")),
-    _Detector("secret: npm token", ("npm_",), _regex(r"\bnpm_[A-Za-z0-9]{36}\b")),
-    _Detector(
-        "secret: jwt",
-        ("eyj",),
-        _regex(r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{8,}"),
+        "secret: private key",
     ),
 )
 
-# --- assigned values ---------------------------------------------------------
+# --- assigned values -----------------------------------------------------------
 
 # Values that stand for a secret rather than being one.
 _PLACEHOLDER = re.compile(
@@ -111,21 +191,19 @@ _PLACEHOLDER = re.compile(
     |^(?:passwd|secret|token|none|null|nil|undefined|true|false|required|optional)$""",
     re.I | re.X,
 )
-# Unquoted values that are code, not literals: attribute chains, calls,
+# Unquoted values that are code, not literals: attribute chains, calls and
 # subscripts (form.password.data, os.environ["X"], getenv("X"), process.env.X).
 _CODE_EXPRESSION = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|.*[(\[]")
-_PATH_LIKE = re.compile(r"^(?:/|~|\./|\.\./)")
+_PATH_START = ("/", "~", "./", "../")
 
 
 def _looks_like_real_value(value: str, quoted: bool) -> bool:
     """A literal that could be a live password or key, not a stand-in or an expression."""
-    if len(value) < 6 or any(c.isspace() for c in value) or value.isdigit():
+    if len(value) < 6 or value.isdigit() or value.startswith(_PATH_START) or any(c.isspace() for c in value):
         return False
-    if _PLACEHOLDER.search(value) or _PATH_LIKE.match(value):
+    if _PLACEHOLDER.search(value) or (not quoted and _CODE_EXPRESSION.match(value)):
         return False
-    if not quoted and _CODE_EXPRESSION.match(value):
-        return False
-    _, _, has_digit = _has_classes(value)
+    has_digit = any("0" <= c <= "9" for c in value)
     has_symbol = any(not (c.isalnum() or c in "_-.") for c in value)
     if has_digit or has_symbol:
         return True
@@ -135,44 +213,69 @@ def _looks_like_real_value(value: str, quoted: bool) -> bool:
 
 
 _ASSIGNMENT = re.compile(
-    r"""(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key
-        |private[_-]?key|secret[_-]?key|auth[_-]?key|credentials?)
+    r"""(?P<name>pass(?:word|wd|phrase)|secret|token|key|credentials?)
     ['"]?[ \t]*(?::=|=>|[:=])[ \t]*
-    (?:[bBrRuU]?"([^"\n]*)"|[bBrRuU]?'([^'\n]*)'|([^\s,;'"`)\]}]+))""",
+    (?:[bru]?"(?P<double>[^"\n]{0,200})"|[bru]?'(?P<single>[^'\n]{0,200})'|(?P<bare>[^\s,;'"`)\]}]{1,200}))""",
     re.I | re.X,
 )
+# A bare `key` is a secret only as api_key, accessKey, SECRET_ACCESS_KEY, ...
+_SECRET_KEY_PREFIXES = tuple(
+    word + separator
+    for word in (b"api", b"access", b"private", b"secret", b"auth")
+    for separator in (b"", b"_", b"-")
+)
+_IDENTIFIER_BYTES = b"abcdefghijklmnopqrstuvwxyz0123456789_.-"
 
 
-def _has_password_assignment(text: str) -> bool:
-    for match in _ASSIGNMENT.finditer(text):
-        double, single, bare = match.groups()
-        if bare is not None:
+def _inside_reference(lowered: bytes, index: int) -> bool:
+    """The name continues a `:` or `/` path (arn:...:secret:prod/db), so it is no assignment."""
+    start = index
+    while start and lowered[start - 1] in _IDENTIFIER_BYTES:
+        start -= 1
+    return lowered[start - 1 : start] in (b":", b"/")
+
+
+def _password_assignment(text: str, lowered: bytes) -> str | None:
+    for index in _anchor_positions(lowered, (b"pass", b"secret", b"token", b"key", b"credential")):
+        match = _ASSIGNMENT.match(text, index)
+        if not match or _inside_reference(lowered, index):
+            continue
+        if match["name"].lower() == "key" and not lowered[max(0, index - 8) : index].endswith(_SECRET_KEY_PREFIXES):
+            continue
+        if match["bare"] is not None:
             # A trailing ! or ? is a type or non-null marker (String!, process.env.X!).
-            real = _looks_like_real_value(bare.rstrip("!?"), quoted=False)
+            real = _looks_like_real_value(match["bare"].rstrip("!?"), quoted=False)
         else:
-            real = _looks_like_real_value(double if double is not None else single, quoted=True)
+            quoted = match["double"] if match["double"] is not None else match["single"]
+            real = _looks_like_real_value(quoted, quoted=True)
         if real:
-            return True
-    return False
+            return "secret: password assignment"
+    return None
 
 
-_URL_CREDENTIALS = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s/:@]*:([^\s/@]+)@", re.I)
+_URL_CREDENTIALS = re.compile(r"://[^\s/:@]{0,200}:([^\s/@]{1,200})@")
 
 
-def _has_url_credentials(text: str) -> bool:
-    return any(_looks_like_real_value(m.group(1), quoted=True) for m in _URL_CREDENTIALS.finditer(text))
+def _url_credentials(text: str, index: int) -> str | None:
+    match = _URL_CREDENTIALS.match(text, index)
+    real = match and _looks_like_real_value(match.group(1), quoted=True)
+    return "secret: url credentials" if real else None
+
+
+_URL_CREDENTIALS_DETECTOR = _Detector((b"://",), _url_credentials)
 
 
 # --- high-entropy values next to key-like names ----------------------------
 
 # A key-like name, then `:`/`=` or up to three short words ("token for CI is"),
-# then the value.
-_KEY_NEAR_VALUE = re.compile(
-    r"""(?:key|secret|token|credential|auth|bearer|passw)[\w.-]*
-    (?:['"]?[ \t]*(?::=|=>|[:=])[ \t]*|(?:[ \t]+[A-Za-z]{1,12}){0,3}[ \t]+)
-    ['"]?(?:bearer[ \t]+|basic[ \t]+)?([A-Za-z0-9+/_=-]{20,})""",
-    re.I | re.X,
+# ending right where the value starts.
+_NAME_BEFORE_VALUE = re.compile(
+    rb"""(?:key|secret|token|credential|auth|pass)[\w.-]*
+    (?:['"]?[ \t]*(?::=|=>|[:=])[ \t]*|(?:[ \t]+[a-z]{1,12}){0,3}[ \t]+)
+    ['"]?(?:bearer[ \t]+|basic[ \t]+)?\Z""",
+    re.X,
 )
+_NAME_WINDOW = 48
 _HEX_LIKE = re.compile(r"[0-9a-fA-F-]+")  # digests, git SHAs and UUIDs are not secrets here
 _DIGEST_PREFIXES = ("sha1-", "sha256-", "sha384-", "sha512-")
 _MIN_ENTROPY = 3.5
@@ -181,50 +284,43 @@ _MIN_ENTROPY = 3.5
 def _looks_random(token: str) -> bool:
     if _HEX_LIKE.fullmatch(token) or token.lower().startswith(_DIGEST_PREFIXES):
         return False
-    has_upper, has_lower, has_digit = _has_classes(token)
+    has_upper, has_lower, has_digit = _char_classes(token)
     if not has_digit or not (has_upper or has_lower):
         return False
     alnum = [c for c in token if c.isalnum()]
     if has_upper and has_lower:
         # Random mixed case is about half upper; camelCase names are mostly lower.
         letters = [c for c in alnum if c.isalpha()]
-        upper_share = sum(c.isupper() for c in letters) / len(letters)
-        if not 0.25 <= upper_share <= 0.75:
+        if not 0.25 <= sum(c.isupper() for c in letters) / len(letters) <= 0.75:
             return False
-    else:
-        # Single-case tokens (paths, snake_case names) need digits throughout.
-        digit_share = sum(c.isdigit() for c in alnum) / len(alnum)
-        if digit_share < 0.15:
-            return False
+    elif sum(c.isdigit() for c in alnum) / len(alnum) < 0.15:
+        return False  # single-case paths and snake_case names have few digits
     return _shannon_entropy(token) >= _MIN_ENTROPY
 
 
-def _has_high_entropy_value(text: str) -> bool:
-    return any(_looks_random(m.group(1)) for m in _KEY_NEAR_VALUE.finditer(text))
+def _high_entropy_value(text: str, lowered: bytes, runs: list[tuple[int, int]]) -> str | None:
+    for start, end in runs:
+        window = lowered[max(lowered.rfind(b"\n", 0, start) + 1, start - _NAME_WINDOW) : start]
+        if _NAME_BEFORE_VALUE.search(window) and _looks_random(text[start:end]):
+            return "secret: high-entropy value"
+    return None
 
 
-_ASSIGNED_SECRETS = (
-    _Detector("secret: url credentials", ("://",), _has_url_credentials),
-    _Detector(
-        "secret: password assignment",
-        ("pass", "secret", "token", "key", "credential"),
-        _has_password_assignment,
-    ),
-    _Detector(
-        "secret: high-entropy value",
-        ("key", "secret", "token", "credential", "auth", "bearer", "passw"),
-        _has_high_entropy_value,
-    ),
-)
+def _find_secret(text: str, lowered: bytes) -> str | None:
+    runs = _token_runs(lowered)
+    return (
+        _provider_token(text, runs)
+        or _PRIVATE_KEY.run(text, lowered)
+        or (_URL_CREDENTIALS_DETECTOR.run(text, lowered) if b"@" in lowered else None)
+        or _password_assignment(text, lowered)
+        or _high_entropy_value(text, lowered, runs)
+    )
 
-# --- prompt injection ---------------------------------------------------------
 
-# Markdown decoration allowed before a line-start marker: quotes, bullets,
-# numbers, headings, checkboxes, bold.
-_LINE_START = r"^[ \t]*(?:(?:[>*+-]|\d+[.)]|\#{1,6}|\[[ xX]\])[ \t]*)*(?:\*\*)?"
+# --- prompt injection ------------------------------------------------------
 
 _OVERRIDE = re.compile(
-    r"""\b(?:ignore|disregard|forget|override|bypass)\s+(?:
+    r"""(?<![a-z])(?:ignore|disregard|forget|override)\s+(?:
         (?:(?:all|any|every|each|of|the|these|those|your|my)\s+){0,3}
             (?:previous|prior|above|earlier|preceding|foregoing|former)\s+(?:\w+\s+)?
             (?:instructions?|prompts?|directions|directives|guidelines)
@@ -238,19 +334,38 @@ _OVERRIDE = re.compile(
     re.I | re.X,
 )
 _PERSONA = re.compile(
-    r"""(?:^|[.!?:]\s+)[ \t>*#-]*
-    (?:you\s+are\s+now|from\s+now\s+on,?\s+you\s+are)\s+
+    r"""(?:you\s+are\s+now|from\s+now\s+on,?\s+you\s+are)\s+
         (?:an?\s|the\s|my\s|no\s+longer\b|free\b|unrestricted|unfiltered|jailbroken|dan\b
         |in\s+\w+\s+mode\b|called\b|named\b)
     |from\s+now\s+on,?\s+you\s+will\s+(?:act|behave|roleplay|pretend)\b""",
-    re.I | re.X | re.M,
+    re.I | re.X,
 )
-_NEW_INSTRUCTIONS = re.compile(
-    _LINE_START + r"(?:new|updated|revised|real|actual|true|hidden|secret)\s+(?:system\s+)?instructions?"
-    r"(?:\*\*)?\s*:"
-    r"|\byour\s+(?:new|real|true|actual)\s+(?:instructions|purpose|role|directive)\s+(?:is|are)\b",
-    re.I | re.M,
+
+
+def _persona_switch(text: str, index: int) -> str | None:
+    # Aimed at the model only when it opens a sentence ("Once installed you
+    # are now able ..." is a tutorial).
+    before = text[max(0, index - 8) : index].rstrip()
+    opens_sentence = before.endswith((".", "!", "?", ":")) or _at_line_start(text, index)
+    return "injection: persona switch" if opens_sentence and _PERSONA.match(text, index) else None
+
+
+_NEW_INSTRUCTIONS_HEADER = re.compile(
+    _DECORATION.pattern + r"(?:new|updated|revised|real|actual|true|hidden|secret)[ \t]+"
+    r"(?:system[ \t]+)?instructions?(?:\*\*)?[ \t]*:",
+    re.I,
 )
+_YOUR_NEW_INSTRUCTIONS = re.compile(r"\byour\s+(?:new|real|true|actual)\s+instructions\s+(?:are|is)\b", re.I)
+
+
+def _new_instructions(text: str, index: int) -> str | None:
+    line_start = text.rfind("\n", 0, index) + 1
+    found = _NEW_INSTRUCTIONS_HEADER.match(text, line_start) or _YOUR_NEW_INSTRUCTIONS.search(
+        text, max(0, index - 24), index + 24
+    )
+    return "injection: new instructions" if found else None
+
+
 _ROLE_TOKEN = re.compile(
     r"<\|(?:im_start|im_end|im_sep|system|user|assistant|endoftext|begin_of_text"
     r"|start_header_id|end_header_id|eot_id)\|>"
@@ -261,56 +376,58 @@ _DIRECTIVE_START = (
     r"(?:you\b|your\b|ignore|disregard|forget|always\b|never\b|do\s+not|don'?t|must\b|from\s+now"
     r"|respond|reply|answer|act\b|pretend|override|reveal|only\b|as\s+an?\s+ai|the\s+(?:assistant|ai|model))"
 )
-_ROLE_LINE = re.compile(
-    _LINE_START + r"(?:system|developer)(?:\s+(?:prompt|message|instructions?|override))?"
-    r"(?:\*\*)?\s*:(?:\*\*)?\s*" + _DIRECTIVE_START,
-    re.I | re.M,
+_SYSTEM_LINE = re.compile(
+    r"system(?:\s+(?:prompt|message|instructions?|override))?(?:\*\*)?\s*:(?:\*\*)?\s*" + _DIRECTIVE_START,
+    re.I,
 )
-_TURN_MARKER = re.compile(_LINE_START + r"(?:Human|Assistant|HUMAN|ASSISTANT)(?:\*\*)?:(?:\*\*)?(?:\s|$)", re.M)
+_TURN_MARKER = re.compile(r"(?:Human|Assistant|HUMAN|ASSISTANT)(?:\*\*)?:(?:\*\*)?(?:\s|$)")
+_LONGEST_ROLE_TOKEN = 24
 
 
-def _has_role_token(text: str) -> bool:
+def _role_token_near(text: str, index: int) -> bool:
+    # Anchors sit up to three characters into a token (`<</SYS>>`, `[/INST]`).
+    token = _ROLE_TOKEN.search(text, max(0, index - 3), index + _LONGEST_ROLE_TOKEN)
+    if token is None:
+        return False
+    start, end = token.span()
     # A marker written as inline code (`<|im_start|>`) documents a prompt format.
-    for match in _ROLE_TOKEN.finditer(text):
-        start, end = match.span()
-        if not (text[start - 1 : start] == "`" and text[end : end + 1] == "`"):
-            return True
-    return False
+    return not (text[start - 1 : start] == "`" and text[end : end + 1] == "`")
 
 
-def _has_role_marker(text: str) -> bool:
-    return _has_role_token(text) or bool(_ROLE_LINE.search(text)) or bool(_TURN_MARKER.search(text))
+def _role_marker(text: str, index: int) -> str | None:
+    first = text[index]
+    if first == "<" or text[index - 1 : index] in ("<", "/", "["):
+        live = _role_token_near(text, index)
+    elif first in "sS":
+        live = _at_line_start(text, index) and _SYSTEM_LINE.match(text, index) is not None
+    else:
+        live = _at_line_start(text, index) and _TURN_MARKER.match(text, index) is not None
+    return "injection: role marker" if live else None
 
 
 _INJECTIONS = (
     _Detector(
-        "injection: override instruction",
-        ("ignore", "disregard", "forget", "override", "bypass"),
-        _found(_OVERRIDE),
+        (b"ignore", b"disregard", b"forget", b"override"),
+        _matching(_OVERRIDE, "injection: override instruction"),
     ),
-    _Detector("injection: persona switch", ("you are now", "from now on"), _found(_PERSONA)),
-    _Detector(
-        "injection: new instructions",
-        ("instruction", "purpose", "role", "directive"),
-        _found(_NEW_INSTRUCTIONS),
-    ),
-    _Detector(
-        "injection: role marker",
-        ("<|", "[inst]", "[/inst]", "<<sys", "system", "human", "assistant", "developer"),
-        _has_role_marker,
-    ),
+    _Detector((b"you are now", b"from now on"), _persona_switch),
+    _Detector((b"instruction",), _new_instructions),
+    _Detector((b"<|", b"sys>>", b"inst]", b"system", b"human", b"assistant"), _role_marker),
 )
 
-_DETECTORS = _PROVIDER_TOKENS + _ASSIGNED_SECRETS + _INJECTIONS
+
+def _find_injection(text: str, lowered: bytes) -> str | None:
+    for detector in _INJECTIONS:
+        label = detector.run(text, lowered)
+        if label:
+            return label
+    return None
 
 
 def scan(text: str) -> str | None:
     """Return a short label for the first secret or prompt-injection found in text, else None."""
-    lowered = text.lower()
-    for detector in _DETECTORS:
-        if any(trigger in lowered for trigger in detector.triggers) and detector.matches(text):
-            return detector.label
-    return None
+    lowered = text.encode("ascii", "replace").lower()  # one byte per character
+    return _find_secret(text, lowered) or _find_injection(text, lowered)
 
 
 def evaluate(path: str | PathLike[str]) -> dict[str, float | int]:
@@ -320,7 +437,7 @@ def evaluate(path: str | PathLike[str]) -> dict[str, float | int]:
     hit counts as a true positive only when its kind matches the label; a hit
     of the wrong kind is both a false positive and a false negative.
     """
-    import json  # only the test and docs need this; keep it off the hook path
+    import json  # only tests and docs evaluate; keep it off the hook path
 
     true_positive = false_positive = false_negative = lines = 0
     with open(path, encoding="utf-8") as handle:

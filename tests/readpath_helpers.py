@@ -78,7 +78,7 @@ class Project:
               root: Path | None = None, filename: str | None = None, **fields) -> Path:
         """Write a memory of ``type`` into its folder (``rules/`` for a rule ...)."""
         root = root or self.root
-        folder = folder or FOLDERS[type]
+        folder = folder or FOLDERS.get(type, "skills")
         path = root / folder / (filename or f"{memory_id}.md")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(memory_text(memory_id, body, type=type, **fields), encoding="utf-8")
@@ -154,3 +154,29 @@ def card_ids(stdout: str) -> list[str]:
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
     return Project(tmp_path)
+
+
+def load_in_process(project: Project, *args: str) -> Result:
+    """Run `engram load ARGS` inside this interpreter (fast; for property tests)."""
+    import contextlib
+    import io
+
+    from engram.load import main as load_main
+
+    saved_env = dict(os.environ)
+    saved_cwd = os.getcwd()
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        os.environ.clear()
+        os.environ.update(project.env())
+        os.chdir(project.path)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = load_main(list(args))
+            except SystemExit as exc:  # argparse usage errors
+                code = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return Result(code, out.getvalue(), err.getvalue())

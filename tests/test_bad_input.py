@@ -1,0 +1,403 @@
+"""Bad input: every broken file, index or folder gives one clear line, and the rest keeps working."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+
+from engram.index import schema_version
+
+SUMMARY = re.compile(r"^indexed (\d+) memories \((\d+) added, (\d+) changed, (\d+) removed, (\d+) invalid\)$")
+GOOD = b"---\nid: good\ntags: [llama]\n---\n# Good\n\nThe good memory about llamas.\n"
+
+
+def summary(stdout: str) -> dict[str, int]:
+    assert stdout.strip(), "no summary line on stdout"
+    line = stdout.splitlines()[0]
+    match = SUMMARY.match(line)
+    assert match, f"not a summary line: {line!r}"
+    return dict(zip(("total", "added", "changed", "removed", "invalid"), map(int, match.groups())))
+
+
+def lines_naming(text: str, needle: str) -> list[str]:
+    return [line for line in text.splitlines() if needle in line]
+
+
+def assert_one_line_about(stderr: str, rel: str) -> str:
+    """Exactly one stderr line names ``rel``, and every stderr line is an `engram: ...` line."""
+    named = lines_naming(stderr, rel)
+    assert len(named) == 1, f"expected one line naming {rel}, got:\n{stderr}"
+    for line in stderr.splitlines():
+        assert line.startswith("engram: "), f"unprefixed stderr line: {line!r}"
+    return named[0]
+
+
+def ids_in_index(project: Path) -> set[str]:
+    conn = sqlite3.connect(project / ".agents/.engram/index.db")
+    try:
+        return {r[0] for r in conn.execute("SELECT id FROM memories")}
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def base(project):
+    (project / ".agents/.engram/rules/good.md").write_bytes(GOOD)
+    return project
+
+
+# --- broken memory files --------------------------------------------------------------------
+
+BAD_FILES = {
+    "unclosed-frontmatter": (b"---\nid: bad\ntags: [a]\n\n# never closed\n", r"bad\.md:1\b|line 1\b"),
+    "yaml-syntax-error": (b"---\nid: bad\nfoo: bar: baz\n---\nbody\n", r"bad\.md:3\b|line 3\b"),
+    "yaml-not-a-mapping": (b"---\n- one\n- two\n---\nbody\n", r"mapping"),
+    "bad-type": (b"---\nid: bad\ntype: recipe\n---\nbody\n", r"type"),
+    "bad-id": (b"---\nid: Not A Valid Id!\n---\nbody\n", r"id"),
+    "non-utf8": (b"---\nid: bad\n---\ncaf\xe9 ol\xff\n", r"UTF-8"),
+    "binary-nul": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00", r"binary"),
+    "over-1-mib": (b"---\nid: bad\n---\n" + b"a" * (1024 * 1024 + 1), r"1 MiB|large"),
+    "level-too-large": (b"---\nid: bad\nlevel: 99999999999999999999\n---\nbody\n", r"level"),
+    "level-superscript-digit": ("---\nid: bad\nlevel: \u00b2\n---\nbody\n".encode(), r"level"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_FILES))
+def test_a_broken_file_is_one_line_and_the_rest_is_indexed(base, run_engram, case):
+    data, reason = BAD_FILES[case]
+    (base / ".agents/.engram/rules/bad.md").write_bytes(data)
+    proc = run_engram(["index"], cwd=base)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.strip(), f"indexing stopped: {proc.stderr}"
+    counts = summary(proc.stdout)
+    assert (counts["total"], counts["invalid"]) == (1, 1)
+    line = assert_one_line_about(proc.stderr, "rules/bad.md")
+    assert re.search(reason, line, re.I), line
+    assert len(line) < 300 and "\x00" not in line
+    assert ids_in_index(base) == {"good"}
+
+
+def test_fixing_a_broken_file_makes_it_valid(base, run_engram):
+    bad = base / ".agents/.engram/rules/bad.md"
+    bad.write_bytes(BAD_FILES["yaml-syntax-error"][0])
+    assert run_engram(["index"], cwd=base).returncode == 1
+    check = run_engram(["check"], cwd=base)
+    assert check.returncode == 1
+    assert lines_naming(check.stdout + check.stderr, "rules/bad.md:3")
+    loaded = run_engram(["load", "--id", "good"], cwd=base)
+    assert loaded.returncode == 0, loaded.stderr
+    assert "The good memory about llamas." in loaded.stdout
+    bad.write_text("---\nid: bad\nfoo: bar\n---\nnow fine\n")
+    proc = run_engram(["index"], cwd=base)
+    assert proc.returncode == 0, proc.stderr
+    assert summary(proc.stdout)["invalid"] == 0 and summary(proc.stdout)["total"] == 2
+    assert proc.stderr == ""
+    assert run_engram(["check"], cwd=base).returncode == 0
+
+
+@pytest.mark.parametrize("content", [b"# Plain note\n\nNo frontmatter at all, about alpacas.\n", b""])
+def test_missing_frontmatter_indexes_with_defaults(base, run_engram, content):
+    (base / ".agents/.engram/knowledge/Plain Note.md").write_bytes(content)
+    proc = run_engram(["index"], cwd=base)
+    assert proc.returncode == 0, proc.stderr
+    assert summary(proc.stdout) == {"total": 2, "added": 2, "changed": 0, "removed": 0, "invalid": 0}
+    conn = sqlite3.connect(base / ".agents/.engram/index.db")
+    row = conn.execute("SELECT type, confidence, authority FROM memories WHERE id = 'plain-note'").fetchone()
+    conn.close()
+    assert row == ("knowledge", "medium", "reference")
+
+
+# --- duplicate ids ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("resolve", ["delete-first", "rename-first-id"])
+def test_duplicate_id_second_file_is_invalid_until_the_first_goes(base, run_engram, resolve):
+    rules = base / ".agents/.engram/rules"
+    (rules / "a-first.md").write_text("---\nid: shared\n---\nfirst body\n")
+    (rules / "b-second.md").write_text("---\nid: shared\n---\nsecond body\n")
+    proc = run_engram(["index"], cwd=base)
+    assert proc.returncode == 1
+    assert summary(proc.stdout)["invalid"] == 1 and summary(proc.stdout)["total"] == 2
+    line = assert_one_line_about(proc.stderr, "rules/b-second.md")
+    assert "rules/a-first.md" in line and "shared" in line
+
+    if resolve == "delete-first":
+        (rules / "a-first.md").unlink()
+    else:
+        (rules / "a-first.md").write_text("---\nid: first-renamed\n---\nfirst body\n")
+    proc = run_engram(["index"], cwd=base)
+    assert proc.returncode == 0, proc.stderr
+    assert summary(proc.stdout)["invalid"] == 0
+    assert proc.stderr == ""
+    conn = sqlite3.connect(base / ".agents/.engram/index.db")
+    rel, body = conn.execute("SELECT rel, body FROM memories WHERE id = 'shared'").fetchone()
+    conn.close()
+    assert (rel, body) == ("rules/b-second.md", "second body")
+    assert run_engram(["check"], cwd=base).returncode == 0
+
+
+def test_same_file_name_in_two_folders_is_a_duplicate_id(base, run_engram):
+    (base / ".agents/.engram/rules/deploy.md").write_text("# Deploy rule\n")
+    (base / ".agents/.engram/knowledge/deploy.md").write_text("# Deploy notes\n")
+    proc = run_engram(["index"], cwd=base)
+    assert proc.returncode == 1
+    named = lines_naming(proc.stderr, "deploy.md")
+    assert len(named) == 1
+    assert "rules/deploy.md" in named[0] and "knowledge/deploy.md" in named[0]
+    assert "deploy" in ids_in_index(base)
+
+
+# --- files that cannot be read ----------------------------------------------------------------
+
+
+def test_symlink_pointing_outside_the_root_is_refused(base, tmp_path, run_engram):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("---\nid: outside-secret\n---\nleaked outside text\n")
+    (outside / "nested").mkdir()
+    (outside / "nested/other.md").write_text("---\nid: outside-other\n---\nalso outside\n")
+    rules = base / ".agents/.engram/rules"
+    (rules / "linked.md").symlink_to(outside / "secret.md")
+    (rules / "linked-dir").symlink_to(outside / "nested", target_is_directory=True)
+
+    proc = run_engram(["index"], cwd=base)
+    assert proc.returncode == 1
+    line = assert_one_line_about(proc.stderr, "rules/linked.md")
+    assert "symlink" in line or "outside" in line
+    assert ids_in_index(base) == {"good"}
+    loaded = run_engram(["load", "leaked outside text"], cwd=base)
+    assert "leaked outside text" not in loaded.stdout
+
+
+def test_unreadable_file_is_reported_and_skipped(base, run_engram):
+    bad = base / ".agents/.engram/rules/locked.md"
+    bad.write_text("---\nid: locked\n---\nlocked body\n")
+    bad.chmod(0)
+    try:
+        if os.access(bad, os.R_OK):
+            pytest.skip("running as root: chmod 000 does not make the file unreadable")
+        proc = run_engram(["index"], cwd=base)
+        assert proc.returncode == 1
+        assert_one_line_about(proc.stderr, "rules/locked.md")
+        assert ids_in_index(base) == {"good"}
+    finally:
+        bad.chmod(stat.S_IRUSR | stat.S_IWUSR)
+
+
+def test_unknown_depends_on_is_a_warning_not_invalid(base, run_engram):
+    (base / ".agents/.engram/rules/needs.md").write_text("---\nid: needs\ndepends_on: [no-such-memory]\n---\nbody\n")
+    proc = run_engram(["index"], cwd=base)
+    assert proc.returncode == 0, proc.stderr
+    assert summary(proc.stdout)["invalid"] == 0 and summary(proc.stdout)["total"] == 2
+    line = assert_one_line_about(proc.stderr, "rules/needs.md")
+    assert "no-such-memory" in line
+    assert "warning" in line.lower()
+    assert ids_in_index(base) == {"good", "needs"}
+    assert run_engram(["check"], cwd=base).returncode == 0
+
+
+def test_bad_config_value_is_reported_with_its_key(base, run_engram):
+    (base / ".agents/.engram/engram.config.json").write_text(json.dumps({"load": {"limit": 99}, "custom": 1}))
+    proc = run_engram(["index"], cwd=base)
+    assert proc.returncode == 0
+    assert any("load.limit" in line for line in proc.stderr.splitlines())
+    assert summary(proc.stdout)["total"] == 1
+
+
+def test_invalid_json_config_is_one_line_and_indexing_goes_on(base, run_engram):
+    (base / ".agents/.engram/engram.config.json").write_text('{"load": {"limit": 4,}')
+    proc = run_engram(["index"], cwd=base)
+    assert proc.returncode == 0
+    assert len(lines_naming(proc.stderr, "engram.config.json")) == 1
+    assert summary(proc.stdout)["total"] == 1
+
+
+# --- broken index files -------------------------------------------------------------------------
+
+
+def test_index_from_an_older_schema_is_rebuilt(base, run_engram):
+    index = base / ".agents/.engram/index.db"
+    assert run_engram(["index"], cwd=base).returncode == 0
+    conn = sqlite3.connect(index)
+    conn.execute("PRAGMA user_version = 0")
+    conn.commit()
+    conn.close()
+
+    check = run_engram(["check"], cwd=base)
+    assert check.returncode == 1
+    assert lines_naming(check.stdout + check.stderr, "index.db")
+
+    proc = run_engram(["index"], cwd=base)
+    assert proc.returncode == 0, proc.stderr
+    assert summary(proc.stdout) == {"total": 1, "added": 1, "changed": 0, "removed": 0, "invalid": 0}
+    conn = sqlite3.connect(index)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema_version("index")
+    conn.close()
+    assert run_engram(["verify"], cwd=base).returncode == 0
+    assert run_engram(["check"], cwd=base).returncode == 0
+
+
+def _garbage(path: Path) -> None:
+    path.write_bytes(os.urandom(4096) + b"not a database" * 100)
+
+
+def test_corrupt_workspace_index_is_rebuilt_by_index(base, run_engram):
+    index = base / ".agents/.engram/index.db"
+    assert run_engram(["index"], cwd=base).returncode == 0
+    _garbage(index)
+    check = run_engram(["check"], cwd=base)
+    assert check.returncode == 1
+    verify = run_engram(["verify"], cwd=base)
+    assert verify.returncode == 1
+    assert lines_naming(verify.stdout + verify.stderr, "index.db")
+
+    proc = run_engram(["index"], cwd=base)
+    assert proc.returncode == 0, proc.stderr
+    assert summary(proc.stdout)["total"] == 1
+    assert run_engram(["verify"], cwd=base).returncode == 0
+
+
+def test_corrupt_workspace_index_is_rebuilt_by_load(base, run_engram):
+    assert run_engram(["index"], cwd=base).returncode == 0
+    _garbage(base / ".agents/.engram/index.db")
+    proc = run_engram(["load", "--id", "good"], cwd=base)
+    assert proc.returncode == 0, proc.stderr
+    assert "The good memory about llamas." in proc.stdout
+
+
+def _truncated(base: Path, run_engram, dest: Path) -> None:
+    assert run_engram(["index", "--output", str(dest)], cwd=base).returncode == 0
+    data = dest.read_bytes()
+    dest.write_bytes(data[: len(data) // 2])
+
+
+def _foreign(dest: Path) -> None:
+    conn = sqlite3.connect(dest)
+    conn.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
+    conn.execute("INSERT INTO customers (name) VALUES ('x')")
+    conn.commit()
+    conn.close()
+
+
+def _foreign_fts(dest: Path) -> None:
+    conn = sqlite3.connect(dest)
+    for table in ("meta (key, value)", "files (rel)", "memories (id)", "edges (src)"):
+        conn.execute(f"CREATE TABLE {table}")
+    conn.execute("CREATE VIRTUAL TABLE memories_fts USING fts5(body)")
+    conn.commit()
+    conn.close()
+
+
+PREBUILT_CASES = {
+    "garbage": lambda base, run, dest: _garbage(dest),
+    "empty-file": lambda base, run, dest: dest.write_bytes(b""),
+    "sqlite-header-then-garbage": lambda base, run, dest: dest.write_bytes(b"SQLite format 3\x00" + b"\xff" * 2000),
+    "truncated-engram-index": _truncated,
+    "foreign-sqlite": lambda base, run, dest: _foreign(dest),
+    "foreign-sqlite-same-table-names": lambda base, run, dest: _foreign_fts(dest),
+    "missing-file": lambda base, run, dest: None,
+    "a-directory": lambda base, run, dest: dest.mkdir(),
+}
+
+
+@pytest.mark.parametrize("case", list(PREBUILT_CASES))
+def test_unusable_prebuilt_index_is_a_one_line_error(base, run_engram, case):
+    dest = base / "team.db"
+    PREBUILT_CASES[case](base, run_engram, dest)
+    proc = run_engram(["load", "--index", "team.db", "llamas"], cwd=base)
+    assert proc.returncode == 1, proc.stdout
+    err = proc.stderr.strip().splitlines()
+    assert len(err) == 1, proc.stderr
+    assert err[0].startswith("engram: error: ") and "team.db" in err[0]
+    assert proc.stdout == ""
+
+    verify = run_engram(["verify", "--index", "team.db"], cwd=base)
+    assert verify.returncode == 1
+    out = (verify.stdout + verify.stderr).strip().splitlines()
+    assert out and all("team.db" in line for line in out)
+    assert not any(line.startswith("OK ") for line in out)
+
+
+def test_prebuilt_index_from_an_older_schema_is_refused(base, run_engram):
+    assert run_engram(["index", "--output", "team.db"], cwd=base).returncode == 0
+    conn = sqlite3.connect(base / "team.db")
+    conn.execute("PRAGMA user_version = 0")
+    conn.commit()
+    conn.close()
+    proc = run_engram(["load", "--index", "team.db", "llamas"], cwd=base)
+    assert proc.returncode == 1
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert "schema" in proc.stderr and "team.db" in proc.stderr
+    assert run_engram(["verify", "--index", "team.db"], cwd=base).returncode == 1
+
+
+def test_prebuilt_index_is_never_modified_by_load(base, run_engram):
+    assert run_engram(["index", "--output", "team.db"], cwd=base).returncode == 0
+    team = base / "team.db"
+    before = team.read_bytes()
+    team.chmod(0o444)
+    proc = run_engram(["load", "--index", "team.db", "llamas"], cwd=base)
+    assert proc.returncode == 0, proc.stderr
+    assert "about llamas" in proc.stdout
+    assert team.read_bytes() == before
+    assert not Path(f"{team}-wal").exists() and not Path(f"{team}-journal").exists()
+
+
+# --- a root that cannot be written ----------------------------------------------------------
+
+
+def _edit_good(base: Path) -> None:
+    (base / ".agents/.engram/rules/good.md").write_bytes(GOOD.replace(b"about llamas.", b"about llamas, edited."))
+
+
+def test_load_uses_the_old_index_when_the_root_cannot_be_refreshed(base, run_engram):
+    """Simulates an unwritable root (we run as root, so chmod does not stop writes): the lock
+    file is replaced by a directory, so the compiler cannot start."""
+    root = base / ".agents/.engram"
+    assert run_engram(["index"], cwd=base).returncode == 0
+    _edit_good(base)
+    lock = root / ".index.lock"
+    lock.unlink(missing_ok=True)
+    lock.mkdir()
+
+    proc = run_engram(["load", "--json", "good llamas"], cwd=base)
+    assert proc.returncode == 0, proc.stderr
+    warnings = proc.stderr.strip().splitlines()
+    assert len(warnings) == 1 and warnings[0].startswith("engram: warning:") and "index.db" in warnings[0]
+    payload = json.loads(proc.stdout)
+    entries = {e["id"]: e for e in payload["entries"]}
+    assert entries["good"]["stale"] is True
+
+    index = run_engram(["index"], cwd=base)
+    assert index.returncode == 1
+    err = index.stderr.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("engram: error:")
+
+    lock.rmdir()
+    assert run_engram(["index"], cwd=base).returncode == 0
+    fetched = run_engram(["load", "--id", "good"], cwd=base)
+    assert "about llamas, edited." in fetched.stdout
+
+
+def test_load_on_a_read_only_root(base, run_engram):
+    root = base / ".agents/.engram"
+    assert run_engram(["index"], cwd=base).returncode == 0
+    _edit_good(base)
+    mode = root.stat().st_mode
+    root.chmod(0o555)
+    try:
+        if os.access(root, os.W_OK):
+            pytest.skip("running as root: a read-only folder is still writable")
+        proc = run_engram(["load", "--id", "good"], cwd=base)
+        assert proc.returncode == 0
+        assert "The good memory about llamas" in proc.stdout
+        assert len(proc.stderr.strip().splitlines()) <= 1
+    finally:
+        root.chmod(stat.S_IMODE(mode))

@@ -1,0 +1,311 @@
+"""engram.compile and engram.index: the index file, incremental and atomic builds, migrations."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from engram import terms
+from engram.compile import compile_root
+from engram.index import apply_migrations, fingerprint, migrations, schema_version, sha256_text
+from engram.workspace import open_workspace
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("ENGRAM_CONFIG_DIR", str(tmp_path / "cfg"))
+    monkeypatch.delenv("ENGRAM_GLOBAL_DIR", raising=False)
+
+
+def build(project: Path):
+    ws = open_workspace(project)
+    return compile_root(ws.root, ws.config)
+
+
+def db(project: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(project / ".agents/.engram/index.db")
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+@pytest.fixture
+def small(project, write_memory):
+    """Three memories: a rule depending on a knowledge note, and a skill."""
+    write_memory(
+        project,
+        "rules/release-checklist.md",
+        {"id": "release-checklist", "tags": ["release"], "depends_on": ["release-foundation"],
+         "directive": "Run the release checklist before tagging."},
+        "# Release checklist\n\n## Content\nBump the zebrafish version.\n\n## Context\nsecret history\n",
+    )
+    write_memory(
+        project,
+        "knowledge/release-foundation.md",
+        {"id": "release-foundation", "tags": ["release"]},
+        "# Foundations\n\nReleases are cut from main.\n",
+    )
+    write_memory(project, "skills/deploy.md", {"id": "deploy", "type": "workflow"}, "# Deploy\n\nRun make deploy.\n")
+    return project
+
+
+def snapshot(project: Path) -> dict:
+    conn = db(project)
+    memories = [dict(r) for r in conn.execute("SELECT * FROM memories ORDER BY rel")]
+    for row in memories:
+        row.pop("rowid", None)
+    files = [(r["rel"], r["sha256"], r["status"]) for r in conn.execute("SELECT * FROM files ORDER BY rel")]
+    edges = [tuple(r) for r in conn.execute("SELECT src, dst, kind FROM edges ORDER BY src, dst")]
+    meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    conn.close()
+    return {"memories": memories, "files": files, "edges": edges, "fingerprint": meta["fingerprint"]}
+
+
+# --- what the index holds -------------------------------------------------------------------
+
+
+def test_index_has_memories_fts_edges_files_and_meta(small):
+    result = build(small)
+    assert (result.total, result.added, result.invalid) == (3, 3, 0)
+    conn = db(small)
+    objects = {r["name"]: r["sql"] or "" for r in conn.execute("SELECT name, sql FROM sqlite_master")}
+    for table in ("memories", "files", "edges", "meta", "memories_fts"):
+        assert table in objects
+    assert "fts5" in objects["memories_fts"].lower()
+
+    ids = {r["id"]: r for r in conn.execute("SELECT * FROM memories")}
+    assert set(ids) == {"release-checklist", "release-foundation", "deploy"}
+    assert ids["deploy"]["type"] == "skill"
+    assert ids["release-foundation"]["authority"] == "reference"
+
+    edges = {(r["src"], r["dst"], r["kind"]) for r in conn.execute("SELECT * FROM edges")}
+    assert ("release-checklist", "release-foundation", "depends_on") in edges
+
+    meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    assert meta["schema_version"] == str(schema_version("index"))
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema_version("index")
+    assert meta["tokenizer"] == terms.TOKENIZER_VERSION
+    assert re.fullmatch(r"[0-9a-f]{64}", meta["fingerprint"])
+    assert meta["fingerprint"] == fingerprint(conn.execute("SELECT rel, sha256 FROM files").fetchall())
+
+
+def test_files_table_holds_sha256_of_each_source(small):
+    build(small)
+    root = small / ".agents/.engram"
+    stored = dict(db(small).execute("SELECT rel, sha256 FROM files").fetchall())
+    expected = {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in root.rglob("*.md")
+    }
+    assert stored == expected
+
+
+def test_stored_body_is_agent_visible_and_hashed(small):
+    build(small)
+    row = db(small).execute("SELECT body, body_sha256 FROM memories WHERE id = 'release-checklist'").fetchone()
+    assert "Bump the zebrafish version." in row["body"]
+    assert "secret history" not in row["body"] and "## Context" not in row["body"]
+    assert row["body_sha256"] == sha256_text(row["body"])
+
+
+def test_fts_table_finds_a_memory_by_body_term(small):
+    build(small)
+    conn = db(small)
+    term = terms.index_terms("zebrafish").split()[0]
+    rowids = [r[0] for r in conn.execute("SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?", (f'"{term}"',))]
+    assert len(rowids) == 1
+    assert conn.execute("SELECT id FROM memories WHERE rowid = ?", (rowids[0],)).fetchone()[0] == "release-checklist"
+
+
+def test_removed_file_leaves_memories_files_fts_and_edges(small):
+    build(small)
+    (small / ".agents/.engram/rules/release-checklist.md").unlink()
+    result = build(small)
+    assert (result.removed, result.total) == (1, 2)
+    conn = db(small)
+    assert conn.execute("SELECT count(*) FROM memories WHERE id = 'release-checklist'").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM files WHERE rel = 'rules/release-checklist.md'").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM edges WHERE src = 'release-checklist'").fetchone()[0] == 0
+    term = terms.index_terms("zebrafish").split()[0]
+    assert conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (f'"{term}"',)).fetchone()[0] == 0
+
+
+def test_index_is_a_pure_function_of_the_sources(small):
+    build(small)
+    first = snapshot(small)
+    (small / ".agents/.engram/index.db").unlink()
+    build(small)
+    assert snapshot(small) == first
+
+
+# --- incremental and atomic -----------------------------------------------------------------
+
+
+def test_second_compile_with_nothing_changed_writes_nothing(small):
+    build(small)
+    index = small / ".agents/.engram/index.db"
+    before = index.stat()
+    digest = hashlib.sha256(index.read_bytes()).hexdigest()
+    result = build(small)
+    assert result.wrote is False
+    assert (result.total, result.added, result.changed, result.removed, result.invalid) == (3, 0, 0, 0, 0)
+    after = index.stat()
+    assert (after.st_ino, after.st_mtime_ns, after.st_size) == (before.st_ino, before.st_mtime_ns, before.st_size)
+    assert hashlib.sha256(index.read_bytes()).hexdigest() == digest
+
+
+def test_files_with_unchanged_size_and_mtime_are_not_read_again(small):
+    """Proof that an unchanged file is not re-read or re-parsed: swap its bytes but keep its stat."""
+    build(small)
+    path = small / ".agents/.engram/skills/deploy.md"
+    st = path.stat()
+    text = path.read_text()
+    path.write_text(text.replace("make deploy", "MAKE DEPLOY"))  # same length
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_size == st.st_size
+    result = build(small)
+    assert result.wrote is False
+    body = db(small).execute("SELECT body FROM memories WHERE id = 'deploy'").fetchone()[0]
+    assert "make deploy" in body
+
+
+def test_touching_a_file_is_not_a_change(small):
+    build(small)
+    path = small / ".agents/.engram/skills/deploy.md"
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 5_000_000_000))
+    result = build(small)
+    assert (result.added, result.changed, result.removed) == (0, 0, 0)
+    again = build(small)
+    assert again.wrote is False  # the new mtime was recorded
+
+
+def test_a_change_is_written_to_a_new_file_then_renamed(small):
+    build(small)
+    root = small / ".agents/.engram"
+    inode = (root / "index.db").stat().st_ino
+    (root / "skills/deploy.md").write_text("---\nid: deploy\n---\n# Deploy\n\nRun make release instead.\n")
+    result = build(small)
+    assert result.wrote is True and result.changed == 1
+    assert (root / "index.db").stat().st_ino != inode
+    assert list(root.glob(".index.db.tmp-*")) == []
+    body = db(small).execute("SELECT body FROM memories WHERE id = 'deploy'").fetchone()[0]
+    assert "make release instead" in body
+
+
+def test_compile_never_writes_state_db(small):
+    build(small)
+    root = small / ".agents/.engram"
+    assert not (root / "state.db").exists()
+    tables = {r[0] for r in db(small).execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert not tables & {"fetches", "sessions", "delivered"}
+
+
+# --- ignore rules ----------------------------------------------------------------------------
+
+
+def test_engramignore_and_ignore_also_mark_memories_ignored(small, write_memory):
+    root = small / ".agents/.engram"
+    write_memory(small, "knowledge/secret.md", {"id": "secret"}, "hidden stuff\n")
+    write_memory(small, "rules/draft-one.md", {"id": "draft-one"}, "draft\n")
+    (small / ".engramignore").write_text("# comment\nknowledge/secret.md\n")
+    (root / "engram.config.json").write_text(json.dumps({"ignore": {"also": ["rules/draft-*.md"]}}))
+    result = build(small)
+    assert result.total == 5 and result.invalid == 0
+    flags = dict(db(small).execute("SELECT id, ignored FROM memories").fetchall())
+    assert flags == {"release-checklist": 0, "release-foundation": 0, "deploy": 0, "secret": 1, "draft-one": 1}
+
+    (small / ".engramignore").write_text("")
+    result = build(small)
+    assert result.wrote is True
+    flags = dict(db(small).execute("SELECT id, ignored FROM memories").fetchall())
+    assert flags["secret"] == 0 and flags["draft-one"] == 1
+
+
+def test_engramignore_matches_paths_relative_to_the_memory_root(small, write_memory):
+    write_memory(small, "knowledge/sub/deep.md", {"id": "deep"}, "deep\n")
+    (small / ".engramignore").write_text("knowledge/sub/\n/rules/release-*.md\n")
+    build(small)
+    flags = dict(db(small).execute("SELECT id, ignored FROM memories").fetchall())
+    assert flags["deep"] == 1
+    assert flags["release-checklist"] == 1
+    assert flags["release-foundation"] == 0 and flags["deploy"] == 0
+
+
+# --- migrations -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["index", "state"])
+def test_migration_files_are_numbered_sql(kind):
+    files = sorted((REPO / "migrations" / kind).glob("*"))
+    assert files, f"no migrations/{kind}"
+    for path in files:
+        assert re.fullmatch(r"\d{3}_[a-z0-9_]+\.sql", path.name), path.name
+    versions = [v for v, _ in migrations(kind)]
+    assert versions == sorted(set(versions)) and versions[0] == 1
+    assert schema_version(kind) == versions[-1]
+
+
+@pytest.mark.parametrize(
+    "kind, tables", [("index", {"meta", "files", "memories", "edges", "memories_fts"}), ("state", {"fetches"})]
+)
+def test_apply_migrations_sets_user_version_and_is_idempotent(tmp_path, kind, tables):
+    conn = sqlite3.connect(tmp_path / f"{kind}.db", isolation_level=None)
+    apply_migrations(conn, kind)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema_version(kind)
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert tables <= names
+    apply_migrations(conn, kind)  # nothing pending: no error, same version
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema_version(kind)
+
+
+def test_migrations_ship_in_the_wheel_and_apply_from_it(tmp_path):
+    out = tmp_path / "dist"
+    build_proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPO)],
+        capture_output=True, text=True, timeout=180,
+    )
+    if build_proc.returncode != 0:
+        build_proc = subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(REPO)],
+            capture_output=True, text=True, timeout=180,
+        )
+    assert build_proc.returncode == 0, build_proc.stderr
+    wheels = list(out.glob("engram-*.whl"))
+    assert len(wheels) == 1
+    names = zipfile.ZipFile(wheels[0]).namelist()
+    assert "engram/_migrations/index/001_initial.sql" in names
+    assert "engram/_migrations/state/001_initial.sql" in names
+
+    site = tmp_path / "site"
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(site), str(wheels[0])],
+        capture_output=True, text=True, timeout=180,
+    )
+    assert install.returncode == 0, install.stderr
+    script = (
+        "import sqlite3, sys, engram, engram.index as ix\n"
+        "assert engram.__file__.startswith(sys.argv[1]), engram.__file__\n"
+        "for kind in ('index', 'state'):\n"
+        "    conn = sqlite3.connect(sys.argv[2] + kind + '.db', isolation_level=None)\n"
+        "    ix.apply_migrations(conn, kind)\n"
+        "    print(kind, conn.execute('PRAGMA user_version').fetchone()[0], ix.schema_version(kind))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    run = subprocess.run(
+        [sys.executable, "-c", script, str(site), str(tmp_path / "fresh-")],
+        capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0] == f"index {schema_version('index')} {schema_version('index')}"
+    assert lines[1] == f"state {schema_version('state')} {schema_version('state')}"
+    assert not (site / "migrations").exists()  # so they can only have come from engram/_migrations

@@ -1,0 +1,869 @@
+"""`engram load`: read flow, anchors, ranking, visibility, refinement, flags and robustness.
+
+Every test runs the installed `engram` command in a temp project with real
+memory files and a real SQLite index (spec/read-path.md, DESIGN.md 3, 5, 6, 7).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+
+import pytest
+
+from readpath_helpers import (  # noqa: F401 - `project` is a fixture
+    COUNT_LINE,
+    EMPTY_COUNT_LINE,
+    card_ids,
+    entry_ids,
+    heading_ids,
+    omitted_reasons,
+    Project,
+    project,
+)
+
+DEPLOY_BODY = "# Deploy\n\nShip the deploy through the staging gate, then watch the dashboards."
+
+
+# --- read flow: workspace and global roots ----------------------------------------------------
+
+
+def test_workspace_copy_of_an_id_wins_over_the_global_copy(project):
+    project.write_global("x", "# X\nGLOBALCOPY of the deploy procedure.", tags=["deploy"], directive="Deploy (global).")
+    project.write("x", "# X\nWORKSPACECOPY of the deploy procedure.", tags=["deploy"], directive="Deploy (workspace).")
+
+    for args in (("deploy",), ("--all", "deploy"), ("--full", "deploy"), ("--id", "x")):
+        result = project.load(*args)
+        assert result.returncode == 0, result.stderr
+        assert "WORKSPACECOPY" in result.stdout, args
+        assert "GLOBALCOPY" not in result.stdout, args
+
+    payload = project.load_json("deploy")
+    assert [(e["id"], e["scope"]) for e in payload["entries"]] == [("x", "workspace")]
+    assert payload["total_related"] == 1
+
+
+def test_a_global_only_memory_is_loadable(project):
+    project.write("local-notes", "# Local\nNotes about the kafka brokers.")
+    project.write_global("gpg-signing", "# Signing\nSign every tag with the team GPGKEYWORD key.", tags=["signing"])
+
+    result = project.load("gpgkeyword signing")
+    assert result.returncode == 0, result.stderr
+    assert heading_ids(result.stdout) == ["gpg-signing"]
+    assert "Sign every tag" in result.stdout
+    assert project.load_json("signing")["entries"][0]["scope"] == "global"
+
+    fetched = project.load("--id", "gpg-signing")
+    assert fetched.returncode == 0
+    assert "### gpg-signing [rule, instruction]" in fetched.stdout
+    assert "Sign every tag" in fetched.stdout
+
+
+def test_without_a_global_root_global_memories_are_not_seen(project):
+    project.write_global("gpg-signing", "# Signing\nSign every tag.", tags=["signing"])
+    glob = project.global_root
+    project.global_root = None  # the env no longer names it
+    assert project.load("signing").stdout == EMPTY_COUNT_LINE + "\n"
+    project.global_root = glob
+    assert project.load("signing").counts() == (1, 1)
+
+
+# --- read flow: ignore rules and role filters --------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ignored_project(tmp_path_factory):
+    project = Project(tmp_path_factory.mktemp("ignored"))
+    project.ignore("knowledge/secret-*.md")
+    project.write("secret-keys", "# Keys\nSECRETBODY deploy vault layout.", type="knowledge", tags=["deploy"])
+    project.write("secret-plan", "# Plan\nSECRETPLAN deploy roadmap.", type="knowledge", tags=["deploy"])
+    project.write("public-deploy", "# Public\nPUBLICBODY deploy steps.", type="knowledge", tags=["deploy"])
+    return project
+
+
+def test_ignored_memories_never_print(ignored_project):
+    for args in (("deploy",), ("--all", "deploy"), ("--full", "deploy"), ("--disclosure", "full", "deploy")):
+        result = ignored_project.load(*args)
+        assert result.returncode == 0
+        assert "PUBLICBODY" in result.stdout, args
+        assert "SECRET" not in result.stdout, args
+        assert "secret-" not in result.stdout, args
+        assert result.counts() == (1, 1), args
+
+
+def test_dry_run_lists_ignored_matches_with_reason(ignored_project):
+    result = ignored_project.load("--dry-run", "deploy")
+    assert result.returncode == 0
+    assert "omitted: secret-keys [workspace] (ignored)" in result.lines
+    assert "omitted: secret-plan [workspace] (ignored)" in result.lines
+    assert "SECRETBODY" not in result.stdout
+    payload = ignored_project.load_json("deploy")
+    assert omitted_reasons(payload) == {"secret-keys": "ignored", "secret-plan": "ignored"}
+
+
+def test_ignored_memory_not_listed_when_it_does_not_match(ignored_project):
+    result = ignored_project.load("--dry-run", "steps")
+    assert "secret-keys" not in result.stdout
+    assert "public-deploy" in result.stdout
+
+
+def test_load_id_of_ignored_memory_says_hidden(ignored_project):
+    result = ignored_project.load("--id", "secret-keys")
+    assert "hidden secret-keys: ignored by .engramignore" in result.stdout
+    assert "SECRETBODY" not in result.stdout + result.stderr
+    both = ignored_project.load("--id", "secret-keys,public-deploy")
+    assert both.returncode == 0
+    assert "PUBLICBODY" in both.stdout and "SECRETBODY" not in both.stdout
+
+
+def test_ignore_rules_added_after_indexing_apply_to_the_next_load(project):
+    project.write("secret-keys", "# Keys\nSECRETBODY deploy vault.", type="knowledge")
+    assert "SECRETBODY" in project.load("deploy").stdout
+    project.ignore("knowledge/secret-*.md")
+    result = project.load("deploy")
+    assert "SECRETBODY" not in result.stdout
+    assert result.stdout == EMPTY_COUNT_LINE + "\n"
+
+
+def test_role_filter(project):
+    project.config({"roles": ["frontend"]})
+    project.write("backend-deploy", "# Backend\nBACKENDBODY deploy the api.", role=["backend"], tags=["deploy"])
+    project.write("frontend-deploy", "# Frontend\nFRONTENDBODY deploy the bundle.", role=["frontend"], tags=["deploy"])
+    project.write("shared-deploy", "# Shared\nSHAREDBODY deploy notes.", tags=["deploy"])
+
+    result = project.load("deploy")
+    assert "FRONTENDBODY" in result.stdout
+    assert "SHAREDBODY" in result.stdout
+    assert "BACKENDBODY" not in result.stdout
+    assert result.counts() == (2, 2)
+    assert "BACKENDBODY" not in project.load("--all", "deploy").stdout
+    assert omitted_reasons(project.load_json("deploy")) == {"backend-deploy": "role"}
+    assert "omitted: backend-deploy [workspace] (role)" in project.load("--dry-run", "deploy").lines
+
+    hidden = project.load("--id", "backend-deploy")
+    assert "hidden backend-deploy: hidden by the role filter" in hidden.stdout
+    assert "BACKENDBODY" not in hidden.stdout
+
+
+def test_without_roles_configured_role_memories_are_visible(project):
+    project.write("backend-deploy", "# Backend\nBACKENDBODY deploy the api.", role=["backend"], tags=["deploy"])
+    assert "BACKENDBODY" in project.load("deploy").stdout
+
+
+# --- lifecycle and confidence ------------------------------------------------------------------
+
+
+def test_valid_until_in_the_past_is_excluded_with_reason_lifecycle(project):
+    project.write("expired", "# Old\nEXPIREDBODY deploy freeze.", valid_until="2001-01-31", confidence="high")
+    project.write("current", "# New\nCURRENTBODY deploy freeze.", valid_until="2999-12-31", confidence="high")
+    result = project.load("deploy freeze")
+    assert "CURRENTBODY" in result.stdout
+    assert "EXPIREDBODY" not in result.stdout
+    assert result.counts() == (1, 1)
+    assert "EXPIREDBODY" not in project.load("--all", "deploy freeze").stdout
+    assert omitted_reasons(project.load_json("deploy freeze")) == {"expired": "lifecycle"}
+
+
+@pytest.mark.parametrize("lifecycle", ["archived", "superseded"])
+def test_archived_and_superseded_are_hidden(project, lifecycle):
+    project.write("gone", "# Gone\nGONEBODY deploy freeze.", lifecycle=lifecycle)
+    project.write("here", "# Here\nHEREBODY deploy freeze.", lifecycle="active")
+    for args in (("deploy freeze",), ("--all", "deploy freeze")):
+        result = project.load(*args)
+        assert "HEREBODY" in result.stdout
+        assert "GONEBODY" not in result.stdout
+    assert omitted_reasons(project.load_json("deploy freeze")) == {"gone": "lifecycle"}
+
+
+def test_low_confidence_is_hidden_from_normal_load_but_shown_by_all(project):
+    project.write("guess", "# Guess\nGUESSBODY deploy freeze.", confidence="low")
+    project.write("known", "# Known\nKNOWNBODY deploy freeze.", confidence="high")
+    result = project.load("deploy freeze")
+    assert "KNOWNBODY" in result.stdout and "GUESSBODY" not in result.stdout
+    assert result.counts() == (1, 1)
+    assert omitted_reasons(project.load_json("deploy freeze")) == {"guess": "confidence"}
+    everything = project.load("--all", "deploy freeze")
+    assert "GUESSBODY" in everything.stdout and "KNOWNBODY" in everything.stdout
+    assert everything.counts() == (2, 2)
+
+
+# --- multipliers: order of two memories identical except one field -----------------------------
+
+TWIN_BODY = "# Twin\nDeploy the service through the staging gate."
+
+
+def _twins(project, low: dict, high: dict) -> dict:
+    """`aa-twin` gets ``low`` (it would win an exact tie on id), `zz-twin` gets ``high``."""
+    project.write("aa-twin", TWIN_BODY, tags=["deploy"], **low)
+    project.write("zz-twin", TWIN_BODY, tags=["deploy"], **high)
+    payload = project.load_json("deploy")
+    assert sorted(entry_ids(payload)) == ["aa-twin", "zz-twin"]
+    return payload
+
+
+def _scores(payload: dict) -> dict[str, float]:
+    return {e["id"]: e["score"] for e in payload["entries"]}
+
+
+def test_twins_without_a_difference_tie_and_keep_id_order(project):
+    payload = _twins(project, {"confidence": "high"}, {"confidence": "high"})
+    assert entry_ids(payload) == ["aa-twin", "zz-twin"]
+    scores = _scores(payload)
+    assert scores["aa-twin"] == scores["zz-twin"]
+
+
+def test_review_due_ranks_below_active(project):
+    payload = _twins(project, {"lifecycle": "review_due"}, {"lifecycle": "active"})
+    assert entry_ids(payload) == ["zz-twin", "aa-twin"]
+    scores = _scores(payload)
+    assert scores["aa-twin"] == pytest.approx(0.7 * scores["zz-twin"], rel=1e-3)
+    assert "x0.7 review_due" in payload["entries"][1]["reasons"]
+
+
+def test_medium_confidence_ranks_below_high(project):
+    payload = _twins(project, {"confidence": "medium"}, {"confidence": "high"})
+    assert entry_ids(payload) == ["zz-twin", "aa-twin"]
+    scores = _scores(payload)
+    assert scores["aa-twin"] == pytest.approx(0.9 * scores["zz-twin"], rel=1e-3)
+
+
+def test_default_confidence_is_medium(project):
+    payload = _twins(project, {}, {"confidence": "high"})
+    assert entry_ids(payload) == ["zz-twin", "aa-twin"]
+
+
+def test_workspace_memory_ranks_above_an_identical_global_one(project):
+    project.write_global("aa-global", TWIN_BODY, tags=["deploy"], confidence="high")
+    project.write("zz-workspace", TWIN_BODY, tags=["deploy"], confidence="high")
+    payload = project.load_json("deploy")
+    assert [(e["id"], e["scope"]) for e in payload["entries"]] == [("zz-workspace", "workspace"), ("aa-global", "global")]
+    scores = _scores(payload)
+    assert scores["zz-workspace"] == pytest.approx(1.1 * scores["aa-global"], rel=1e-3)
+
+
+def test_fetched_memory_gets_a_boost(project):
+    before = _twins(project, {"confidence": "high"}, {"confidence": "high"})
+    assert entry_ids(before) == ["aa-twin", "zz-twin"]
+    for _ in range(3):
+        assert project.load("--id", "zz-twin").returncode == 0
+    assert (project.root / "state.db").is_file()
+    with sqlite3.connect(project.root / "state.db") as conn:
+        assert conn.execute("SELECT count FROM fetches WHERE id = 'zz-twin'").fetchone()[0] == 3
+    after = project.load_json("deploy")
+    assert entry_ids(after) == ["zz-twin", "aa-twin"]
+    scores = _scores(after)
+    assert 1.0 < scores["zz-twin"] / scores["aa-twin"] <= 1.2 + 1e-3  # a small boost
+
+
+def test_stale_memory_in_prebuilt_index_ranks_lower_and_is_marked(project):
+    project.config({"load": {"expand_top": 1}})
+    stale = project.write("aa-twin", TWIN_BODY, tags=["deploy"], confidence="high")
+    project.write("zz-twin", TWIN_BODY, tags=["deploy"], confidence="high")
+    built = project.run("index", "--output", "team.db")
+    assert built.returncode == 0, built.stderr
+    assert (project.path / "team.db").is_file()
+
+    fresh = project.load_json("--index", "team.db", "deploy")
+    assert entry_ids(fresh) == ["aa-twin", "zz-twin"]
+    assert [e["stale"] for e in fresh["entries"]] == [False, False]
+
+    stale.write_text(stale.read_text(encoding="utf-8") + "\nEdited after the build.\n", encoding="utf-8")
+    payload = project.load_json("--index", "team.db", "deploy")
+    assert entry_ids(payload) == ["zz-twin", "aa-twin"]
+    flags = {e["id"]: e["stale"] for e in payload["entries"]}
+    assert flags == {"aa-twin": True, "zz-twin": False}
+    scores = _scores(payload)
+    assert scores["aa-twin"] == pytest.approx(0.6 * scores["zz-twin"], rel=1e-3)
+
+    text = project.load("--index", "team.db", "deploy")
+    assert heading_ids(text.stdout) == ["zz-twin"]
+    assert "- aa-twin [rule] " in text.stdout
+    card = next(line for line in text.lines if line.startswith("- aa-twin "))
+    assert card.endswith(" (stale)")
+    assert "Edited after the build" not in text.stdout  # the prebuilt index is used as is
+
+
+# --- anchors: stopwords, generic words, type words -----------------------------------------------
+
+
+def _generic_memories(project):
+    project.write("agent-rule", "# Rule\nThis rule is knowledge for the memory context of an agent task.",
+                  tags=["rule", "memory", "context"], directive="A rule about agent memory and task context.")
+    project.write("skill-knowledge", "# Knowledge\nKnowledge memory skill for every agent and task.", type="skill",
+                  tags=["knowledge", "agent"])
+    project.write("the-and", "# With\nThe and of with the and of with.")
+    return project
+
+
+@pytest.fixture(scope="module")
+def generic_project(tmp_path_factory):
+    return _generic_memories(Project(tmp_path_factory.mktemp("generic")))
+
+
+@pytest.mark.parametrize("query", ["the and of with", "rule knowledge memory context agent task",
+                                   "rules memories skills agents tasks types use", "the rule of the agent"])
+def test_stopword_and_generic_queries_load_nothing(generic_project, query):
+    result = generic_project.load(query)
+    assert result.returncode == 0
+    assert result.stdout == EMPTY_COUNT_LINE + "\n"
+
+
+def test_generic_words_do_not_route_a_mixed_query(project):
+    _generic_memories(project)
+    project.write("deploy-steps", "# Deploy\nShip through staging.", tags=["deploy"])
+    payload = project.load_json("deploy rule memory")
+    assert entry_ids(payload) == ["deploy-steps"]
+    assert payload["total_related"] == 1
+
+
+def test_workflow_routes_to_skill_memories(project):
+    project.write("aa-deploy", DEPLOY_BODY, type="rule", tags=["deploy"], confidence="high")
+    project.write("zz-deploy", DEPLOY_BODY, type="skill", tags=["deploy"], confidence="high")
+    plain = project.load_json("deploy")
+    assert entry_ids(plain) == ["aa-deploy", "zz-deploy"]  # a tie: id order
+    for query in ("deploy workflow", "deploy workflows"):
+        payload = project.load_json(query)
+        assert entry_ids(payload) == ["zz-deploy", "aa-deploy"], query
+        assert payload["entries"][0]["type"] == "skill"
+
+
+def test_type_workflow_is_a_skill(project):
+    project.write("release-flow", "# Release\nCut the release branch.", type="workflow", tags=["release"])
+    result = project.load("release")
+    assert "### release-flow [skill, instruction]" in result.stdout
+
+
+def test_workflow_alone_is_not_a_broad_match(project):
+    project.write("lint-setup", "# Lint\nRun ruff before committing.", type="skill", tags=["lint"])
+    project.write("db-migrate", "# Migrate\nApply migrations with alembic.", type="skill", tags=["database"])
+    payload = project.load_json("workflow")
+    assert payload["entries"] == [] and payload["total_related"] == 0
+    for query in ("workflow", "workflows"):
+        assert project.load(query).stdout == EMPTY_COUNT_LINE + "\n", query
+
+
+# --- the four-anchor rule ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def anchor_project(tmp_path_factory):
+    project = Project(tmp_path_factory.mktemp("anchors"))
+    project.write("body-one", "# Notes\nOperational notes about kafka brokers.")
+    project.write("zebra", "# Notes\nOperational notes about brokers.")
+    project.write("tag-one", "# Notes\nOperational notes about brokers.", tags=["mango"])
+    project.write("directive-one", "# Notes\nOperational notes about brokers.", directive="Check quartz first.")
+    project.write("path-one", "# Notes\nOperational notes about brokers.", applies_to=['"src/kafka/**"'])
+    project.write("body-two", "# Notes\nOperational notes about mango and quartz brokers.")
+    project.write("summary-one", "# Notes\nOperational notes about brokers.", summary="Zebra crossing notes.")
+    project.write("trigger-one", "# Notes\nOperational notes about brokers.", triggers=["quartz clock"])
+    return project
+
+
+STRONG_OR_TWO = {"zebra", "tag-one", "directive-one", "path-one", "body-two"}
+
+
+def test_four_anchors_need_two_hits_or_one_strong_hit(anchor_project):
+    payload = anchor_project.load_json("kafka zebra mango quartz")
+    reasons = omitted_reasons(payload)
+    assert reasons.get("body-one") == "anchors"
+    assert reasons.get("summary-one") == "anchors"  # summary is not a strong field
+    assert reasons.get("trigger-one") == "anchors"  # nor are triggers
+    for admitted in STRONG_OR_TWO:
+        assert reasons.get(admitted) != "anchors", admitted
+    assert payload["total_related"] == len(STRONG_OR_TWO)
+    dry = anchor_project.load("--dry-run", "kafka zebra mango quartz")
+    assert "omitted: body-one [workspace] (anchors)" in dry.lines
+    assert dry.lines[0].endswith(f" of {len(STRONG_OR_TWO)})")
+
+
+def test_three_anchors_admit_a_single_body_hit(anchor_project):
+    payload = anchor_project.load_json("kafka zebra mango")
+    reasons = omitted_reasons(payload)
+    assert "anchors" not in reasons.values()
+    admitted = {"body-one", "zebra", "tag-one", "path-one", "body-two", "summary-one"}
+    assert payload["total_related"] == len(admitted)
+
+
+def test_stopwords_do_not_count_as_anchors(anchor_project):
+    payload = anchor_project.load_json("the kafka and with the zebra of")
+    assert "anchors" not in omitted_reasons(payload).values()
+    assert payload["total_related"] == 4  # body-one, zebra, path-one, summary-one
+
+
+def test_no_term_overlap_never_admits(project):
+    project.write("sedans", "# Sedans\nAutomobile maintenance: oil, tyres and brakes.", tags=["vehicle"])
+    assert entry_ids(project.load_json("automobile")) == ["sedans"]
+    for query in ("car", "motorcar servicing", "deploy"):
+        assert project.load(query).stdout == EMPTY_COUNT_LINE + "\n", query
+
+
+# --- BM25 over the fields, light stemming, refinement -------------------------------------------
+
+PLAIN = "# Notes\nOperational notes for the brokers and the clusters of the platform."
+
+
+@pytest.mark.parametrize("field", ["id", "tags", "directive", "summary", "triggers"])
+def test_each_field_routes_and_outranks_a_body_hit(project, field):
+    project.write("aa-body", PLAIN + " Mention kafka once.", confidence="high")
+    extra = {"tags": ["kafka"], "directive": "Kafka brokers first.", "summary": "Kafka notes.",
+             "triggers": ["kafka outage"]}
+    fields = {field: extra[field]} if field != "id" else {}
+    project.write("zz-kafka" if field == "id" else "zz-other", PLAIN + " Mention kafka once.", confidence="high", **fields)
+    payload = project.load_json("kafka")
+    ids = entry_ids(payload)
+    assert len(ids) == 2 and ids[1] == "aa-body", payload
+    assert any(r.startswith("kafka -> ") and (field if field != "tags" else "tags") in r
+               for r in payload["entries"][0]["reasons"])
+
+
+@pytest.mark.parametrize("body, query", [
+    ("# デプロイ\n本番環境へのデプロイ手順です。", "デプロイ手順を教えて"),
+    ("# 缓存\n缓存失效的处理方法。", "如何处理缓存失效"),
+    ("# Triển khai\nQuy trình triển khai lên máy chủ.", "trien khai may chu"),
+    ("# Triển khai\nQuy trình triển khai lên máy chủ.", "triển khai"),
+])
+def test_cjk_and_vietnamese_queries_route(project, body, query):
+    project.write("target", body, tags=["zz"])
+    project.write("other", "# Other\nDeploy notes in English.", tags=["deploy"])
+    assert entry_ids(project.load_json(query)) == ["target"]
+
+
+def test_light_stemming_matches_inflections(project):
+    project.write("deploy-steps", "# Deploy\nDeploys go through staging.", tags=["deployment"])
+    for query in ("deploying", "deployed", "deploys", "DEPLOY"):
+        assert entry_ids(project.load_json(query)) == ["deploy-steps"], query
+
+
+def test_wider_pool_is_refined_into_a_compact_pack(project):
+    project.write("kafka-zebra", "# KZ\nKafka zebra runbook.", tags=["kafka", "zebra"], directive="Kafka zebra first.")
+    project.write("long-notes", "# Notes\n" + "Unrelated platform notes about brokers. " * 30 + "A zebra once.")
+    payload = project.load_json("kafka zebra")
+    assert entry_ids(payload) == ["kafka-zebra"]
+    assert payload["total_related"] == 2
+    assert omitted_reasons(payload) == {"long-notes": "limit"}
+    result = project.load("kafka zebra")
+    assert result.lines[0] == "loaded 1 memory files / 2 total related memories"
+    assert "long-notes" not in result.stdout
+
+
+def test_refinement_never_empties_the_pack_of_related_memories(project):
+    """Two related memories, each about one of two anchors, under the limit: the pack is not empty."""
+    project.write("broker-notes", "# Brokers\nHow we run kafka in production.")
+    project.write("ship-notes", "# Shipping\nHow we deploy to production.")
+    payload = project.load_json("deploy kafka")
+    assert payload["total_related"] == 2
+    assert payload["selected"] >= 1, payload["omitted"]
+    assert project.load("deploy kafka").counts()[0] >= 1
+
+
+def test_graph_related_edges_never_load_an_unrelated_memory(project):
+    project.write("kafka-setup", "# Kafka\nKafka brokers setup.", tags=["kafka"])
+    project.write("zebra-notes", "# Zebra\nZebra crossing notes.", tags=["zebra"], depends_on=["kafka-setup"])
+    assert entry_ids(project.load_json("kafka")) == ["kafka-setup"]  # also builds the index
+    with sqlite3.connect(project.root / "index.db") as conn:
+        conn.execute("INSERT OR IGNORE INTO edges (src, dst, kind) VALUES ('kafka-setup', 'zebra-notes', 'related')")
+    payload = project.load_json("kafka")
+    assert entry_ids(payload) == ["kafka-setup"]  # neither the related edge nor the dependent pulls zebra-notes
+    assert "Zebra crossing" not in project.load("kafka").stdout
+
+
+# --- the count line and the load limit -----------------------------------------------------------
+
+
+def _five_deploy_memories(project):
+    for name in ("alpha", "bravo", "charlie", "delta", "echo"):
+        project.write(f"deploy-{name}", f"# {name}\nDeploy notes {name}.", tags=["deploy"], directive=f"Deploy {name}.")
+
+
+def test_count_line_is_first_and_alone(project):
+    _five_deploy_memories(project)
+    result = project.load("deploy")
+    assert result.lines[0] == "loaded 5 memory files / 5 total related memories"
+    assert len(heading_ids(result.stdout)) + len(card_ids(result.stdout)) == 5
+
+
+def test_load_limit_caps_the_pack(project):
+    _five_deploy_memories(project)
+    set_ = project.run("set-load-limit", "2")
+    assert set_.returncode == 0
+    assert set_.stdout.strip() == "Load limit: 2 (default 8, range 1-32)"
+    assert project.run("set-load-limit", "status").stdout.strip() == "Load limit: 2 (default 8, range 1-32)"
+    assert json.loads((project.root / "engram.config.json").read_text())["load"]["limit"] == 2
+
+    result = project.load("deploy")
+    assert result.lines[0] == "loaded 2 memory files / 5 total related memories"
+    payload = project.load_json("deploy")
+    assert payload["selected"] == 2 == len(payload["entries"])
+    assert payload["total_related"] == 5
+    assert sorted(omitted_reasons(payload).values()) == ["limit"] * 3
+    assert project.load("--dry-run", "deploy").lines[0] == "Routed memories (2 of 5)"
+
+    reset = project.run("set-load-limit", "reset")
+    assert reset.returncode == 0 and reset.stdout.strip() == "Load limit: 8 (default 8, range 1-32)"
+    assert project.load("deploy").lines[0] == "loaded 5 memory files / 5 total related memories"
+
+
+def test_set_load_limit_out_of_range(project):
+    for value in ("40", "0", "abc"):
+        result = project.run("set-load-limit", value)
+        assert result.returncode == 1, value
+        assert "integer from 1 to 32" in result.stderr, value
+        assert result.stderr.startswith("engram: error: ")
+    assert project.run("set-load-limit", "status").stdout.strip() == "Load limit: 8 (default 8, range 1-32)"
+
+
+def test_set_load_limit_keeps_other_config_keys(project):
+    project.config({"roles": ["frontend"], "custom": {"keep": True}, "load": {"expand_top": 2}})
+    assert project.run("set-load-limit", "5").returncode == 0
+    data = json.loads((project.root / "engram.config.json").read_text())
+    assert data == {"roles": ["frontend"], "custom": {"keep": True}, "load": {"expand_top": 2, "limit": 5}}
+
+
+def test_selected_never_exceeds_total_related(project):
+    """A prerequisite pulled into the pack is a related memory: 'N of M' never has N > M."""
+    project.write("base", "# Base\nFoundation of the zebra platform.", type="knowledge")
+    project.write("deep", "# Deep\nAdvanced deploy pipeline.", tags=["deploy"], depends_on=["base"])
+    project.write("other", "# Other\nAnother deploy note.", tags=["deploy"])
+    result = project.load("deploy")
+    selected, total = result.counts()
+    assert selected == 3
+    assert selected <= total
+    payload = project.load_json("deploy")
+    assert payload["selected"] <= payload["total_related"]
+    routed = project.load("--dry-run", "deploy").lines[0]
+    assert routed == f"Routed memories ({payload['selected']} of {payload['total_related']})"
+
+
+# --- --dry-run, --all, --full, --json ------------------------------------------------------------
+
+
+def test_dry_run_shows_scores_reasons_omissions_and_narrowing_tags(project):
+    project.write("deploy", "# Deploy\nDEPLOYBODY staging gate.", tags=["deploy", "release"], confidence="high")
+    project.write("deploy-canary", "# Canary\nCANARYBODY five percent.", tags=["deploy", "canary"], lifecycle="review_due")
+    project.write("deploy-old", "# Old\nOLDBODY deploy.", lifecycle="archived")
+    result = project.load("--dry-run", "deploy")
+    assert result.returncode == 0
+    assert result.lines[0] == "Routed memories (2 of 2)"
+    assert any("deploy [workspace] score " in line for line in result.lines)
+    assert any(line.strip() == "deploy -> id, tags" or line.strip().startswith("deploy -> id, tags")
+               for line in result.lines), result.stdout
+    assert any(line.strip() == "x0.7 review_due" for line in result.lines)
+    assert "omitted: deploy-old [workspace] (lifecycle)" in result.lines
+    narrow = [line for line in result.lines if line.startswith("Narrow with tags: ")]
+    assert len(narrow) == 1
+    assert set(narrow[0].removeprefix("Narrow with tags: ").split(", ")) == {"release", "canary"}
+    for body in ("DEPLOYBODY", "CANARYBODY", "OLDBODY", "###", "fetch:"):
+        assert body not in result.stdout
+
+
+def test_all_returns_every_visible_match_with_bodies(project):
+    project.config({"load": {"limit": 2}})
+    _five_deploy_memories(project)
+    project.write("deploy-guess", "# Guess\nGUESSBODY deploy.", confidence="low", tags=["deploy"])
+    project.write("deploy-gone", "# Gone\nGONEBODY deploy.", lifecycle="archived", tags=["deploy"])
+    result = project.load("--all", "deploy")
+    assert result.lines[0] == "loaded 6 memory files / 6 total related memories"
+    assert sorted(heading_ids(result.stdout)) == sorted(
+        ["deploy-alpha", "deploy-bravo", "deploy-charlie", "deploy-delta", "deploy-echo", "deploy-guess"])
+    assert card_ids(result.stdout) == []
+    assert "fetch:" not in result.stdout
+    assert "GONEBODY" not in result.stdout
+    payload = project.load_json("--all", "deploy")
+    assert payload["selected"] == 6 and all(e["shown"] == "body" for e in payload["entries"])
+
+
+def test_full_prints_full_bodies_of_the_pack(project):
+    _five_deploy_memories(project)
+    layered = project.load("deploy")
+    assert len(heading_ids(layered.stdout)) == 3 and len(card_ids(layered.stdout)) == 2
+    for args in (("--full",), ("--disclosure", "full")):
+        result = project.load(*args, "deploy")
+        assert result.lines[0] == "loaded 5 memory files / 5 total related memories"
+        assert len(heading_ids(result.stdout)) == 5, args
+        assert card_ids(result.stdout) == [] and "fetch:" not in result.stdout
+    project.config({"load": {"limit": 2}})
+    assert len(heading_ids(project.load("--full", "deploy").stdout)) == 2  # the pack, not everything
+
+
+def test_config_disclosure_full(project):
+    project.config({"load": {"disclosure": "full"}})
+    _five_deploy_memories(project)
+    result = project.load("deploy")
+    assert len(heading_ids(result.stdout)) == 5 and "fetch:" not in result.stdout
+    assert len(heading_ids(project.load("--disclosure", "auto", "deploy").stdout)) == 3
+
+
+def test_json_shape(project):
+    project.config({"load": {"limit": 4}})
+    _five_deploy_memories(project)
+    project.write("deploy-guess", "# Guess\nDeploy guess.", tags=["deploy"], confidence="low")
+    result = project.load("--json", "deploy")
+    assert result.returncode == 0
+    payload = json.loads(result.stdout)  # exactly one JSON object, nothing else
+    assert {"selected", "total_related", "entries", "omitted", "fetch"} <= set(payload)
+    assert payload["selected"] == len(payload["entries"]) == 4
+    assert payload["total_related"] == 5
+    for entry in payload["entries"]:
+        assert {"id", "scope", "type", "authority", "score", "reasons", "shown", "stale", "requires"} <= set(entry)
+        assert entry["shown"] in ("body", "card")
+        assert (entry["scope"], entry["type"], entry["authority"]) == ("workspace", "rule", "instruction")
+        assert isinstance(entry["reasons"], list) and entry["reasons"]
+        assert isinstance(entry["score"], (int, float)) and entry["score"] > 0
+        assert entry["stale"] is False and entry["requires"] == []
+    assert [e["shown"] for e in payload["entries"]] == ["body", "body", "body", "card"]
+    scores = [e["score"] for e in payload["entries"]]
+    assert scores == sorted(scores, reverse=True)
+    for omitted in payload["omitted"]:
+        assert {"id", "reason"} <= set(omitted)
+        assert omitted["reason"] in ("lifecycle", "ignored", "role", "confidence", "anchors", "limit", "budget",
+                                     "hash", "safety")
+    reasons = omitted_reasons(payload)
+    assert reasons["deploy-guess"] == "confidence"
+    assert list(reasons.values()).count("limit") == 1
+    cards = [e["id"] for e in payload["entries"] if e["shown"] == "card"]
+    cards += [o["id"] for o in payload["omitted"] if o.get("shown") == "card"]
+    assert len(cards) == 2
+    assert payload["fetch"] == "engram load --id " + ",".join(cards)
+    text = project.load("deploy")
+    assert text.counts() == (payload["selected"], payload["total_related"])
+    assert heading_ids(text.stdout) + card_ids(text.stdout) == entry_ids(payload)[:3] + cards
+    assert text.lines[-1] == "fetch: " + payload["fetch"]
+
+
+def test_json_accounts_for_every_card_printed(project):
+    """A candidate the limit cut because a prerequisite took its place, but printed as a card, is in `omitted`."""
+    project.config({"load": {"limit": 4}})
+    _five_deploy_memories(project)
+    project.write("base", "# Base\nFoundation.", type="knowledge", confidence="high")
+    project.write("deploy-foxtrot", "# F\nDeploy foxtrot.", tags=["deploy"], depends_on=["base"])
+    payload = project.load_json("deploy")
+    assert payload["selected"] == len(payload["entries"]) == 4
+    assert entry_ids(payload)[:2] == ["base", "deploy-foxtrot"]
+    text = project.load("deploy")
+    printed_cards = card_ids(text.stdout)
+    carded = [e["id"] for e in payload["entries"] if e["shown"] == "card"]
+    carded += [o["id"] for o in payload["omitted"] if o.get("shown") == "card"]
+    assert printed_cards == carded
+    assert payload["fetch"] == "engram load --id " + ",".join(carded)
+    routed = {e["id"] for e in payload["entries"]} | {o["id"] for o in payload["omitted"]}
+    for memory_id in ("deploy-alpha", "deploy-bravo", "deploy-charlie", "deploy-delta", "deploy-echo"):
+        assert memory_id in routed, memory_id  # every related candidate is either selected or omitted
+    dry = project.load("--dry-run", "deploy")
+    listed = [line.split()[1] for line in dry.lines if line.startswith("omitted: ")]
+    listed += [line.split()[1] for line in dry.lines if line[:1].isdigit()]
+    assert sorted(listed) == sorted(routed)
+
+
+def test_json_with_nothing_routed(project):
+    payload = project.load_json("nothing matches this")
+    assert payload["selected"] == 0 and payload["total_related"] == 0
+    assert payload["entries"] == [] and payload["fetch"] is None
+
+
+# --- --id ---------------------------------------------------------------------------------------
+
+
+def test_id_prints_full_bodies_in_order(project):
+    project.write("alpha", "# Alpha\nALPHABODY first.", type="knowledge")
+    project.write("beta", "# Beta\nBETABODY second.", type="skill")
+    result = project.load("--id", "beta,alpha")
+    assert result.returncode == 0
+    assert heading_ids(result.stdout) == ["beta", "alpha"]
+    assert "### beta [skill, instruction]" in result.lines
+    assert "### alpha [knowledge, reference]" in result.lines
+    assert result.stdout.index("BETABODY") < result.stdout.index("ALPHABODY")
+    assert heading_ids(project.load("--id", "alpha", "--id", "beta").stdout) == ["alpha", "beta"]
+    assert heading_ids(project.load("--id", "ALPHA").stdout) == ["alpha"]
+
+
+def test_id_unknown(project):
+    project.write("alpha", "# Alpha\nALPHABODY first.")
+    missing = project.load("--id", "x")
+    assert missing.returncode == 1
+    assert "engram: not found: x" in missing.stderr.splitlines()
+    assert missing.stdout == ""
+    partial = project.load("--id", "x,alpha")
+    assert partial.returncode == 0
+    assert "engram: not found: x" in partial.stderr.splitlines()
+    assert heading_ids(partial.stdout) == ["alpha"]
+
+
+def test_id_shows_low_confidence_and_requires(project):
+    project.write("base", "# Base\nBASEBODY.", type="knowledge")
+    project.write("guess", "# Guess\nGUESSBODY.", confidence="low", depends_on=["base"])
+    result = project.load("--id", "guess")
+    assert result.lines[:3] == ["### guess [rule, instruction]", "requires: base", "# Guess"]
+    assert "GUESSBODY" in result.stdout
+
+
+# --- hash and safety checks ---------------------------------------------------------------------
+
+
+def test_a_tampered_index_body_is_skipped_not_printed(project):
+    project.write("deploy-steps", "# Deploy\nORIGINALBODY staging.", tags=["deploy"])
+    project.write("deploy-more", "# More\nMOREBODY staging.", tags=["deploy"])
+    assert "ORIGINALBODY" in project.load("deploy").stdout
+    with sqlite3.connect(project.root / "index.db") as conn:
+        conn.execute("UPDATE memories SET body = 'TAMPEREDBODY' WHERE id = 'deploy-steps'")
+    for args in (("deploy",), ("--full", "deploy"), ("--id", "deploy-steps")):
+        result = project.load(*args)
+        assert "TAMPEREDBODY" not in result.stdout, args
+        assert "SKIPPED .agents/.engram/rules/deploy-steps.md: " in result.stdout or \
+            "SKIPPED rules/deploy-steps.md: " in result.stdout, result.stdout
+    assert "MOREBODY" in project.load("deploy").stdout
+    payload = project.load_json("deploy")
+    assert "deploy-steps" not in entry_ids(payload)
+    assert omitted_reasons(payload).get("deploy-steps") == "hash"
+
+
+def test_a_memory_with_a_secret_is_skipped_without_echoing_it(project):
+    key = "AKIA" + "Q4ZT7XW2PLM3NBV5"
+    project.write("aws-deploy", f"# AWS\nDeploy with access key {key} today.", tags=["deploy"])
+    project.write("deploy-clean", "# Clean\nCLEANBODY deploy.", tags=["deploy"])
+    for args in (("deploy",), ("--all", "deploy"), ("--id", "aws-deploy"), ("--json", "deploy"),
+                 ("--dry-run", "deploy")):
+        result = project.load(*args)
+        assert key not in result.stdout + result.stderr, args
+    text = project.load("deploy")
+    assert "CLEANBODY" in text.stdout
+    assert any(line.startswith("SKIPPED ") and "aws-deploy.md" in line for line in text.lines)
+    assert omitted_reasons(project.load_json("deploy")).get("aws-deploy") == "safety"
+
+
+# --- any text is a valid query -----------------------------------------------------------------
+
+ODD_QUERIES = ['"', "(", "AND", "OR NOT", "NEAR(", "NEAR(a b, 2)", "*", "col:", "body:x", "user-version",
+               "{a b}", "'", "\\", "🚀", "", "x" * 10_000, ("deploy stuff " * 800)[:10_240]]
+
+
+@pytest.fixture(scope="module")
+def query_project(tmp_path_factory):
+    project = Project(tmp_path_factory.mktemp("queries"))
+    project.write("deploy-steps", "# Deploy\nShip through staging.", tags=["deploy"])
+    return project
+
+
+@pytest.mark.parametrize("query", ODD_QUERIES)
+def test_any_text_is_a_valid_query(query_project, query):
+    result = query_project.load(query)
+    assert result.returncode == 0, result.stderr
+    assert COUNT_LINE.match(result.lines[0]), result.stdout
+    assert result.stderr == ""
+
+
+@pytest.mark.parametrize("syntax", ['"', "(", "AND", "NEAR(", "*", "col:", "^"])
+def test_fts_syntax_next_to_a_real_word_still_routes(query_project, syntax):
+    queries = [f"deploy {syntax}"]
+    if not any(c.isalpha() for c in syntax):  # glued letters would make another word
+        queries += [f"{syntax}deploy", f"deploy{syntax}"]
+    for query in queries:
+        result = query_project.load(query)
+        assert result.returncode == 0, (query, result.stderr)
+        assert heading_ids(result.stdout) == ["deploy-steps"], query
+
+
+def test_non_utf8_bytes_in_argv(query_project):
+    result = query_project.load(b"\xff\xfe deploy")
+    assert result.returncode == 0, result.stderr
+    assert heading_ids(result.stdout) == ["deploy-steps"]
+    for args in ((b"\xff\xfe",), (b"--json", b"\xc3\x28 deploy"), (b"--dry-run", b"\x80deploy")):
+        odd = query_project.load(*args)
+        assert odd.returncode == 0, odd.stderr
+    bad_id = query_project.load("--id", b"\xff")
+    assert bad_id.returncode == 1 and "not found" in bad_id.stderr
+
+
+def test_no_task_at_all(query_project):
+    result = query_project.load()
+    assert result.returncode == 0
+    assert result.stdout == EMPTY_COUNT_LINE + "\n"
+
+
+# --- errors -------------------------------------------------------------------------------------
+
+
+def test_missing_index_file_is_one_line_error(query_project):
+    result = query_project.load("--index", "missing.db", "deploy")
+    assert result.returncode == 1
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("engram: error: ")
+
+
+def test_foreign_index_file_is_one_line_error(query_project):
+    (query_project.path / "foreign.db").write_bytes(b"not a database at all" * 100)
+    with sqlite3.connect(query_project.path / "other.db") as conn:
+        conn.execute("CREATE TABLE t (x)")
+    for name in ("foreign.db", "other.db"):
+        result = query_project.load("--index", name, "deploy")
+        assert result.returncode == 1, name
+        lines = result.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("engram: error: "), result.stderr
+
+
+@pytest.mark.parametrize("args", [("--bogus", "deploy"), ("--disclosure", "layered", "deploy"), ("--index",)])
+def test_bad_flags_exit_2(query_project, args):
+    result = query_project.load(*args)
+    assert result.returncode == 2
+    assert result.stdout == ""
+
+
+def test_prebuilt_index_is_used_alone(project):
+    project.write("deploy-steps", "# Deploy\nBUILTBODY staging.", tags=["deploy"])
+    project.write_global("deploy-global", "# Global\nGLOBALBODY deploy.", tags=["deploy"])
+    assert project.run("index", "--output", "team.db").returncode == 0
+    project.write("deploy-later", "# Later\nLATERBODY deploy.", tags=["deploy"])
+    result = project.load("--index", "team.db", "deploy")
+    assert "BUILTBODY" in result.stdout
+    assert "LATERBODY" not in result.stdout and "GLOBALBODY" not in result.stdout
+    everything = project.load("deploy")
+    assert "LATERBODY" in everything.stdout and "GLOBALBODY" in everything.stdout
+
+
+def test_global_index_from_config(project):
+    team = Project(project.base / "team")
+    team.write("deploy-team", "# Team\nTEAMBODY deploy.", tags=["deploy"])
+    team.write("shared-id", "# Shared\nTEAMSHARED deploy.", tags=["deploy"])
+    assert team.run("index", "--output", str(project.base / "team.db")).returncode == 0
+    project.config({"global_index": str(project.base / "team.db")})
+    project.write("shared-id", "# Shared\nLOCALSHARED deploy.", tags=["deploy"])
+    payload = project.load_json("deploy")
+    assert {(e["id"], e["scope"]) for e in payload["entries"]} == {("deploy-team", "global"), ("shared-id", "workspace")}
+    result = project.load("--full", "deploy")
+    assert "TEAMBODY" in result.stdout and "LOCALSHARED" in result.stdout and "TEAMSHARED" not in result.stdout
+
+
+def test_prebuilt_index_without_its_sources(project):
+    project.write("deploy-steps", "# Deploy\nSHAREDBODY staging.", tags=["deploy"])
+    assert project.run("index", "--output", str(project.base / "team.db")).returncode == 0
+    other = project.base / "elsewhere"
+    other.mkdir()
+    shutil.move(str(project.base / "team.db"), other / "team.db")
+    shutil.rmtree(project.root)
+    result = project.load("--index", str(other / "team.db"), "deploy")
+    assert result.returncode == 0, result.stderr
+    assert "SHAREDBODY" in result.stdout
+    assert project.load_json("--index", str(other / "team.db"), "deploy")["entries"][0]["stale"] is False
+
+
+# --- a stale index refreshes itself -------------------------------------------------------------
+
+
+def test_load_refreshes_a_stale_index(project):
+    path = project.write("deploy-steps", "# Deploy\nOLDTEXT staging.", tags=["deploy"])
+    assert project.run("index").returncode == 0
+    assert "OLDTEXT" in project.load("deploy").stdout
+
+    path.write_text(path.read_text().replace("OLDTEXT staging.", "NEWTEXT zanzibar gate."), encoding="utf-8")
+    result = project.load("zanzibar")
+    assert heading_ids(result.stdout) == ["deploy-steps"]
+    assert "NEWTEXT" in result.stdout and "OLDTEXT" not in result.stdout
+    assert project.load_json("zanzibar")["entries"][0]["stale"] is False
+
+    project.write("added-later", "# Added\nADDEDBODY zanzibar.", tags=["zanzibar"])
+    assert "ADDEDBODY" in project.load("zanzibar").stdout
+    path.unlink()
+    after = project.load("zanzibar")
+    assert "deploy-steps" not in after.stdout and "ADDEDBODY" in after.stdout
+    assert project.run("check").returncode == 0  # load left the index fresh
