@@ -94,7 +94,7 @@ def graph(
     raise typer.Exit(run_graph(task, rebuild))
 
 
-@app.command("set-load-limit")
+@app.command("set-load-limit", context_settings={"ignore_unknown_options": True})
 def set_load_limit(value: str = typer.Argument(..., help="N (1-32), status, or reset.")) -> None:
     """Set how many memories a load keeps (default 8)."""
     ws = open_workspace()

@@ -28,8 +28,10 @@ FETCH_BOOST_MAX = 1.2
 SKILL_BOOST = 1.25  # `workflow` in the query routes to skill memories
 MANY_ANCHORS = 4
 MIN_COVERAGE = 0.6  # share of the query's anchor weight a pack member must match
-MIN_STRONG_COVERAGE = 0.3  # ... or this share matched in strong fields (id, tags, directive, paths)
-MIN_RELATIVE = 0.45  # score relative to the best hit, below which a candidate stays out
+MIN_STRONG_COVERAGE = 0.45  # ... or this share matched in strong fields (id, tags, directive, paths)
+MIN_RELATIVE = 0.6  # score relative to the best hit, below which a candidate stays out
+SPECIFIC_SHARE = 0.15  # a strong-field hit on a word at most this share of memories have ...
+MIN_SPECIFIC_COVERAGE = 0.35  # ... is enough with this share of the query's weight
 ABSENT_WEIGHT = 1.0  # a word no memory has weighs at most this times the mean of the words found
 MEMORY_COLUMNS = (
     "rowid, id, rel, type, authority, confidence, lifecycle, level, valid_until, roles, tags, directive,"
@@ -73,6 +75,7 @@ class Candidate:
     strong_hit: bool = False
     coverage: float = 0.0
     strong_coverage: float = 0.0
+    specific: bool = False  # a strong-field hit on a rare word
     multipliers: list[tuple[str, float]] = field(default_factory=list)
     reason: str | None = None  # omission reason, one word
     stale: bool = False
@@ -173,11 +176,13 @@ class _Scored:
     raw: dict[int, float] = field(default_factory=dict)
     hit_terms: dict[int, set[str]] = field(default_factory=dict)
     anchor_weight: dict[str, float] = field(default_factory=dict)
+    specific_weight: float = 0.0  # the weight of a word found in SPECIFIC_SHARE of the memories
 
 
 def _score_layer(layer: Layer, anchors: list[Anchor]) -> _Scored:
     scored = _Scored()
     total = _doc_count(layer.conn)
+    scored.specific_weight = _idf(total, max(1.0, SPECIFIC_SHARE * total))
     absent = []
     for anchor in anchors:
         weights, found = [], False
@@ -309,6 +314,7 @@ def _judge(
     content_hits = [a for a in cand.anchors_hit if not a.is_type_word]
     strong_hits = [a for a in content_hits if _anchor_hit(a, strong)]
     cand.strong_hit = bool(strong_hits)
+    cand.specific = any(scored.anchor_weight[a.text] >= scored.specific_weight for a in strong_hits)
     if total_weight:
         cand.coverage = sum(scored.anchor_weight[a.text] for a in content_hits) / total_weight
         cand.strong_coverage = sum(scored.anchor_weight[a.text] for a in strong_hits) / total_weight
@@ -335,7 +341,11 @@ def _refine(routing: Routing, options: Options) -> None:
         return
     best = routing.admitted[0].score
     for cand in routing.admitted:
-        covers = cand.coverage >= MIN_COVERAGE or cand.strong_coverage >= MIN_STRONG_COVERAGE
+        covers = (
+            cand.coverage >= MIN_COVERAGE
+            or cand.strong_coverage >= MIN_STRONG_COVERAGE
+            or (cand.specific and cand.coverage >= MIN_SPECIFIC_COVERAGE)
+        )
         cand.focused = covers and cand.score >= MIN_RELATIVE * best
         if cand.focused and len(routing.pack) < options.limit:
             routing.pack.append(cand)

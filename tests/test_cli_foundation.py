@@ -402,3 +402,10 @@ def test_corpus_indexes_incrementally_and_check_names_changes(tmp_path, run_engr
     out = after.stdout + after.stderr
     for path in (edited, removed, rules / "zz-added-okapi.md"):
         assert f"rules/{path.name}" not in out, path.name
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "33", "eight"])
+def test_set_load_limit_out_of_range_exits_1(run_engram, project, value):
+    proc = run_engram(["set-load-limit", value], cwd=project)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == "engram: error: set-load-limit must be an integer from 1 to 32"

@@ -1,0 +1,533 @@
+"""`python -m engram.bench`: how fast every command is, on generated corpora.
+
+Corpora of 1,000 and 10,000 memories (100,000 with BENCH_LARGE=1) are grown
+from the bundled cursorrules corpus into temp projects. Each command runs as a
+whole process of the installed `engram` script, timed from outside, and every
+timing is shown as a ratio to `python -c pass` measured in the same run,
+because absolute times on shared machines drift.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .parse import ParseError, parse_memory, split_frontmatter
+
+SEED_CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "cursorrules"
+SEED_RULES = SEED_CORPUS / ".agents" / ".engram" / "rules"
+DEFAULT_SIZES = (1_000, 10_000)
+LARGE_SIZE = 100_000
+DEFAULT_RUNS = 20
+BASELINE_RUNS = 30
+AREAS = ("api", "web", "auth", "billing", "db", "ui", "jobs", "search")
+FOLDERS = (("rules", 6), ("skills", 3), ("knowledge", 1))  # folder, weight out of 10
+DIRECTIVE_FRAMES = (
+    "{d}",
+    "In the {area} code: {d}",
+    "{d} Applies to the {area} team.",
+    "When touching {area}: {d}",
+)
+TASKS = (
+    "write cypress tests for the login page",
+    "add pagination to the users API endpoint",
+    "our flutter widgets rebuild too often",
+    "refactor the react form to use react-hook-form and zod validation",
+    "speed up slow postgres queries in the fastapi service",
+    "set up a github actions workflow that builds the docker image",
+    "add dark mode to the next.js layout with tailwind",
+    "add structured logging to the go microservice",
+    "write a terraform module for an s3 bucket",
+    "fix flaky pytest fixtures in the django app",
+)
+EDITED_FILE = "src/api/users.ts"
+HEADING = re.compile(r"^#{1,3} ", re.M)
+
+
+class BenchError(Exception):
+    """A command failed or the corpus is missing: one line, exit 1."""
+
+
+# --- the seed corpus and the generated memories -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Seed:
+    id: str
+    tags: tuple[str, ...]
+    directive: str
+    title: str
+    sections: tuple[str, ...]  # the body cut at its headings, the title line excluded
+
+
+def load_seeds() -> list[Seed]:
+    if not SEED_RULES.is_dir():
+        raise BenchError(f"the seed corpus {SEED_CORPUS} is missing (run the bench from a source checkout)")
+    seeds = []
+    for path in sorted(SEED_RULES.glob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        try:
+            memory = parse_memory(text, f"rules/{path.name}")
+        except ParseError:
+            continue
+        _, body, _ = split_frontmatter(text)
+        seeds.append(Seed(memory.id, tuple(memory.tags), memory.directive, memory.title, _sections(body)))
+    return seeds
+
+
+def _sections(body: str) -> tuple[str, ...]:
+    """The body split before each heading; the leading `# Title` line is dropped."""
+    starts = [m.start() for m in HEADING.finditer(body)] + [len(body)]
+    parts = [body[: starts[0]]] + [body[a:b] for a, b in zip(starts, starts[1:])]
+    parts = [p.strip() for p in parts if p.strip()]
+    if parts and parts[0].startswith("# "):
+        first_line, _, rest = parts[0].partition("\n")
+        parts[0] = rest.strip()
+    return tuple(p for p in parts if p)
+
+
+def memory_text(n: int, seeds: list[Seed]) -> tuple[str, str]:
+    """Memory number n as (path relative to the root, file text); deterministic in n."""
+    rng = random.Random(n)
+    primary, *others = (seeds[n % len(seeds)], *rng.sample(seeds, 2))
+    area = AREAS[n % len(AREAS)]
+    memory_id = f"{primary.id}-{n}"
+    tags = list(dict.fromkeys([*primary.tags, *others[0].tags[:2], *others[1].tags[: rng.randint(0, 2)]]))
+    directive = rng.choice(DIRECTIVE_FRAMES).format(d=primary.directive or primary.title, area=area)
+    lines = ["---", f"id: {memory_id}", f"tags: [{', '.join(tags)}]", f"directive: {json.dumps(directive)}"]
+    lines.append(f"confidence: {rng.choice(('high', 'high', 'medium', 'low'))}")
+    if n % 10 == 0 and n > 0:  # prerequisite chains
+        lines.append(f"depends_on: [{seeds[(n - 1) % len(seeds)].id}-{n - 1}]")
+    if n % 5 == 0:
+        lines.append(f'applies_to: ["src/{area}/**/*.ts"]')
+    lines.append("---")
+    kept = max(1, len(primary.sections) * 2 // 3)
+    borrowed = [rng.choice(s.sections) for s in others if s.sections]
+    body = "\n\n".join([f"# {primary.title or memory_id}", *primary.sections[:kept], *borrowed])
+    return f"{_folder(n)}/{area}/{memory_id}.md", "\n".join(lines) + "\n" + body + "\n"
+
+
+def _folder(n: int) -> str:
+    slot = n % 10
+    for folder, weight in FOLDERS:
+        if slot < weight:
+            return folder
+        slot -= weight
+    raise AssertionError("FOLDERS weights must sum to 10")
+
+
+def write_corpus(root: Path, size: int, seeds: list[Seed]) -> int:
+    """Write `size` memories under `root`, one file at a time; return their total bytes."""
+    total = 0
+    for n in range(size):
+        rel, text = memory_text(n, seeds)
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        total += path.write_bytes(text.encode("utf-8"))
+    return total
+
+
+def make_project(base: Path, size: int, seeds: list[Seed]) -> tuple[Path, int]:
+    project = base / f"project-{size}"
+    root = project / ".agents" / ".engram"
+    root.mkdir(parents=True)
+    # Claude file events inject only with path_rules=hook (otherwise native rule files carry them).
+    (root / "engram.config.json").write_text(json.dumps({"hooks": {"path_rules": "hook"}}) + "\n")
+    return project, write_corpus(root, size, seeds)
+
+
+# --- measuring whole processes ------------------------------------------------------------------
+
+
+@dataclass
+class Sample:
+    seconds: float
+    rss_kb: int
+    stdout: str
+
+
+@dataclass
+class Metric:
+    runs: int
+    p50_ms: float
+    p95_ms: float
+    p50_ratio: float
+    p95_ratio: float
+    peak_rss_kb: int
+    ok_runs: int  # runs whose output was what the command should print
+    memories_per_s: float | None = None
+
+
+def run_once(argv: list[str], cwd: Path, env: dict[str, str], stdin: str = "") -> Sample:
+    """One process, timed from outside; os.wait4 gives that child's own peak RSS."""
+    with tempfile.TemporaryFile() as inp, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        inp.write(stdin.encode("utf-8"))
+        inp.seek(0)
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=inp, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode != 0:
+            raise BenchError(f"{' '.join(argv[1:])} exited {proc.returncode}: {err.read().decode()[-500:]}")
+        return Sample(seconds, usage.ru_maxrss, out.read().decode("utf-8", "replace"))
+
+
+@dataclass
+class Case:
+    """One table row: how to run the command, what to do before each run, what it must print."""
+
+    name: str
+    argv: Callable[[int], list[str]]
+    runs: int
+    stdin: Callable[[int], str] = lambda i: ""
+    before: Callable[[int], None] = lambda i: None
+    ok: Callable[[str], bool] = lambda out: True
+    warmup: bool = True
+
+
+def percentile(values: list[float], q: float) -> float:
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[round(q * 100) - 1]
+
+
+def measure(case: Case, cwd: Path, env: dict[str, str]) -> list[Sample]:
+    if case.warmup:  # caches, .pyc files and state.db exist after one run
+        case.before(-1)
+        run_once(case.argv(-1), cwd, env, case.stdin(-1))
+    samples = []
+    for i in range(case.runs):
+        case.before(i)
+        samples.append(run_once(case.argv(i), cwd, env, case.stdin(i)))
+    return samples
+
+
+def summarize(samples: list[Sample], baseline_ms: float | None, ok: Callable[[str], bool]) -> Metric:
+    """Median, p95 and their ratios to the baseline median (None: these samples are the baseline)."""
+    times = [s.seconds * 1000 for s in samples]
+    p50, p95 = statistics.median(times), percentile(times, 0.95)
+    base = baseline_ms or p50
+    return Metric(
+        runs=len(samples),
+        p50_ms=round(p50, 1),
+        p95_ms=round(p95, 1),
+        p50_ratio=round(p50 / base, 2),
+        p95_ratio=round(p95 / base, 2),
+        peak_rss_kb=max(s.rss_kb for s in samples),
+        ok_runs=sum(ok(s.stdout) for s in samples),
+    )
+
+
+# --- the cases ----------------------------------------------------------------------------------
+
+
+def injects(stdout: str) -> bool:
+    try:
+        output = json.loads(stdout).get("hookSpecificOutput") or {}
+    except (ValueError, AttributeError):
+        return False
+    return bool(output.get("additionalContext"))
+
+
+def hook_payload(project: Path, event: str, i: int, **extra: object) -> str:
+    # A new session per run, so nothing counts as already delivered.
+    return json.dumps({"session_id": f"bench-{event}-{i}", "cwd": str(project), "hook_event_name": event, **extra})
+
+
+def remove_index(root: Path) -> None:
+    for path in root.glob("index.db*"):
+        path.unlink()
+
+
+def edit_one(root: Path, size: int, seeds: list[Seed], i: int) -> None:
+    """Append a line to a different memory each run."""
+    rel, _ = memory_text((i * 7919) % size, seeds)
+    with open(root / rel, "a", encoding="utf-8") as handle:
+        handle.write(f"\n- Bench edit {i}: keep this memory current.\n")
+
+
+def engram_cases(engram: str, project: Path, size: int, seeds: list[Seed], runs: int) -> list[Case]:
+    root = project / ".agents" / ".engram"
+    index = lambda i: [engram, "index"]  # noqa: E731
+    hook = lambda i: [engram, "hook", "--host", "claude"]  # noqa: E731
+    edit = {"tool_name": "Edit", "tool_input": {"file_path": str(project / EDITED_FILE), "old_string": "a", "new_string": "b"}}
+    return [
+        Case("compile", index, compile_runs(runs), before=lambda i: remove_index(root), warmup=False),
+        Case("no-op refresh", index, runs),
+        Case("edit-one refresh", index, max(2, runs // 2), before=lambda i: edit_one(root, size, seeds, i)),
+        Case("load", lambda i: [engram, "load", TASKS[i % len(TASKS)]], runs, ok=lambda out: bool(out.strip())),
+        Case(
+            "hook prompt",
+            hook,
+            runs,
+            stdin=lambda i: hook_payload(project, "UserPromptSubmit", i, prompt=TASKS[i % len(TASKS)]),
+            ok=injects,
+        ),
+        Case("hook file", hook, runs, stdin=lambda i: hook_payload(project, "PreToolUse", i, **edit), ok=injects),
+    ]
+
+
+def compile_runs(runs: int) -> int:
+    return max(2, min(5, runs // 5))
+
+
+# --- one corpus size ----------------------------------------------------------------------------
+
+
+@dataclass
+class SizeResult:
+    memories: int
+    generate_s: float
+    sources_bytes: int
+    index_bytes: int
+    index_ratio: float
+    baseline: Metric
+    metrics: dict[str, Metric] = field(default_factory=dict)
+
+
+def bench_env(config_dir: Path) -> dict[str, str]:
+    """The user's config and global root stay out of the measurements."""
+    env = {k: v for k, v in os.environ.items() if k not in ("ENGRAM_GLOBAL_DIR", "ENGRAM_DEBUG")}
+    env["ENGRAM_CONFIG_DIR"] = str(config_dir)
+    return env
+
+
+def measure_baseline(cwd: Path, env: dict[str, str]) -> Metric:
+    case = Case("python -c pass", lambda i: [sys.executable, "-c", "pass"], BASELINE_RUNS)
+    return summarize(measure(case, cwd, env), None, case.ok)
+
+
+def bench_size(base: Path, engram: str, size: int, seeds: list[Seed], runs: int) -> SizeResult:
+    progress(f"{size:,} memories: generating")
+    started = time.perf_counter()
+    project, sources_bytes = make_project(base, size, seeds)
+    generate_s = time.perf_counter() - started
+    env = bench_env(base / "config")
+    baseline = measure_baseline(project, env)
+    result = SizeResult(size, round(generate_s, 1), sources_bytes, 0, 0.0, baseline)
+    for case in engram_cases(engram, project, size, seeds, runs):
+        progress(f"{size:,} memories: {case.name} x{case.runs}")
+        result.metrics[case.name] = summarize(measure(case, project, env), baseline.p50_ms, case.ok)
+    compile_metric = result.metrics["compile"]
+    compile_metric.memories_per_s = round(size / (compile_metric.p50_ms / 1000))
+    result.index_bytes = (project / ".agents" / ".engram" / "index.db").stat().st_size
+    result.index_ratio = round(result.index_bytes / sources_bytes, 2)
+    shutil.rmtree(project)
+    return result
+
+
+def progress(message: str) -> None:
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+# --- targets ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    memories: int
+    name: str
+    value: Callable[[SizeResult], float]
+    passes: Callable[[float], bool]
+    shown: str  # format of the value
+
+
+def p50_ratio(case: str) -> Callable[[SizeResult], float]:
+    return lambda r: r.metrics[case].p50_ratio
+
+
+def peak_rss_mb(result: SizeResult) -> float:
+    return max(m.peak_rss_kb for m in result.metrics.values()) / 1024
+
+
+TARGETS = (
+    Target(10_000, "compile >= 1,000 memories/s", lambda r: r.metrics["compile"].memories_per_s, lambda v: v >= 1000, "{:,.0f}/s"),
+    Target(10_000, "no-op refresh p50 < 3x python", p50_ratio("no-op refresh"), lambda v: v < 3, "x{:.2f}"),
+    Target(10_000, "load p50 <= 5x python", p50_ratio("load"), lambda v: v <= 5, "x{:.2f}"),
+    Target(10_000, "hook prompt p50 <= 3x python", p50_ratio("hook prompt"), lambda v: v <= 3, "x{:.2f}"),
+    Target(10_000, "hook file p50 <= 3x python", p50_ratio("hook file"), lambda v: v <= 3, "x{:.2f}"),
+    Target(10_000, "peak RSS of every command < 100 MB", peak_rss_mb, lambda v: v < 100, "{:.1f} MB"),
+    Target(10_000, "index < 2x sources", lambda r: r.index_ratio, lambda v: v < 2, "x{:.2f}"),
+    Target(LARGE_SIZE, "load p50 <= 10x python", p50_ratio("load"), lambda v: v <= 10, "x{:.2f}"),
+    Target(LARGE_SIZE, "compile < 3 min", lambda r: r.metrics["compile"].p50_ms / 1000, lambda v: v < 180, "{:.0f} s"),
+)
+
+
+def check_targets(results: list[SizeResult]) -> list[dict]:
+    by_size = {r.memories: r for r in results}
+    checked = []
+    for target in TARGETS:
+        result = by_size.get(target.memories)
+        if result is None:
+            continue
+        value = target.value(result)
+        checked.append({
+            "memories": target.memories,
+            "target": target.name,
+            "value": value,
+            "shown": target.shown.format(value),
+            "pass": target.passes(value),
+        })
+    return checked
+
+
+# --- output -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Table:
+    title: str
+    headers: list[str]
+    rows: list[list[str]]
+
+
+def timing_table(results: list[SizeResult]) -> Table:
+    headers = ["memories", "command", "runs", "p50 ms", "p95 ms", "p50/python", "p95/python", "peak RSS MB", "note"]
+    rows = []
+    for result in results:
+        for name, metric in {"python -c pass": result.baseline, **result.metrics}.items():
+            rows.append([
+                f"{result.memories:,}",
+                name,
+                str(metric.runs),
+                f"{metric.p50_ms:.1f}",
+                f"{metric.p95_ms:.1f}",
+                f"x{metric.p50_ratio:.2f}",
+                f"x{metric.p95_ratio:.2f}",
+                f"{metric.peak_rss_kb / 1024:.1f}",
+                _note(metric),
+            ])
+    return Table("engram speed (whole processes; ratios against python -c pass)", headers, rows)
+
+
+def _note(metric: Metric) -> str:
+    notes = []
+    if metric.memories_per_s is not None:
+        notes.append(f"{metric.memories_per_s:,.0f} memories/s")
+    if metric.ok_runs < metric.runs:
+        notes.append(f"{metric.runs - metric.ok_runs} of {metric.runs} printed nothing")
+    return "; ".join(notes)
+
+
+def size_table(results: list[SizeResult]) -> Table:
+    rows = [
+        [f"{r.memories:,}", f"{r.sources_bytes / 2**20:.1f}", f"{r.index_bytes / 2**20:.1f}", f"x{r.index_ratio:.2f}", f"{r.generate_s:.1f}"]
+        for r in results
+    ]
+    return Table("index size on disk", ["memories", "sources MB", "index.db MB", "index/sources", "corpus written in s"], rows)
+
+
+def target_table(checked: list[dict]) -> Table:
+    rows = [[f"{t['memories']:,}", t["target"], t["shown"], "pass" if t["pass"] else "FAIL"] for t in checked]
+    return Table("targets", ["memories", "target", "measured", "result"], rows)
+
+
+def render_plain(table: Table) -> str:
+    widths = [max(len(cell) for cell in column) for column in zip(table.headers, *table.rows)]
+    lines = [table.title, "  ".join(h.ljust(w) for h, w in zip(table.headers, widths)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table.rows]
+    return "\n".join(lines) + "\n"
+
+
+def print_tables(tables: list[Table]) -> None:
+    if not sys.stdout.isatty():
+        print("\n".join(render_plain(t) for t in tables if t.rows), end="")
+        return
+    from rich.console import Console  # only on a terminal: rich costs ~50 ms to import
+    from rich.table import Table as RichTable
+
+    console = Console()
+    for table in tables:
+        if not table.rows:
+            continue
+        shown = RichTable(title=table.title, title_justify="left")
+        for header in table.headers:
+            shown.add_column(header)
+        for row in table.rows:
+            shown.add_row(*(f"[red]{c}[/red]" if c == "FAIL" else c for c in row))
+        console.print(shown)
+
+
+# --- the command --------------------------------------------------------------------------------
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m engram.bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=_sizes, default=DEFAULT_SIZES, help="corpus sizes, e.g. 1000,10000")
+    parser.add_argument("--runs", type=int, default=DEFAULT_RUNS, help="runs of each fast command (compiles: a fifth)")
+    parser.add_argument("--out", type=Path, default=Path("bench-results.json"), help="where the JSON results go")
+    args = parser.parse_args(argv)
+    if os.environ.get("BENCH_LARGE") == "1" and LARGE_SIZE not in args.sizes:
+        args.sizes = (*args.sizes, LARGE_SIZE)
+    if args.runs < 2:
+        parser.error("--runs must be at least 2")
+    return args
+
+
+def _sizes(raw: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(part) for part in raw.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError("sizes are comma-separated integers") from None
+    if any(size < 1 for size in sizes):
+        raise argparse.ArgumentTypeError("sizes must be positive")
+    return sizes
+
+
+def engram_script() -> str:
+    found = shutil.which("engram", path=os.path.dirname(sys.executable))
+    if not found:
+        raise BenchError(f"no engram console script next to {sys.executable}; install engram in this environment")
+    return found
+
+
+def run(args: argparse.Namespace) -> dict:
+    seeds = load_seeds()
+    engram = engram_script()
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="engram-bench-") as tmp:
+        results = [bench_size(Path(tmp), engram, size, seeds, args.runs) for size in args.sizes]
+    checked = check_targets(results)
+    print_tables([timing_table(results), size_table(results), target_table(checked)])
+    return {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "runs": args.runs,
+        "seconds": round(time.perf_counter() - started, 1),
+        "sizes": [asdict(r) for r in results],
+        "targets": checked,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        report = run(args)
+    except BenchError as exc:
+        print(f"engram bench: error: {exc}", file=sys.stderr)
+        return 1
+    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"results: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
