@@ -56,8 +56,8 @@ def anchors_of(query: str) -> list[Anchor]:
     """The meaningful query words: no stopwords, no generic memory words, no repeats."""
     seen: set[tuple[str, ...]] = set()
     out = []
-    for word in terms.words(query):
-        if terms.is_stopword(word) or terms.is_generic(word) or word.terms in seen:
+    for word in map(terms.meaningful, terms.words(query)):
+        if word is None or word.terms in seen:
             continue
         seen.add(word.terms)
         out.append(Anchor(word))

@@ -43,10 +43,14 @@ ENGLISH_STOPWORDS = frozenset(
 VIETNAMESE_STOPWORDS = frozenset(
     """cac cua va la cho trong mot nhung duoc voi khi thi ma se da dang tu ra vao nhu nay
     cung hay hoac neu cung con rat nhieu lam sao the nao gi toi ban chung minh ve theo
-    truoc sau""".split()
+    truoc sau cai nhau bang khong co""".split()
 )
 # Japanese and Chinese function bigrams (kana-only runs are already dropped).
-CJK_STOP_BIGRAMS = frozenset("如何 怎样 什么 为什 哪些 可以 需要 应该 使用 进行 一个 这个 那个 就是".split())
+CJK_STOP_BIGRAMS = frozenset("如何 怎样 什么 为什 哪些 可以 需要 应该 使用 进行 一个 这个 那个 就是 何 方法 场合".split())
+# The generic memory words in Japanese and Chinese, as the bigrams the tokenizer makes of them.
+CJK_GENERIC_BIGRAMS = frozenset(
+    "记忆 规则 知识 技能 任务 上下 下文 メモ モリ ルー ール 知識 スキ キル タス スク コン ンテ テキ キス スト".split()
+)
 GENERIC_MEMORY_WORDS = frozenset(
     """agent agents approved content context durable engram example future knowledge memories
     memory rule rules skill skills task tasks touch type types use used uses using""".split()
@@ -183,8 +187,18 @@ def term_set(text: str) -> set[str]:
     return set(index_terms(text).split())
 
 
-def is_generic(word: Word) -> bool:
-    return not word.cjk and word.text in GENERIC_MEMORY_WORDS
+def meaningful(word: Word) -> Word | None:
+    """The word as a query anchor, or None for a stopword or a generic memory word.
+
+    A CJK word keeps only its meaningful bigrams: 提高记忆力 must not match every memory
+    because 记忆 ("memory") is in it.
+    """
+    if is_stopword(word):
+        return None
+    if not word.cjk:
+        return None if word.text in GENERIC_MEMORY_WORDS else word
+    kept = tuple(t for t in word.terms if t not in CJK_GENERIC_BIGRAMS and t not in CJK_STOP_BIGRAMS)
+    return Word(word.text, kept, True) if kept else None
 
 
 def estimate_tokens(text: str) -> int:

@@ -1,0 +1,87 @@
+"""Japanese, Chinese, Vietnamese and English routing over the product's own read-path page.
+
+`fixtures/multilingual` holds one memory per section and language; `fixtures/bench/multilingual.json`
+holds queries written the way a user would ask, in each language.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engram.layers import open_layers
+from engram.route import Options, route
+from engram.workspace import open_workspace
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+CASES = json.loads((FIXTURES / "bench" / "multilingual.json").read_text(encoding="utf-8"))
+LANGS = ("ja", "zh", "vi")
+
+
+@pytest.fixture(scope="module")
+def layers(tmp_path_factory):
+    project = tmp_path_factory.mktemp("multilingual")
+    shutil.copytree(FIXTURES / "multilingual" / ".agents", project / ".agents")
+    cwd = os.getcwd()
+    os.chdir(project)
+    try:
+        ws = open_workspace(project)
+        yield open_layers(ws, None, [])  # builds the index on first use
+    finally:
+        os.chdir(cwd)
+
+
+def ranked(layers, query: str) -> list[str]:
+    return [c.id for c in route(layers, query, Options()).admitted]
+
+
+def test_every_section_is_found_in_the_same_language_within_the_top_3(layers):
+    """For each section and language, a user's query ranks that memory in its top 3."""
+    found: dict[tuple[str, str], bool] = {}
+    for case in CASES:
+        if case["lang"] in LANGS and case["expect"]:
+            key = (case["lang"], case["expect"][0])
+            found[key] = found.get(key, False) or case["expect"][0] in ranked(layers, case["query"])[:3]
+    sections = {c["expect"][0].split("-", 1)[1] for c in CASES if c["expect"]}
+    assert len(sections) == 5
+    assert {(lang, f"{lang}-{s}") for lang in LANGS for s in sections} == set(found)
+    assert [key for key, ok in found.items() if not ok] == []
+
+
+@pytest.mark.parametrize("with_marks, without", [
+    ("lớp phụ thuộc hoạt động thế nào", "lop phu thuoc hoat dong the nao"),
+    ("bộ lọc vai trò ẩn mục nào", "bo loc vai tro an muc nao"),
+])
+def test_vietnamese_routes_the_same_with_and_without_diacritics(layers, with_marks, without):
+    assert ranked(layers, with_marks)[:1] == ranked(layers, without)[:1] != []
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("依存レイヤー", "ja-dependency-layers"),
+    ("依存関係", "ja-dependency-layers"),
+    ("依赖层", "zh-dependency-layers"),
+    ("フック", "ja-hook-deltas"),
+])
+def test_kana_kanji_and_simplified_chinese_queries_find_their_language_first(layers, query, expected):
+    assert ranked(layers, query)[0] == expected
+
+
+def test_an_english_query_is_not_flooded_by_cjk_memories(layers):
+    ids = ranked(layers, "how does layered disclosure turn bodies into cards")
+    assert ids[0] == "en-layered-disclosure"
+    assert not [i for i in ids[:3] if i.startswith(("ja-", "zh-"))]
+
+
+def test_a_cjk_query_is_not_answered_in_english_first(layers):
+    assert ranked(layers, "钩子已经交付过的记忆")[0].startswith("zh-")
+    assert ranked(layers, "フックの配信済みの集合")[0].startswith("ja-")
+
+
+def test_off_topic_cjk_queries_load_nothing(layers):
+    for case in CASES:
+        if not case["expect"] and case["lang"] in LANGS:
+            assert route(layers, case["query"], Options()).pack == [], case["query"]

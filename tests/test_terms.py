@@ -1,0 +1,72 @@
+"""The shared tokenizer: folding, CJK bigrams, light stemming, stopwords, token estimate."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engram import terms
+from engram.route import anchors_of
+
+
+def _terms(text: str) -> list[str]:
+    return terms.index_terms(text).split()
+
+
+def test_light_stemming_joins_inflections():
+    for group in (("deploy", "deploys", "deploying", "deployed"), ("test", "tests", "testing"),
+                  ("migration", "migrations"), ("policy", "policies"), ("cache", "caches", "caching")):
+        assert len({terms.stem(word) for word in group}) == 1, group
+
+
+def test_vietnamese_folds_diacritics_and_d_stroke():
+    assert _terms("lớp phụ thuộc") == _terms("lop phu thuoc") == ["lop", "phu", "thuoc"]
+    assert _terms("Đường Nẵng") == ["duong", "nang"]
+
+
+def test_kana_voicing_marks_survive_folding():
+    assert terms.fold("ガイド") == "ガイド"
+
+
+def test_cjk_runs_become_bigrams_split_by_script():
+    assert _terms("トークン") == ["トー", "ーク", "クン"]
+    assert _terms("依赖层") == ["依赖", "赖层"]
+    # hiragana grammar between kanji and katakana is dropped
+    assert _terms("依存レイヤーは") == ["依存", "レイ", "イヤ", "ヤー"]
+
+
+def test_mixed_script_text_is_handled_token_by_token():
+    assert _terms("deploy 依存 v2") == ["deploy", "依存", "v2"]
+
+
+def test_stopwords_and_generic_words_are_never_anchors():
+    assert anchors_of("the and of with") == []
+    assert anchors_of("rule knowledge memory context agent task") == []
+    assert [a.text for a in anchors_of("the deploy rule")] == ["deploy"]
+
+
+def test_cjk_generic_memory_words_are_not_anchors():
+    anchor = anchors_of("提高记忆力")[0]
+    assert "记忆" not in anchor.word.terms
+    assert anchors_of("记忆") == []
+
+
+def test_token_estimate_counts_non_ascii_one_each():
+    assert terms.estimate_tokens("abcd") == 1
+    assert terms.estimate_tokens("abcde") == 2
+    assert terms.estimate_tokens("日本語") == 3
+    assert terms.estimate_tokens("ab日") == math.ceil(2 / 4 + 1)
+
+
+@given(st.text(max_size=300))
+def test_index_terms_never_fail_and_have_no_spaces_inside_terms(text):
+    for term in _terms(text):
+        assert term and " " not in term
+
+
+@given(st.text(max_size=200))
+def test_the_ascii_fast_path_matches_the_general_path(text):
+    slow = " ".join(t for w in terms.words(text) if not terms.is_stopword(w) for t in w.terms)
+    assert terms.index_terms(text) == slow
