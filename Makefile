@@ -27,6 +27,10 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+## bench: speed of every command on 1,000 and 10,000 generated memories (BENCH_LARGE=1 adds 100,000)
+bench: $(STAMP)
+	$(BIN)/python -m engram.bench
+
 ## quality: routing quality of both benchmark fixtures
 quality: $(STAMP)
 	rm -rf $(DEMO) && mkdir -p $(DEMO)

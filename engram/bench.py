@@ -21,8 +21,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .parse import ParseError, parse_memory, split_frontmatter
@@ -33,6 +33,8 @@ DEFAULT_SIZES = (1_000, 10_000)
 LARGE_SIZE = 100_000
 DEFAULT_RUNS = 20
 BASELINE_RUNS = 30
+MIN_RUNS = 3
+ROW_BUDGET_S = 90.0  # keeps BENCH_LARGE=1 bounded: rows of slow commands stop after MIN_RUNS
 AREAS = ("api", "web", "auth", "billing", "db", "ui", "jobs", "search")
 FOLDERS = (("rules", 6), ("skills", 3), ("knowledge", 1))  # folder, weight out of 10
 DIRECTIVE_FRAMES = (
@@ -50,11 +52,12 @@ TASKS = (
     "set up a github actions workflow that builds the docker image",
     "add dark mode to the next.js layout with tailwind",
     "add structured logging to the go microservice",
-    "write a terraform module for an s3 bucket",
+    "add a spring boot JPA repository for orders",
     "fix flaky pytest fixtures in the django app",
 )
 EDITED_FILE = "src/api/users.ts"
-HEADING = re.compile(r"^#{1,3} ", re.M)
+HEADING = re.compile(r"^#{1,3} ")
+FENCE = re.compile(r"^\s*(```|~~~)")
 
 
 class BenchError(Exception):
@@ -89,35 +92,52 @@ def load_seeds() -> list[Seed]:
 
 
 def _sections(body: str) -> tuple[str, ...]:
-    """The body split before each heading; the leading `# Title` line is dropped."""
-    starts = [m.start() for m in HEADING.finditer(body)] + [len(body)]
-    parts = [body[: starts[0]]] + [body[a:b] for a, b in zip(starts, starts[1:])]
-    parts = [p.strip() for p in parts if p.strip()]
-    if parts and parts[0].startswith("# "):
-        first_line, _, rest = parts[0].partition("\n")
-        parts[0] = rest.strip()
-    return tuple(p for p in parts if p)
+    """The body cut before each heading outside code fences; the `# Title` line is dropped."""
+    sections: list[list[str]] = [[]]
+    in_fence = False
+    for line in body.splitlines():
+        if FENCE.match(line):
+            in_fence = not in_fence
+        if not in_fence and HEADING.match(line):
+            sections.append([])
+        sections[-1].append(line)
+    if len(sections) > 1 and sections[1][0].startswith("# "):
+        sections[1] = sections[1][1:]
+    texts = ("\n".join(lines).strip() for lines in sections)
+    return tuple(text for text in texts if text)
 
 
-def memory_text(n: int, seeds: list[Seed]) -> tuple[str, str]:
-    """Memory number n as (path relative to the root, file text); deterministic in n."""
+def memory_path(n: int, seeds: list[Seed]) -> str:
+    """Where memory number n lives, relative to the root: `<folder>/<area>/<id>.md`."""
+    return f"{_folder(n)}/{AREAS[n % len(AREAS)]}/{_memory_id(n, seeds)}.md"
+
+
+def _memory_id(n: int, seeds: list[Seed]) -> str:
+    return f"{seeds[n % len(seeds)].id}-{n}"
+
+
+def memory_text(n: int, seeds: list[Seed]) -> str:
+    """The file text of memory number n: deterministic in n, mixing three seed files."""
     rng = random.Random(n)
     primary, *others = (seeds[n % len(seeds)], *rng.sample(seeds, 2))
     area = AREAS[n % len(AREAS)]
-    memory_id = f"{primary.id}-{n}"
-    tags = list(dict.fromkeys([*primary.tags, *others[0].tags[:2], *others[1].tags[: rng.randint(0, 2)]]))
+    tags = dict.fromkeys([*primary.tags, *others[0].tags[:2], *others[1].tags[: rng.randint(0, 2)]])
     directive = rng.choice(DIRECTIVE_FRAMES).format(d=primary.directive or primary.title, area=area)
-    lines = ["---", f"id: {memory_id}", f"tags: [{', '.join(tags)}]", f"directive: {json.dumps(directive)}"]
-    lines.append(f"confidence: {rng.choice(('high', 'high', 'medium', 'low'))}")
+    lines = [
+        "---",
+        f"id: {_memory_id(n, seeds)}",
+        f"tags: [{', '.join(tags)}]",
+        f"directive: {json.dumps(directive)}",
+        f"confidence: {rng.choice(('high', 'high', 'medium', 'low'))}",
+    ]
     if n % 10 == 0 and n > 0:  # prerequisite chains
-        lines.append(f"depends_on: [{seeds[(n - 1) % len(seeds)].id}-{n - 1}]")
+        lines.append(f"depends_on: [{_memory_id(n - 1, seeds)}]")
     if n % 5 == 0:
         lines.append(f'applies_to: ["src/{area}/**/*.ts"]')
-    lines.append("---")
-    kept = max(1, len(primary.sections) * 2 // 3)
-    borrowed = [rng.choice(s.sections) for s in others if s.sections]
-    body = "\n\n".join([f"# {primary.title or memory_id}", *primary.sections[:kept], *borrowed])
-    return f"{_folder(n)}/{area}/{memory_id}.md", "\n".join(lines) + "\n" + body + "\n"
+    kept = max(1, len(primary.sections) * 2 // 3)  # keeps sizes close to the seeds' with two borrowed sections
+    borrowed = [rng.choice(seed.sections) for seed in others if seed.sections]
+    body = "\n\n".join([f"# {primary.title or primary.id}", *primary.sections[:kept], *borrowed])
+    return "\n".join([*lines, "---", body]) + "\n"
 
 
 def _folder(n: int) -> str:
@@ -133,10 +153,9 @@ def write_corpus(root: Path, size: int, seeds: list[Seed]) -> int:
     """Write `size` memories under `root`, one file at a time; return their total bytes."""
     total = 0
     for n in range(size):
-        rel, text = memory_text(n, seeds)
-        path = root / rel
+        path = root / memory_path(n, seeds)
         path.parent.mkdir(parents=True, exist_ok=True)
-        total += path.write_bytes(text.encode("utf-8"))
+        total += path.write_bytes(memory_text(n, seeds).encode("utf-8"))
     return total
 
 
@@ -164,11 +183,11 @@ class Metric:
     runs: int
     p50_ms: float
     p95_ms: float
-    p50_ratio: float
+    p50_ratio: float  # against the baseline's median, measured in the same run
     p95_ratio: float
     peak_rss_kb: int
     ok_runs: int  # runs whose output was what the command should print
-    memories_per_s: float | None = None
+    memories_per_s: float | None = None  # compile only
 
 
 def run_once(argv: list[str], cwd: Path, env: dict[str, str], stdin: str = "") -> Sample:
@@ -180,25 +199,56 @@ def run_once(argv: list[str], cwd: Path, env: dict[str, str], stdin: str = "") -
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=inp, stdout=out, stderr=err)
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, so Popen must not wait again
         out.seek(0)
         err.seek(0)
         if proc.returncode != 0:
-            raise BenchError(f"{' '.join(argv[1:])} exited {proc.returncode}: {err.read().decode()[-500:]}")
+            raise BenchError(f"`{' '.join(argv[1:])}` exited {proc.returncode}: {err.read().decode()[-500:]}")
         return Sample(seconds, usage.ru_maxrss, out.read().decode("utf-8", "replace"))
+
+
+def always(argv: list[str]) -> Callable[[int], list[str]]:
+    return lambda i: argv
+
+
+def nothing(i: int) -> None:
+    return None
+
+
+def no_stdin(i: int) -> str:
+    return ""
+
+
+def any_output(stdout: str) -> bool:
+    return True
 
 
 @dataclass
 class Case:
-    """One table row: how to run the command, what to do before each run, what it must print."""
+    """One table row: the command of run i, what to do before it (untimed), and what it must print."""
 
     name: str
     argv: Callable[[int], list[str]]
     runs: int
-    stdin: Callable[[int], str] = lambda i: ""
-    before: Callable[[int], None] = lambda i: None
-    ok: Callable[[str], bool] = lambda out: True
+    stdin: Callable[[int], str] = no_stdin
+    before: Callable[[int], None] = nothing
+    ok: Callable[[str], bool] = any_output
     warmup: bool = True
+
+
+def measure(case: Case, cwd: Path, env: dict[str, str]) -> list[Sample]:
+    """Up to case.runs samples; a row stops early past ROW_BUDGET_S (100,000 memories) with 3 runs."""
+    if case.warmup:  # page cache, .pyc files and state.db are in place after one run
+        case.before(-1)
+        run_once(case.argv(-1), cwd, env, case.stdin(-1))
+    samples: list[Sample] = []
+    started = time.perf_counter()
+    for i in range(case.runs):
+        if len(samples) >= MIN_RUNS and time.perf_counter() - started > ROW_BUDGET_S:
+            break
+        case.before(i)
+        samples.append(run_once(case.argv(i), cwd, env, case.stdin(i)))
+    return samples
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -207,19 +257,8 @@ def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[round(q * 100) - 1]
 
 
-def measure(case: Case, cwd: Path, env: dict[str, str]) -> list[Sample]:
-    if case.warmup:  # caches, .pyc files and state.db exist after one run
-        case.before(-1)
-        run_once(case.argv(-1), cwd, env, case.stdin(-1))
-    samples = []
-    for i in range(case.runs):
-        case.before(i)
-        samples.append(run_once(case.argv(i), cwd, env, case.stdin(i)))
-    return samples
-
-
 def summarize(samples: list[Sample], baseline_ms: float | None, ok: Callable[[str], bool]) -> Metric:
-    """Median, p95 and their ratios to the baseline median (None: these samples are the baseline)."""
+    """Median and p95, and their ratios to the baseline median (None: these samples are the baseline)."""
     times = [s.seconds * 1000 for s in samples]
     p50, p95 = statistics.median(times), percentile(times, 0.95)
     base = baseline_ms or p50
@@ -245,9 +284,9 @@ def injects(stdout: str) -> bool:
     return bool(output.get("additionalContext"))
 
 
-def hook_payload(project: Path, event: str, i: int, **extra: object) -> str:
-    # A new session per run, so nothing counts as already delivered.
-    return json.dumps({"session_id": f"bench-{event}-{i}", "cwd": str(project), "hook_event_name": event, **extra})
+def hook_payload(project: Path, event: str, i: int, **fields: object) -> str:
+    # A new session per run, so nothing counts as already delivered and the hook injects.
+    return json.dumps({"session_id": f"bench-{event}-{i}", "cwd": str(project), "hook_event_name": event, **fields})
 
 
 def remove_index(root: Path) -> None:
@@ -255,22 +294,33 @@ def remove_index(root: Path) -> None:
         path.unlink()
 
 
-def edit_one(root: Path, size: int, seeds: list[Seed], i: int) -> None:
-    """Append a line to a different memory each run."""
-    rel, _ = memory_text((i * 7919) % size, seeds)
-    with open(root / rel, "a", encoding="utf-8") as handle:
+def append_line(root: Path, size: int, seeds: list[Seed], i: int) -> None:
+    """Edit a different memory each run, spread over the corpus."""
+    with open(root / memory_path((i * 7919) % size, seeds), "a", encoding="utf-8") as handle:
         handle.write(f"\n- Bench edit {i}: keep this memory current.\n")
 
 
 def engram_cases(engram: str, project: Path, size: int, seeds: list[Seed], runs: int) -> list[Case]:
     root = project / ".agents" / ".engram"
-    index = lambda i: [engram, "index"]  # noqa: E731
-    hook = lambda i: [engram, "hook", "--host", "claude"]  # noqa: E731
-    edit = {"tool_name": "Edit", "tool_input": {"file_path": str(project / EDITED_FILE), "old_string": "a", "new_string": "b"}}
+    index, hook = always([engram, "index"]), always([engram, "hook", "--host", "claude"])
+    edit = {"file_path": str(project / EDITED_FILE), "old_string": "a", "new_string": "b"}
     return [
-        Case("compile", index, compile_runs(runs), before=lambda i: remove_index(root), warmup=False),
-        Case("no-op refresh", index, runs),
-        Case("edit-one refresh", index, max(2, runs // 2), before=lambda i: edit_one(root, size, seeds, i)),
+        Case(
+            "compile",
+            index,
+            max(2, min(5, runs // 5)),
+            before=lambda i: remove_index(root),
+            ok=lambda out: out.startswith(f"indexed {size} memories ({size} added"),
+            warmup=False,
+        ),
+        Case("no-op refresh", index, runs, ok=lambda out: "(0 added, 0 changed, 0 removed" in out),
+        Case(
+            "edit-one refresh",
+            index,
+            max(2, runs // 2),
+            before=lambda i: append_line(root, size, seeds, i),
+            ok=lambda out: "(0 added, 1 changed" in out,
+        ),
         Case("load", lambda i: [engram, "load", TASKS[i % len(TASKS)]], runs, ok=lambda out: bool(out.strip())),
         Case(
             "hook prompt",
@@ -279,12 +329,14 @@ def engram_cases(engram: str, project: Path, size: int, seeds: list[Seed], runs:
             stdin=lambda i: hook_payload(project, "UserPromptSubmit", i, prompt=TASKS[i % len(TASKS)]),
             ok=injects,
         ),
-        Case("hook file", hook, runs, stdin=lambda i: hook_payload(project, "PreToolUse", i, **edit), ok=injects),
+        Case(
+            "hook file",
+            hook,
+            runs,
+            stdin=lambda i: hook_payload(project, "PreToolUse", i, tool_name="Edit", tool_input=edit),
+            ok=injects,
+        ),
     ]
-
-
-def compile_runs(runs: int) -> int:
-    return max(2, min(5, runs // 5))
 
 
 # --- one corpus size ----------------------------------------------------------------------------
@@ -298,7 +350,7 @@ class SizeResult:
     index_bytes: int
     index_ratio: float
     baseline: Metric
-    metrics: dict[str, Metric] = field(default_factory=dict)
+    metrics: dict[str, Metric]
 
 
 def bench_env(config_dir: Path) -> dict[str, str]:
@@ -308,28 +360,26 @@ def bench_env(config_dir: Path) -> dict[str, str]:
     return env
 
 
-def measure_baseline(cwd: Path, env: dict[str, str]) -> Metric:
-    case = Case("python -c pass", lambda i: [sys.executable, "-c", "pass"], BASELINE_RUNS)
-    return summarize(measure(case, cwd, env), None, case.ok)
-
-
 def bench_size(base: Path, engram: str, size: int, seeds: list[Seed], runs: int) -> SizeResult:
+    """Generate one corpus, measure the baseline then every case, and delete the corpus."""
     progress(f"{size:,} memories: generating")
     started = time.perf_counter()
     project, sources_bytes = make_project(base, size, seeds)
     generate_s = time.perf_counter() - started
     env = bench_env(base / "config")
-    baseline = measure_baseline(project, env)
-    result = SizeResult(size, round(generate_s, 1), sources_bytes, 0, 0.0, baseline)
+    # Per size, so a drift in machine load over a long run shifts both sides of each ratio.
+    python = Case("python -c pass", always([sys.executable, "-c", "pass"]), BASELINE_RUNS)
+    baseline = summarize(measure(python, project, env), None, python.ok)
+    metrics = {}
     for case in engram_cases(engram, project, size, seeds, runs):
         progress(f"{size:,} memories: {case.name} x{case.runs}")
-        result.metrics[case.name] = summarize(measure(case, project, env), baseline.p50_ms, case.ok)
-    compile_metric = result.metrics["compile"]
-    compile_metric.memories_per_s = round(size / (compile_metric.p50_ms / 1000))
-    result.index_bytes = (project / ".agents" / ".engram" / "index.db").stat().st_size
-    result.index_ratio = round(result.index_bytes / sources_bytes, 2)
+        metrics[case.name] = summarize(measure(case, project, env), baseline.p50_ms, case.ok)
+    metrics["compile"].memories_per_s = round(size / (metrics["compile"].p50_ms / 1000))
+    index_bytes = (project / ".agents" / ".engram" / "index.db").stat().st_size
     shutil.rmtree(project)
-    return result
+    return SizeResult(
+        size, round(generate_s, 1), sources_bytes, index_bytes, round(index_bytes / sources_bytes, 2), baseline, metrics
+    )
 
 
 def progress(message: str) -> None:

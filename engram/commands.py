@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+from . import native_rules
 from .compile import CompileResult, compile_root, export_index
 from .freshness import check_sources
 from .graph import describe
@@ -53,11 +54,16 @@ def run_index(output: Path | None, scope: str) -> int:
     for result in results:
         for problem in result.problems:
             _err(str(problem))
+    native = native_rules.sync(ws.root, ws.config)
+    for warning in native.warnings:
+        _err(f"warning: {warning}")
     total = {key: sum(getattr(r, key) for r in results) for key in ("total", "added", "changed", "removed", "invalid")}
     print(
         f"indexed {total['total']} memories ({total['added']} added, {total['changed']} changed, "
         f"{total['removed']} removed, {total['invalid']} invalid)"
     )
+    if native.summary:
+        print(native.summary)
     if output is not None:
         print(f"wrote {output}")
     return 1 if total["invalid"] else 0
@@ -66,6 +72,7 @@ def run_index(output: Path | None, scope: str) -> int:
 def run_check(as_json: bool) -> int:
     ws = open_workspace()
     reports = [check_sources(root, ws.config) for root in ws.roots]
+    reports[0].problems += native_rules.check(ws.root, ws.config)  # ws.roots[0] is the workspace root
     fresh = all(r.fresh for r in reports)
     if as_json:
         payload = {

@@ -33,7 +33,7 @@ from .freshness import (
     stored_file,
 )
 from .graph import cycle_problems, dependency_problems, rebuild_edges
-from .index import apply_migrations, fingerprint, sha256_text
+from .index import COMPILER_VERSION, apply_migrations, fingerprint, sha256_text
 from .parse import Memory, ParseError, parse_memory
 from .safety import scan
 from .sources import Root, SourceFile, source_file, walk_memory_files
@@ -346,6 +346,7 @@ def _write_meta(conn: sqlite3.Connection, root: Root, patterns: list[str]) -> No
     meta = {
         "schema_version": str(conn.execute("PRAGMA user_version").fetchone()[0]),
         "tokenizer": terms.TOKENIZER_VERSION,
+        "compiler": COMPILER_VERSION,
         "fts_tokenize": "unicode61 remove_diacritics 0 over engram terms (bigrams, folding, light stemming)",
         "fingerprint": fingerprint(hashes),
         "ignore_digest": ignore_digest(patterns),

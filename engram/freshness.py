@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from . import terms
 from .config import Config
-from .index import IndexFileError, check_schema, read_meta, sha256_text
+from .index import COMPILER_VERSION, IndexFileError, check_schema, read_meta, sha256_text
 from .sources import Root, SourceFile, walk_memory_files
 
 
@@ -64,7 +64,8 @@ def open_current(root: Root) -> sqlite3.Connection | None:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
         conn.row_factory = sqlite3.Row
         check_schema(conn, path)
-        if read_meta(conn).get("tokenizer") != terms.TOKENIZER_VERSION:
+        meta = read_meta(conn)
+        if meta.get("tokenizer") != terms.TOKENIZER_VERSION or meta.get("compiler") != COMPILER_VERSION:
             conn.close()
             return None
         return conn

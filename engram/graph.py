@@ -30,12 +30,37 @@ def _references(conn: sqlite3.Connection):
             yield memory_id, rel, ref, resolve_reference(ref, ids, stems)
 
 
+RELATED_PER_MEMORY = 4
+MIN_RELATED_WEIGHT = 0.5  # tag overlap (Jaccard) for a related edge
+COMMON_TAG_SHARE = 0.2  # a tag on more than this share of memories relates nothing
+
+
 def rebuild_edges(conn: sqlite3.Connection) -> None:
-    conn.execute("DELETE FROM edges WHERE kind = 'depends_on'")
+    conn.execute("DELETE FROM edges")
     conn.executemany(
         "INSERT OR IGNORE INTO edges (src, dst, kind) VALUES (?, ?, 'depends_on')",
         [(src, dst) for src, _, _, dst in _references(conn) if dst and dst != src],
     )
+    conn.executemany("INSERT OR IGNORE INTO edges (src, dst, kind, weight) VALUES (?, ?, 'related', ?)", related_edges(conn))
+
+
+def related_edges(conn: sqlite3.Connection) -> list[tuple[str, str, float]]:
+    """Memories sharing tags, by Jaccard overlap; the strongest few per memory.
+
+    They only rerank memories that already matched the query (route.py); they never admit one.
+    """
+    tags = {mid: set(json.loads(raw)) for mid, raw in conn.execute("SELECT id, tags FROM memories")}
+    holders: dict[str, list[str]] = {}
+    for mid, own in tags.items():
+        for tag in own:
+            holders.setdefault(tag, []).append(mid)
+    limit = max(8, COMMON_TAG_SHARE * len(tags))  # small folders: any shared tag relates
+    out = []
+    for mid, own in tags.items():
+        neighbours = {other for tag in own if len(holders[tag]) <= limit for other in holders[tag]} - {mid}
+        scored = sorted(((len(own & tags[o]) / len(own | tags[o]), o) for o in neighbours), reverse=True)
+        out += [(mid, other, round(w, 3)) for w, other in scored[:RELATED_PER_MEMORY] if w >= MIN_RELATED_WEIGHT]
+    return out
 
 
 def dependency_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:
@@ -117,11 +142,17 @@ def describe(conn: sqlite3.Connection, only: set[str] | None = None) -> list[str
         graph = {node: [d for d in deps if d in only] for node, deps in graph.items() if node in only}
     levels = dict(conn.execute("SELECT id, level FROM memories"))
     depth = depths(graph, levels)
-    edges = sum(len(v) for v in graph.values())
-    lines = [f"engram graph: {len(graph)} nodes, {edges} edges", "Dependency layers"]
+    related = _related_count(conn, set(graph))
+    edges = sum(len(v) for v in graph.values()) + related
+    lines = [f"engram graph: {len(graph)} nodes, {edges} edges", f"{related} related edges (shared tags; they only rerank)", "Dependency layers"]
     for node in sorted(graph, key=lambda n: (depth[n], n)):
         needs = f" depends on {', '.join(graph[node])}" if graph[node] else ""
         lines.append(f"  [{depth[node]}] {node}{needs}")
     for cycle in find_cycles(graph):
         lines.append("cycle: " + " -> ".join([*cycle, cycle[0]]))
     return lines
+
+
+def _related_count(conn: sqlite3.Connection, nodes: set[str]) -> int:
+    rows = conn.execute("SELECT src, dst FROM edges WHERE kind = 'related'")
+    return sum(1 for src, dst in rows if src in nodes and dst in nodes)

@@ -84,13 +84,14 @@ _SPECS: dict[str, _HostSpec] = {
             ("SessionStart", "*"),
             ("BeforeAgent", "*"),
             ("AfterTool", "read_file|write_file|replace"),
+            ("PreCompress", "*"),  # the hook resets the delivered set: compression drops what was injected
         ),
         timeout=10_000,  # Gemini counts milliseconds
         handler_head=(("name", "engram"), ("type", "command")),
     ),
     "cursor": _HostSpec(
         file=".cursor/hooks.json",
-        events=(("sessionStart", None), ("postToolUse", "Read|Write")),
+        events=(("sessionStart", None), ("postToolUse", "Read|Write"), ("preCompact", None)),
         timeout=10,
         nested=False,
         handler_head=(),

@@ -55,9 +55,10 @@ def parse_budget(raw: str | None) -> int | None:
     if raw is None:
         return None
     low, high = BUDGET_RANGE
-    if not raw.strip().isdigit() or not low <= int(raw) <= high:
+    text = raw.strip()
+    if not (text.isascii() and text.isdigit()) or not low <= int(text) <= high:
         raise UsageError(f"--budget-tokens must be an integer from {low} to {high}")
-    return int(raw)
+    return int(text)
 
 
 def main(argv: list[str]) -> int:

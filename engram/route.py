@@ -26,6 +26,7 @@ MULTIPLIERS = {"review_due": 0.7, "stale": 0.6, "medium": 0.9, "workspace": 1.1}
 FETCH_BOOST_STEP = 0.05  # per earlier `load --id`, up to FETCH_BOOST_MAX
 FETCH_BOOST_MAX = 1.2
 SKILL_BOOST = 1.25  # `workflow` in the query routes to skill memories
+RELATED_BOOST = 0.1  # times the tag overlap with the best hit
 MANY_ANCHORS = 4
 MIN_COVERAGE = 0.6  # share of the query's anchor weight a pack member must match
 MIN_STRONG_COVERAGE = 0.45  # ... or this share matched in strong fields (id, tags, directive, paths)
@@ -285,7 +286,8 @@ def route(layers: list[Layer], query: str, options: Options) -> Routing:
             routing.admitted.append(cand)
         else:
             routing.omitted.append(cand)
-    routing.admitted.sort(key=lambda c: (-c.score, c.scope != "workspace", c.id))
+    _rank(routing.admitted)
+    _rerank_related(routing.admitted)
     _refine(routing, options)
     return routing
 
@@ -333,6 +335,29 @@ def _passes_anchor_rule(anchors: list[Anchor], content_hits: list[Anchor], stron
     if len(anchors) >= MANY_ANCHORS:
         return len(content_hits) >= 2 or strong_hit
     return True
+
+
+def _rank(cands: list[Candidate]) -> None:
+    cands.sort(key=lambda c: (-c.score, c.scope != "workspace", c.id))
+
+
+def _rerank_related(admitted: list[Candidate]) -> None:
+    """A small boost for candidates related (shared tags) to the best hit.
+
+    Only memories that already matched the query are touched: a related edge never admits one.
+    """
+    if len(admitted) < 2:
+        return
+    best = admitted[0]
+    weights = dict(
+        best.layer.conn.execute("SELECT dst, weight FROM edges WHERE src = ? AND kind = 'related'", (best.id,)).fetchall()
+    )
+    for cand in admitted[1:]:
+        if cand.layer is best.layer and cand.id in weights:
+            factor = 1 + RELATED_BOOST * weights[cand.id]
+            cand.multipliers.append(("related", round(factor, 3)))
+            cand.score = min(cand.score * factor, best.score)  # never above the hit that relates it
+    admitted[1:] = sorted(admitted[1:], key=lambda c: (-c.score, c.scope != "workspace", c.id))
 
 
 def _refine(routing: Routing, options: Options) -> None:

@@ -14,7 +14,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-TOKENIZER_VERSION = "engram-terms-1"
+TOKENIZER_VERSION = "engram-terms-2"
 
 _WORD = re.compile(r"[^\W_]+")
 _CJK_SPLIT = re.compile(

@@ -62,6 +62,7 @@ EXPECTED: dict[str, dict] = {
             "SessionStart": [{"matcher": "*", "hooks": [gemini_handler()]}],
             "BeforeAgent": [{"matcher": "*", "hooks": [gemini_handler()]}],
             "AfterTool": [{"matcher": "read_file|write_file|replace", "hooks": [gemini_handler()]}],
+            "PreCompress": [{"matcher": "*", "hooks": [gemini_handler()]}],
         }
     },
     "cursor": {
@@ -69,6 +70,7 @@ EXPECTED: dict[str, dict] = {
         "hooks": {
             "sessionStart": [cursor_handler()],
             "postToolUse": [cursor_handler() | {"matcher": "Read|Write"}],
+            "preCompact": [cursor_handler()],
         },
     },
 }

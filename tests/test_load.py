@@ -194,9 +194,12 @@ TWIN_BODY = "# Twin\nDeploy the service through the staging gate."
 
 
 def _twins(project, low: dict, high: dict) -> dict:
-    """`aa-twin` gets ``low`` (it would win an exact tie on id), `zz-twin` gets ``high``."""
-    project.write("aa-twin", TWIN_BODY, tags=["deploy"], **low)
-    project.write("zz-twin", TWIN_BODY, tags=["deploy"], **high)
+    """`aa-twin` gets ``low`` (it would win an exact tie on id), `zz-twin` gets ``high``.
+
+    Each has a tag of its own so the two are not related (a related edge would rerank them).
+    """
+    project.write("aa-twin", TWIN_BODY, tags=["deploy", "alpha", "bravo"], **low)
+    project.write("zz-twin", TWIN_BODY, tags=["deploy", "zulu", "yankee"], **high)
     payload = project.load_json("deploy")
     assert sorted(entry_ids(payload)) == ["aa-twin", "zz-twin"]
     return payload
@@ -258,8 +261,8 @@ def test_fetched_memory_gets_a_boost(project):
 
 def test_stale_memory_in_prebuilt_index_ranks_lower_and_is_marked(project):
     project.config({"load": {"expand_top": 1}})
-    stale = project.write("aa-twin", TWIN_BODY, tags=["deploy"], confidence="high")
-    project.write("zz-twin", TWIN_BODY, tags=["deploy"], confidence="high")
+    stale = project.write("aa-twin", TWIN_BODY, tags=["deploy", "alpha", "bravo"], confidence="high")
+    project.write("zz-twin", TWIN_BODY, tags=["deploy", "zulu", "yankee"], confidence="high")
     built = project.run("index", "--output", "team.db")
     assert built.returncode == 0, built.stderr
     assert (project.path / "team.db").is_file()
@@ -873,3 +876,16 @@ def test_load_refreshes_a_stale_index(project):
     after = project.load("zanzibar")
     assert "deploy-steps" not in after.stdout and "ADDEDBODY" in after.stdout
     assert project.run("check").returncode == 0  # load left the index fresh
+
+
+def test_related_edges_rerank_matches_but_never_admit(project):
+    """Shared tags make compile-time related edges; they boost a match, never an unrelated memory."""
+    project.write("rollout-guide", "# Rollout\nRollout with canary steps.", tags=["k8s", "deploy"], confidence="high")
+    project.write("rollout-helm", "# Helm\nHelm rollout notes.", tags=["k8s", "deploy"], confidence="high")
+    project.write("cluster-sizing", "# Sizing\nNode pools and quotas.", tags=["k8s", "deploy"], confidence="high")
+    payload = project.load_json("--all", "rollout")
+    assert entry_ids(payload) == ["rollout-guide", "rollout-helm"]
+    assert any(r.startswith("x1.1 related") for r in payload["entries"][1]["reasons"])
+    with sqlite3.connect(project.root / "index.db") as conn:
+        related = set(conn.execute("SELECT src, dst FROM edges WHERE kind = 'related'"))
+    assert ("rollout-guide", "cluster-sizing") in related  # the edge exists, and still did not admit it

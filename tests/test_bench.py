@@ -1,0 +1,36 @@
+"""`python -m engram.bench` runs end to end on a tiny corpus and reports every number."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+METRICS = ("compile", "no-op refresh", "edit-one refresh", "load", "hook prompt", "hook file")
+TIMED_FIELDS = ("runs", "p50_ms", "p95_ms", "p50_ratio", "p95_ratio", "peak_rss_kb")
+
+
+def test_bench_reports_every_metric_with_ratios(tmp_path):
+    out = tmp_path / "r.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "engram.bench", "--sizes", "60", "--runs", "2", "--out", str(out)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(out.read_text())
+    (size,) = report["sizes"]
+    assert size["memories"] == 60
+    assert size["sources_bytes"] > 0 and size["index_bytes"] > 0 and size["index_ratio"] > 0
+    assert size["baseline"]["p50_ms"] > 0 and size["baseline"]["p50_ratio"] == 1.0
+    assert set(size["metrics"]) == set(METRICS)
+    for name in METRICS:
+        metric = size["metrics"][name]
+        assert all(metric[key] > 0 for key in TIMED_FIELDS), (name, metric)
+        assert metric["p95_ms"] >= metric["p50_ms"]
+        assert 0 <= metric["ok_runs"] <= metric["runs"]
+    assert size["metrics"]["compile"]["ok_runs"] == size["metrics"]["compile"]["runs"]
+    assert size["metrics"]["compile"]["memories_per_s"] > 0
+    assert report["targets"] == []  # targets apply at 10,000 and 100,000 memories only
+    assert "engram speed" in proc.stdout and "p50/python" in proc.stdout
+    for name in ("python -c pass", *METRICS):
+        assert name in proc.stdout
