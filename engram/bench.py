@@ -33,8 +33,8 @@ DEFAULT_SIZES = (1_000, 10_000)
 LARGE_SIZE = 100_000
 DEFAULT_RUNS = 20
 BASELINE_RUNS = 30
-MIN_RUNS = 3
-ROW_BUDGET_S = 90.0  # keeps BENCH_LARGE=1 bounded: rows of slow commands stop after MIN_RUNS
+MIN_RUNS = 2
+ROW_BUDGET_S = 60.0  # a row of a slow command (a compile far off its target, 100,000 memories) stops at MIN_RUNS
 AREAS = ("api", "web", "auth", "billing", "db", "ui", "jobs", "search")
 FOLDERS = (("rules", 6), ("skills", 3), ("knowledge", 1))  # folder, weight out of 10
 DIRECTIVE_FRAMES = (
@@ -187,6 +187,8 @@ class Metric:
     p95_ratio: float
     peak_rss_kb: int
     ok_runs: int  # runs whose output was what the command should print
+    times_ms: list[float]  # every run, in order: outliers stay explainable
+    unexpected_output: str | None  # the first output that failed the check, to explain ok_runs
     memories_per_s: float | None = None  # compile only
 
 
@@ -237,7 +239,7 @@ class Case:
 
 
 def measure(case: Case, cwd: Path, env: dict[str, str]) -> list[Sample]:
-    """Up to case.runs samples; a row stops early past ROW_BUDGET_S (100,000 memories) with 3 runs."""
+    """Up to case.runs samples, fewer once the row has spent ROW_BUDGET_S and has MIN_RUNS."""
     if case.warmup:  # page cache, .pyc files and state.db are in place after one run
         case.before(-1)
         run_once(case.argv(-1), cwd, env, case.stdin(-1))
@@ -262,6 +264,7 @@ def summarize(samples: list[Sample], baseline_ms: float | None, ok: Callable[[st
     times = [s.seconds * 1000 for s in samples]
     p50, p95 = statistics.median(times), percentile(times, 0.95)
     base = baseline_ms or p50
+    unexpected = [s.stdout for s in samples if not ok(s.stdout)]
     return Metric(
         runs=len(samples),
         p50_ms=round(p50, 1),
@@ -269,7 +272,9 @@ def summarize(samples: list[Sample], baseline_ms: float | None, ok: Callable[[st
         p50_ratio=round(p50 / base, 2),
         p95_ratio=round(p95 / base, 2),
         peak_rss_kb=max(s.rss_kb for s in samples),
-        ok_runs=sum(ok(s.stdout) for s in samples),
+        ok_runs=len(samples) - len(unexpected),
+        times_ms=[round(t, 1) for t in times],
+        unexpected_output=unexpected[0][:300] if unexpected else None,
     )
 
 

@@ -33,7 +33,7 @@ from .freshness import (
     stored_file,
 )
 from .graph import cycle_problems, dependency_problems, rebuild_edges
-from .index import COMPILER_VERSION, apply_migrations, fingerprint, sha256_text
+from .index import COMPILER_VERSION, apply_migrations, fingerprint, printed_digest
 from .parse import Memory, ParseError, parse_memory
 from .safety import scan
 from .sources import Root, SourceFile, source_file, walk_memory_files
@@ -124,7 +124,7 @@ class Builder:
         flagged = scan("\n".join((memory.title, memory.directive, memory.summary, memory.body)))
         cursor = self.conn.execute(
             "INSERT INTO memories (id, rel, type, authority, confidence, lifecycle, level, valid_until, roles,"
-            " tags, directive, summary, title, triggers, applies_to, depends_on, updated, body, body_sha256,"
+            " tags, directive, summary, title, triggers, applies_to, depends_on, updated, body, text_sha256,"
             " source_sha256, tokens, strong, ignored, safety)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
@@ -132,7 +132,7 @@ class Builder:
                 memory.level, memory.valid_until, json.dumps(memory.roles), json.dumps(memory.tags),
                 memory.directive, memory.summary, memory.title, json.dumps(memory.triggers),
                 json.dumps(memory.applies_to), json.dumps(memory.depends_on), memory.updated, memory.body,
-                sha256_text(memory.body), source_sha, terms.estimate_tokens(memory.body),
+                printed_digest(memory.title, memory.directive, memory.summary, memory.body), source_sha, terms.estimate_tokens(memory.body),
                 strong_terms(values), int(self.ignored(rel)), flagged,
             ),
         )
@@ -229,7 +229,8 @@ def compile_root(root: Root, config: Config, progress: bool = False) -> CompileR
         return result
     patterns = ignore_patterns(root, config)
     with root_lock(root):
-        current = open_current(root)
+        _remove_leftovers(root)
+        current = open_current(root, thorough=True)
         try:
             if not needs_refresh(root, current, patterns):
                 _summarise(current, result)
@@ -249,6 +250,12 @@ def _summarise(conn: sqlite3.Connection, result: CompileResult) -> None:
     result.invalid = len(result.problems)
     result.problems.extend(dependency_problems(conn, result.root))
     result.problems.extend(cycle_problems(conn, result.root))
+
+
+def _remove_leftovers(root: Root) -> None:
+    """Temp files of a build that was killed; safe because the lock is held."""
+    for leftover in root.path.glob(".index.db.tmp-*"):
+        leftover.unlink(missing_ok=True)
 
 
 def _temp_path(root: Root) -> Path:

@@ -55,8 +55,12 @@ def ignore_digest(patterns: list[str]) -> str:
     return sha256_text("\n".join(patterns))
 
 
-def open_current(root: Root) -> sqlite3.Connection | None:
-    """The root's index if this version of engram can use it as is, else None (rebuild)."""
+def open_current(root: Root, thorough: bool = False) -> sqlite3.Connection | None:
+    """The root's index if this version of engram can use it as is, else None (rebuild).
+
+    ``thorough`` also reads every page (``PRAGMA quick_check``): too slow for each `load`,
+    right for `index` and `check`, which must notice a damaged file behind a valid header.
+    """
     path = root.index_path
     if not path.is_file():
         return None
@@ -65,7 +69,8 @@ def open_current(root: Root) -> sqlite3.Connection | None:
         conn.row_factory = sqlite3.Row
         check_schema(conn, path)
         meta = read_meta(conn)
-        if meta.get("tokenizer") != terms.TOKENIZER_VERSION or meta.get("compiler") != COMPILER_VERSION:
+        outdated = meta.get("tokenizer") != terms.TOKENIZER_VERSION or meta.get("compiler") != COMPILER_VERSION
+        if outdated or (thorough and conn.execute("PRAGMA quick_check").fetchone()[0] != "ok"):
             conn.close()
             return None
         return conn
@@ -119,7 +124,7 @@ class Freshness:
 def check_sources(root: Root, config: Config) -> Freshness:
     """Compare a root's sources with its index without writing anything."""
     report = Freshness(root)
-    conn = open_current(root)
+    conn = open_current(root, thorough=True)
     if conn is None:
         if root.path.is_dir():
             report.problems.append(Problem(display_path(root, "index.db"), "no usable index; run `engram index`", kind="missing"))

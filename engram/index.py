@@ -15,7 +15,7 @@ from pathlib import Path
 
 APPLICATION_ID = 1701728114  # "engr"
 # Bump when what the compiler stores changes without a schema change: indexes rebuild themselves.
-COMPILER_VERSION = "2"
+COMPILER_VERSION = "3"
 REQUIRED_TABLES = ("meta", "files", "memories", "edges", "memories_fts")
 FTS_COLUMNS = ("id", "tags", "directive", "summary", "triggers", "body", "paths")
 
@@ -102,6 +102,11 @@ def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
 
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def printed_digest(title: str, directive: str, summary: str, body: str) -> str:
+    """The hash of every stored text a pack may print (cards print the directive, summary or title)."""
+    return sha256_text("\0".join((title, directive, summary, body)))
 
 
 def fingerprint(rows) -> str:

@@ -6,6 +6,7 @@ Dispatched before typer is imported: agents call it many times a session.
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -51,6 +52,11 @@ def clean_text(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
+def printable(text: str) -> str:
+    """User text echoed in a one-line message: control characters become '?'."""
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
 def parse_budget(raw: str | None) -> int | None:
     if raw is None:
         return None
@@ -69,12 +75,34 @@ def main(argv: list[str]) -> int:
         print(f"engram: error: {exc}", file=sys.stderr)
         return 1
     ws = open_workspace()
-    messages: list[str] = []
     try:
-        layers = open_layers(ws, args.index, messages)
+        return _run(args, budget, ws)
     except IndexFileError as exc:
         print(f"engram: error: {exc}", file=sys.stderr)
         return 1
+    except sqlite3.DatabaseError as exc:
+        if args.index is None and _rebuild(ws):
+            return _run(args, budget, ws)
+        paths = args.index or ", ".join(str(root.index_path) for root in ws.roots)
+        print(f"engram: error: {paths}: corrupt index ({exc}); run `engram index`", file=sys.stderr)
+        return 1
+
+
+def _rebuild(ws: Workspace) -> bool:
+    """A damaged page behind a valid header shows up only when read: rebuild the roots once."""
+    from .compile import compile_root
+
+    try:
+        for root in ws.roots:
+            compile_root(root, ws.config)
+    except (OSError, TimeoutError, sqlite3.DatabaseError):
+        return False
+    return True
+
+
+def _run(args, budget: int | None, ws: Workspace) -> int:
+    messages: list[str] = []
+    layers = open_layers(ws, args.index, messages)
     for message in messages:
         print(f"engram: warning: {message}", file=sys.stderr)
     state_path = ws.root.state_path if ws.root.path.is_dir() else user_config_dir() / "state.db"
@@ -131,7 +159,7 @@ def _fetch(layers: list[Layer], ids: list[str], ws: Workspace, state_path: Path)
     for memory_id in dict.fromkeys(ids):
         cand = _find(layers, memory_id)
         if cand is None:
-            print(f"engram: not found: {memory_id}", file=sys.stderr)
+            print(f"engram: not found: {printable(memory_id)}", file=sys.stderr)
             missing += 1
             continue
         reason = visibility_reason(cand.row, options)

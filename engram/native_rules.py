@@ -152,7 +152,7 @@ def wanted_files(root: Root, config: Config) -> dict[Path, str] | None:
     """Every rule file engram should have written, path -> content."""
     if config.get("hooks.path_rules") != "native" or not root.path.is_dir():
         return {}
-    conn = open_current(root)
+    conn = open_current(root, thorough=True)
     if conn is None:
         return None
     try:

@@ -9,13 +9,13 @@ Stdlib only.
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .layers import Layer
 from .route import MEMORY_COLUMNS, Candidate, Options, Routing, visibility_reason
+from .index import printed_digest
 from .safety import scan
 
 OMITTED_CARDS = 5
@@ -148,15 +148,18 @@ def requires_of(cand: Candidate) -> list[str]:
 
 
 def checked_body(cand: Candidate) -> tuple[str | None, Skipped | None]:
-    """The stored body, if it still matches its hash and passes the safety screen."""
+    """The stored body, if the stored texts still match their hash and pass the safety screen.
+
+    Cards print the directive, summary or title, so those are checked as well as the body.
+    """
     if cand.row["safety"]:
         return None, Skipped(cand, "safety", cand.row["safety"])
-    body, body_sha = cand.layer.conn.execute(
-        "SELECT body, body_sha256 FROM memories WHERE rowid = ?", (cand.row["rowid"],)
+    title, directive, summary, body, digest = cand.layer.conn.execute(
+        "SELECT title, directive, summary, body, text_sha256 FROM memories WHERE rowid = ?", (cand.row["rowid"],)
     ).fetchone()
-    if hashlib.sha256(body.encode("utf-8")).hexdigest() != body_sha:
-        return None, Skipped(cand, "hash", "stored body does not match its hash; run `engram index`")
-    label = scan(body)
+    if printed_digest(title, directive, summary, body) != digest:
+        return None, Skipped(cand, "hash", "stored text does not match its hash; run `engram index`")
+    label = scan("\n".join((title, directive, summary, body)))
     if label:
         return None, Skipped(cand, "safety", label)
     return body, None

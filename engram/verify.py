@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from .index import IndexFileError, fingerprint, open_index, read_meta, sha256_text
+from .index import IndexFileError, fingerprint, open_index, printed_digest, read_meta
 
 REQUIRED_META = ("schema_version", "tokenizer", "fingerprint", "scope")
 REBUILD = "run `engram index` to rebuild it"
@@ -32,9 +32,10 @@ def _findings(conn: sqlite3.Connection, path: Path) -> list[str]:
         findings.append(f"{path}: SQLite integrity check failed ({status}); {REBUILD}")
     meta = read_meta(conn)
     findings += [f"{path}: meta key '{key}' is missing; {REBUILD}" for key in REQUIRED_META if key not in meta]
-    for memory_id, rel, body, body_sha in conn.execute("SELECT id, rel, body, body_sha256 FROM memories ORDER BY rel"):
-        if sha256_text(body) != body_sha:
-            findings.append(f"{path}: stored body of '{memory_id}' ({rel}) does not match its hash; {REBUILD}")
+    rows = conn.execute("SELECT id, rel, title, directive, summary, body, text_sha256 FROM memories ORDER BY rel")
+    for memory_id, rel, title, directive, summary, body, digest in rows:
+        if printed_digest(title, directive, summary, body) != digest:
+            findings.append(f"{path}: stored text of '{memory_id}' ({rel}) does not match its hash; {REBUILD}")
     files = conn.execute("SELECT rel, sha256 FROM files").fetchall()
     if meta.get("fingerprint") and fingerprint(files) != meta["fingerprint"]:
         findings.append(f"{path}: file hashes do not match the index fingerprint; {REBUILD}")

@@ -16,7 +16,7 @@ import pytest
 
 from engram import terms
 from engram.compile import compile_root
-from engram.index import apply_migrations, fingerprint, migrations, schema_version, sha256_text
+from engram.index import apply_migrations, fingerprint, migrations, printed_digest, schema_version
 from engram.workspace import open_workspace
 
 REPO = Path(__file__).resolve().parents[1]
@@ -111,10 +111,12 @@ def test_files_table_holds_sha256_of_each_source(small):
 
 def test_stored_body_is_agent_visible_and_hashed(small):
     build(small)
-    row = db(small).execute("SELECT body, body_sha256 FROM memories WHERE id = 'release-checklist'").fetchone()
+    row = db(small).execute(
+        "SELECT title, directive, summary, body, text_sha256 FROM memories WHERE id = 'release-checklist'"
+    ).fetchone()
     assert "Bump the zebrafish version." in row["body"]
     assert "secret history" not in row["body"] and "## Context" not in row["body"]
-    assert row["body_sha256"] == sha256_text(row["body"])
+    assert row["text_sha256"] == printed_digest(row["title"], row["directive"], row["summary"], row["body"])
 
 
 def test_fts_table_finds_a_memory_by_body_term(small):

@@ -32,7 +32,7 @@ CREATE TABLE memories (
     depends_on TEXT NOT NULL,   -- JSON list, as written
     updated TEXT,
     body TEXT NOT NULL,         -- agent-visible body
-    body_sha256 TEXT NOT NULL,
+    text_sha256 TEXT NOT NULL,  -- digest of everything printed: title, directive, summary, body
     source_sha256 TEXT NOT NULL,
     tokens INTEGER NOT NULL,    -- estimated tokens of the body
     strong TEXT NOT NULL,       -- index terms of id, tags, directive and applies_to
