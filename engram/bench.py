@@ -476,7 +476,7 @@ def _note(metric: Metric) -> str:
     if metric.memories_per_s is not None:
         notes.append(f"{metric.memories_per_s:,.0f} memories/s")
     if metric.ok_runs < metric.runs:
-        notes.append(f"{metric.runs - metric.ok_runs} of {metric.runs} printed nothing")
+        notes.append(f"{metric.runs - metric.ok_runs} of {metric.runs} failed the output check")
     return "; ".join(notes)
 
 
@@ -526,7 +526,7 @@ def print_tables(tables: list[Table]) -> None:
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m engram.bench", description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=_sizes, default=DEFAULT_SIZES, help="corpus sizes, e.g. 1000,10000")
-    parser.add_argument("--runs", type=int, default=DEFAULT_RUNS, help="runs of each fast command (compiles: a fifth)")
+    parser.add_argument("--runs", type=int, default=DEFAULT_RUNS, help="runs of each fast command (compile: a fifth, 2-5; edit-one refresh: half)")
     parser.add_argument("--out", type=Path, default=Path("bench-results.json"), help="where the JSON results go")
     args = parser.parse_args(argv)
     if os.environ.get("BENCH_LARGE") == "1" and LARGE_SIZE not in args.sizes:
