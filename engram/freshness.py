@@ -94,12 +94,13 @@ def needs_refresh(root: Root, conn: sqlite3.Connection | None, patterns: list[st
         return root.path.is_dir()
     if read_meta(conn).get("ignore_digest") != ignore_digest(patterns):
         return True
+    stored = {rel: (size, mtime) for rel, size, mtime in conn.execute("SELECT rel, size, mtime_ns FROM files")}
     seen = 0
     for source in walk_memory_files(root):
         seen += 1
-        if not stat_unchanged(stored_file(conn, source.rel), source):
+        if stored.get(source.rel) != (source.size, source.mtime_ns):
             return True
-    return seen != conn.execute("SELECT count(*) FROM files").fetchone()[0]
+    return seen != len(stored)
 
 
 def file_sha256(source: SourceFile) -> str | None:

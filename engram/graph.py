@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections import Counter
 
 from .freshness import Problem, display_path
 from .sources import Root
@@ -33,6 +34,7 @@ def _references(conn: sqlite3.Connection):
 RELATED_PER_MEMORY = 4
 MIN_RELATED_WEIGHT = 0.5  # tag overlap (Jaccard) for a related edge
 COMMON_TAG_SHARE = 0.2  # a tag on more than this share of memories relates nothing
+MAX_TAG_HOLDERS = 50  # ... nor does one on more than this many
 
 
 def rebuild_edges(conn: sqlite3.Connection) -> None:
@@ -48,17 +50,20 @@ def related_edges(conn: sqlite3.Connection) -> list[tuple[str, str, float]]:
     """Memories sharing tags, by Jaccard overlap; the strongest few per memory.
 
     They only rerank memories that already matched the query (route.py); they never admit one.
+    A tag held by many memories says little about any pair of them, and skipping it keeps this
+    linear in the corpus size rather than quadratic.
     """
-    tags = {mid: set(json.loads(raw)) for mid, raw in conn.execute("SELECT id, tags FROM memories")}
+    tags = {mid: frozenset(json.loads(raw)) for mid, raw in conn.execute("SELECT id, tags FROM memories")}
     holders: dict[str, list[str]] = {}
     for mid, own in tags.items():
         for tag in own:
             holders.setdefault(tag, []).append(mid)
-    limit = max(8, COMMON_TAG_SHARE * len(tags))  # small folders: any shared tag relates
+    limit = min(MAX_TAG_HOLDERS, max(8, COMMON_TAG_SHARE * len(tags)))  # small folders: any shared tag relates
     out = []
     for mid, own in tags.items():
-        neighbours = {other for tag in own if len(holders[tag]) <= limit for other in holders[tag]} - {mid}
-        scored = sorted(((len(own & tags[o]) / len(own | tags[o]), o) for o in neighbours), reverse=True)
+        shared = Counter(other for tag in own if len(holders[tag]) <= limit for other in holders[tag])
+        shared.pop(mid, None)
+        scored = sorted(((n / (len(own) + len(tags[o]) - n), o) for o, n in shared.items()), reverse=True)
         out += [(mid, other, round(w, 3)) for w, other in scored[:RELATED_PER_MEMORY] if w >= MIN_RELATED_WEIGHT]
     return out
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import sqlite3
-from importlib import resources
 from pathlib import Path
 
 APPLICATION_ID = 1701728114  # "engr"
@@ -25,6 +24,8 @@ class IndexFileError(Exception):
 
 
 def _migrations_dir(kind: str) -> Path:
+    from importlib import resources  # only when a database is created: keeps `load` starting fast
+
     packaged = resources.files("engram") / "_migrations" / kind
     if packaged.is_dir():
         return Path(str(packaged))

@@ -88,17 +88,15 @@ def _root_layer(root: Root, config: Config, messages: list[str]) -> Layer | None
     if not root.path.is_dir():
         return None
     conn = open_current(root)
-    refreshed = False
-    if needs_refresh(root, conn, ignore_patterns(root, config)):
-        refreshed = _refresh(root, config, messages)
-        if refreshed:
-            if conn is not None:
-                conn.close()
-            conn = open_current(root)
+    behind = needs_refresh(root, conn, ignore_patterns(root, config))
+    if behind and _refresh(root, config, messages):
+        behind = False
+        if conn is not None:
+            conn.close()
+        conn = open_current(root)
     if conn is None:
         return None
-    stale_possible = not refreshed and needs_refresh(root, conn, ignore_patterns(root, config))
-    return Layer(root.scope, conn, root.index_path, root.path, stale_possible)
+    return Layer(root.scope, conn, root.index_path, root.path, check_sources=behind)
 
 
 def _refresh(root: Root, config: Config, messages: list[str]) -> bool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,6 +59,8 @@ def _git_top(start: Path) -> Path | None:
     for folder in (start, *start.parents):
         if (folder / ".git").exists():
             return folder
+    import subprocess  # rarely reached: most projects have .agents/.engram or a .git folder
+
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--show-toplevel"], cwd=start, capture_output=True, text=True, timeout=5

@@ -179,8 +179,14 @@ def index_terms(text: str) -> str:
     """The space-joined term stream the FTS table stores for a field."""
     folded = fold(text)
     if folded.isascii():  # the common case, kept fast for 1,000+ memories/s
-        return " ".join(stem(w) for w in _ASCII_WORD.findall(folded) if len(w) > 1 and w not in _LATIN_STOPWORDS)
+        return _latin_terms(_ASCII_WORD.findall(folded))
+    if not _HAS_CJK.search(folded):  # accents, dashes, box drawing: still one term per word
+        return _latin_terms(_WORD.findall(folded))
     return " ".join(t for w in words(text) if not is_stopword(w) for t in w.terms)
+
+
+def _latin_terms(tokens: list[str]) -> str:
+    return " ".join(stem(w) for w in tokens if len(w) > 1 and w not in _LATIN_STOPWORDS)
 
 
 def term_set(text: str) -> set[str]:
