@@ -239,8 +239,7 @@ def visibility_reason(row: sqlite3.Row, options: Options) -> str | None:
     """Why a memory is hidden from a normal load, or None when it is visible."""
     if row["ignored"]:
         return "ignored"
-    roles = json.loads(row["roles"])
-    if roles and options.roles and not set(roles) & set(options.roles):
+    if options.roles and row["roles"] != "[]" and not set(json.loads(row["roles"])) & set(options.roles):
         return "role"
     if row["lifecycle"] in ("archived", "superseded"):
         return "lifecycle"
@@ -311,10 +310,11 @@ def _candidates(layers: list[Layer], anchors: list[Anchor], options: Options, sk
 def _judge(
     cand: Candidate, anchors: list[Anchor], scored: _Scored, total_weight: float, options: Options, skill_query: bool
 ) -> None:
-    strong = set(cand.row["strong"].split())
     cand.anchors_hit = [a for a in anchors if _anchor_hit(a, cand.hit_terms)]
     content_hits = [a for a in cand.anchors_hit if not a.is_type_word]
-    strong_hits = [a for a in content_hits if _anchor_hit(a, strong)]
+    strong_text = cand.row["strong"]
+    strong = set(strong_text.split()) if any(t in strong_text for a in content_hits for t in a.word.terms) else set()
+    strong_hits = [a for a in content_hits if _anchor_hit(a, strong)] if strong else []
     cand.strong_hit = bool(strong_hits)
     cand.specific = any(scored.anchor_weight[a.text] >= scored.specific_weight for a in strong_hits)
     if total_weight:
@@ -383,7 +383,8 @@ def _refine(routing: Routing, options: Options) -> None:
 def narrow_tags(routing: Routing, count: int = 5) -> list[str]:
     """Tags that best split the related candidates: frequent, but not in all of them."""
     words = {t for a in routing.anchors for t in a.word.terms}
-    tally = Counter(t for c in routing.admitted for t in set(c.tags) if not terms.term_set(t) <= words)
+    tally = Counter(t for c in routing.admitted for t in set(c.tags))
+    tally = Counter({t: n for t, n in tally.items() if not terms.term_set(t) <= words})
     size = len(routing.admitted)
     ranked = sorted(
         (t for t, n in tally.items() if n < size or size == 1),

@@ -40,10 +40,14 @@ class Root:
 @dataclass(frozen=True)
 class SourceFile:
     rel: str  # posix path relative to the root, e.g. "rules/x.md"
-    path: Path
+    fspath: str  # a string, not a Path: `load` walks every file and most are never opened
     size: int
     mtime_ns: int
     problem: str | None = None  # set when the file must be skipped before reading
+
+    @property
+    def path(self) -> Path:
+        return Path(self.fspath)
 
 
 def find_project(start: Path | None = None) -> Path:
@@ -97,19 +101,18 @@ def _walk(directory: Path, rel: str, base: Path):
     try:
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
     except OSError as exc:
-        yield SourceFile(rel + "/", directory, 0, 0, f"cannot list folder: {exc.strerror or exc}")
+        yield SourceFile(rel + "/", str(directory), 0, 0, f"cannot list folder: {exc.strerror or exc}")
         return
     for entry in entries:
         child_rel = f"{rel}/{entry.name}"
-        path = Path(entry.path)
-        if entry.is_symlink() and not _inside(path, base):
+        if entry.is_symlink() and not _inside(Path(entry.path), base):
             if entry.name.endswith(".md"):
-                yield SourceFile(child_rel, path, 0, 0, "symlink points outside the memory root")
+                yield SourceFile(child_rel, entry.path, 0, 0, "symlink points outside the memory root")
             continue
         if entry.is_dir():
-            yield from _walk(path, child_rel, base)
+            yield from _walk(Path(entry.path), child_rel, base)
         elif entry.name.endswith(".md") and entry.is_file():
-            yield source_file(child_rel, path)
+            yield source_file(child_rel, entry)
 
 
 def _inside(path: Path, base: Path) -> bool:
@@ -119,12 +122,12 @@ def _inside(path: Path, base: Path) -> bool:
         return False
 
 
-def source_file(rel: str, path: Path) -> SourceFile:
+def source_file(rel: str, path: Path | os.DirEntry) -> SourceFile:
     try:
         st = path.stat()
     except OSError as exc:
-        return SourceFile(rel, path, 0, 0, f"cannot read: {exc.strerror or exc}")
+        return SourceFile(rel, os.fspath(path), 0, 0, f"cannot read: {exc.strerror or exc}")
     problem = None
     if st.st_size > MAX_FILE_BYTES:
         problem = f"file is larger than 1 MiB ({st.st_size} bytes)"
-    return SourceFile(rel, path, st.st_size, st.st_mtime_ns, problem)
+    return SourceFile(rel, os.fspath(path), st.st_size, st.st_mtime_ns, problem)
