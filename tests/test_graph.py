@@ -1,0 +1,50 @@
+"""`engram graph`: the count line, dependency layers with depths, cycles, and `--rebuild`."""
+
+from __future__ import annotations
+
+
+def _write_chain(project, write_memory):
+    write_memory(project, "knowledge/release-foundation.md", {"id": "release-foundation", "level": "foundation"}, "# Base\nVersioning basics.\n")
+    write_memory(project, "rules/release-checklist.md", {"id": "release-checklist", "depends_on": ["release-foundation"]}, "# Checklist\nTag after the checklist.\n")
+    write_memory(project, "skills/release-hotfix.md", {"id": "release-hotfix", "level": "advanced", "depends_on": "release-checklist"}, "# Hotfix\nPatch releases.\n")
+    write_memory(project, "knowledge/unrelated.md", {"id": "unrelated", "tags": ["zebra"]}, "# Zebra\nNothing to do with releases.\n")
+
+
+def test_graph_prints_counts_and_layers_by_depth(project, write_memory, run_engram):
+    _write_chain(project, write_memory)
+    assert run_engram(["index"], project).returncode == 0
+    proc = run_engram(["graph"], project)
+    assert proc.returncode == 0
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "engram graph: 4 nodes, 2 edges"
+    layers = [line.strip() for line in lines if line.startswith("  [")]
+    assert layers.index("[0] release-foundation") < layers.index("[1] release-checklist depends on release-foundation")
+    assert "[2] release-hotfix depends on release-checklist" in layers  # max(level advanced=2, 1 + 1)
+    assert not any(line.startswith("cycle:") for line in lines)
+
+
+def test_graph_names_cycles_and_never_loops(project, write_memory, run_engram):
+    write_memory(project, "rules/a.md", {"id": "a", "depends_on": ["b"]}, "# A\nalpha deploy\n")
+    write_memory(project, "rules/b.md", {"id": "b", "depends_on": ["c"]}, "# B\nbeta\n")
+    write_memory(project, "rules/c.md", {"id": "c", "depends_on": ["a"]}, "# C\ngamma\n")
+    index = run_engram(["index"], project)
+    assert index.returncode == 0
+    assert "dependency cycle: a -> b -> c -> a" in index.stderr
+    graph = run_engram(["graph"], project)
+    assert "cycle: a -> b -> c -> a" in graph.stdout.splitlines()
+    check = run_engram(["check"], project)
+    assert "dependency cycle" in check.stdout
+    load = run_engram(["load", "deploy"], project)  # the pack still renders, each memory once
+    assert load.returncode == 0
+    assert [line for line in load.stdout.splitlines() if line.startswith("### ")] == [
+        "### c [rule, instruction]", "### b [rule, instruction]", "### a [rule, instruction]"
+    ]
+
+
+def test_graph_rebuild_compiles_first_and_task_limits_the_graph(project, write_memory, run_engram):
+    _write_chain(project, write_memory)
+    proc = run_engram(["graph", "--rebuild", "hotfix"], project)  # no index yet: --rebuild builds it
+    assert proc.returncode == 0
+    layers = [line.strip() for line in proc.stdout.splitlines() if line.startswith("  [")]
+    assert [line.split()[1] for line in layers] == ["release-foundation", "release-checklist", "release-hotfix"]
+    assert proc.stdout.splitlines()[0] == "engram graph: 3 nodes, 2 edges"
