@@ -13,6 +13,9 @@ import sqlite3
 from pathlib import Path
 
 APPLICATION_ID = 1701728114  # "engr"
+# The last index migration's number; a constant, so opening an index never reads the migration
+# files (tests check it matches them).
+INDEX_SCHEMA_VERSION = 1
 # Bump when what the compiler stores changes without a schema change: indexes rebuild themselves.
 COMPILER_VERSION = "3"
 REQUIRED_TABLES = ("meta", "files", "memories", "edges", "memories_fts")
@@ -86,7 +89,7 @@ def check_schema(conn: sqlite3.Connection, path: Path) -> None:
     if app_id != APPLICATION_ID:
         raise IndexFileError(f"{path}: not an engram index (a foreign SQLite file)")
     version = conn.execute("PRAGMA user_version").fetchone()[0]
-    expected = schema_version("index")
+    expected = INDEX_SCHEMA_VERSION
     if version > expected:
         raise IndexFileError(f"{path}: index schema {version} is newer than this engram ({expected}); upgrade engram")
     if version < expected:

@@ -21,9 +21,7 @@ def open_state(path: Path) -> sqlite3.Connection:
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
         conn.execute("PRAGMA journal_mode = WAL")
-    with write_transaction(conn):
-        apply_pending = conn.execute("PRAGMA user_version").fetchone()[0] == 0
-    if apply_pending:
+    if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
         with contextlib.suppress(sqlite3.OperationalError):  # another process migrated first
             apply_migrations(conn, "state")
     return conn

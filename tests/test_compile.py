@@ -311,3 +311,9 @@ def test_migrations_ship_in_the_wheel_and_apply_from_it(tmp_path):
     assert lines[0] == f"index {schema_version('index')} {schema_version('index')}"
     assert lines[1] == f"state {schema_version('state')} {schema_version('state')}"
     assert not (site / "migrations").exists()  # so they can only have come from engram/_migrations
+
+
+def test_the_index_schema_constant_matches_the_last_migration():
+    from engram.index import INDEX_SCHEMA_VERSION
+
+    assert INDEX_SCHEMA_VERSION == schema_version("index")
