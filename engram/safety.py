@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import math
 import re
+
+from .lazyre import LazyPattern
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
@@ -27,22 +29,6 @@ if TYPE_CHECKING:
     from os import PathLike
 
 _Check = Callable[[str, int], "str | None"]  # label of a finding at this index of the text, else None
-
-
-class _lazy:  # noqa: N801 - stands in for re.compile
-    """A regex compiled on first use: most texts never reach most detectors, and the hook
-    path should not pay for compiling two dozen patterns at import."""
-
-    __slots__ = ("_args", "_compiled")
-
-    def __init__(self, *args) -> None:
-        self._args = args
-        self._compiled: re.Pattern[str] | None = None
-
-    def __getattr__(self, name: str):
-        if self._compiled is None:
-            self._compiled = re.compile(*self._args)
-        return getattr(self._compiled, name)
 
 
 def _anchor_positions(lowered: bytes, anchors: tuple[bytes, ...]) -> list[int]:
@@ -68,13 +54,13 @@ class _Detector:
         return None
 
 
-def _matching(pattern: _lazy, label: str) -> _Check:
+def _matching(pattern: LazyPattern, label: str) -> _Check:
     return lambda text, index: label if pattern.match(text, index) else None
 
 
 # Markdown decoration allowed before a line-start marker: quotes, bullets,
 # numbers, headings, checkboxes, bold.
-_DECORATION = _lazy(r"[ \t]*(?:(?:[>*+-]|\d+[.)]|#{1,6}|\[[ xX]\])[ \t]*)*(?:\*\*)?")
+_DECORATION = LazyPattern(r"[ \t]*(?:(?:[>*+-]|\d+[.)]|#{1,6}|\[[ xX]\])[ \t]*)*(?:\*\*)?")
 
 
 def _at_line_start(text: str, index: int) -> bool:
@@ -123,7 +109,7 @@ def _token_runs(lowered: bytes) -> list[tuple[int, int]]:
 
 # Anthropic and OpenAI keys share `sk-`; a real tail mixes upper, lower and
 # digits, which words such as `sk-learn-compatible-v2` do not.
-_SK_KEY = _lazy(r"sk-(ant-)?(?:proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,})")
+_SK_KEY = LazyPattern(r"sk-(ant-)?(?:proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,})")
 
 
 def _sk_key(text: str, index: int) -> str | None:
@@ -142,32 +128,32 @@ class _TokenFormat:
 _TOKEN_FORMATS = (
     _TokenFormat(
         ("AKIA", "ASIA"),
-        _matching(_lazy(r"(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"), "secret: aws access key"),
+        _matching(LazyPattern(r"(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"), "secret: aws access key"),
     ),
     _TokenFormat(
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
         _matching(
-            _lazy(r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}"), "secret: github token"
+            LazyPattern(r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}"), "secret: github token"
         ),
     ),
-    _TokenFormat(("glpat-",), _matching(_lazy(r"glpat-[A-Za-z0-9_-]{20,}"), "secret: gitlab token")),
+    _TokenFormat(("glpat-",), _matching(LazyPattern(r"glpat-[A-Za-z0-9_-]{20,}"), "secret: gitlab token")),
     _TokenFormat(
         ("xoxb-", "xoxp-", "xoxa-", "xapp-"),
         _matching(
-            _lazy(r"xox[bpa]-\d{6,}-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{20,}"), "secret: slack token"
+            LazyPattern(r"xox[bpa]-\d{6,}-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{20,}"), "secret: slack token"
         ),
     ),
     _TokenFormat(("sk-",), _sk_key),
     _TokenFormat(
-        ("AIza",), _matching(_lazy(r"AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"), "secret: google api key")
+        ("AIza",), _matching(LazyPattern(r"AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"), "secret: google api key")
     ),
     _TokenFormat(
-        ("sk_live_", "rk_live_"), _matching(_lazy(r"[sr]k_live_[A-Za-z0-9]{20,}"), "secret: stripe key")
+        ("sk_live_", "rk_live_"), _matching(LazyPattern(r"[sr]k_live_[A-Za-z0-9]{20,}"), "secret: stripe key")
     ),
-    _TokenFormat(("npm_",), _matching(_lazy(r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"), "secret: npm token")),
+    _TokenFormat(("npm_",), _matching(LazyPattern(r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"), "secret: npm token")),
     _TokenFormat(
         ("eyJ",),
-        _matching(_lazy(r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{8,}"), "secret: jwt"),
+        _matching(LazyPattern(r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{8,}"), "secret: jwt"),
     ),
 )
 _TOKEN_PREFIXES = tuple(prefix for token in _TOKEN_FORMATS for prefix in token.prefixes)
@@ -188,7 +174,7 @@ _PRIVATE_KEY = _Detector(
     (b"-----begin",),
     # The header alone is often quoted in prose; a key block has a base64 body.
     _matching(
-        _lazy(
+        LazyPattern(
             r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----\s*(?:[A-Za-z-]+:[^\n]*\n\s*)*[A-Za-z0-9+/=]{16,}"
         ),
         "secret: private key",
@@ -198,7 +184,7 @@ _PRIVATE_KEY = _Detector(
 # --- assigned values -----------------------------------------------------------
 
 # Values that stand for a secret rather than being one.
-_PLACEHOLDER = _lazy(
+_PLACEHOLDER = LazyPattern(
     r"""^[<\[{$%@&*]|^![a-z_]+$|\$\{|\{\{|%\(  # template, variable, YAML tag or alias
     |\.\.\.|xxx|\*\*\*|^(.)\1*$  # elided or masked
     |change[_-]?me|replace[_-]?me|example|placeholder|redacted|dummy|sample|your
@@ -209,7 +195,7 @@ _PLACEHOLDER = _lazy(
 )
 # Unquoted values that are code, not literals: attribute chains, calls and
 # subscripts (form.password.data, os.environ["X"], getenv("X"), process.env.X).
-_CODE_EXPRESSION = _lazy(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|.*[(\[]")
+_CODE_EXPRESSION = LazyPattern(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|.*[(\[]")
 _PATH_START = ("/", "~", "./", "../")
 
 
@@ -228,7 +214,7 @@ def _looks_like_real_value(value: str, quoted: bool) -> bool:
     return quoted and value.isalpha() and len(value) >= 12
 
 
-_ASSIGNMENT = _lazy(
+_ASSIGNMENT = LazyPattern(
     r"""(?P<name>pass(?:word|wd|phrase)|secret|token|key|credentials?)
     ['"]?[ \t]*(?::=|=>|[:=])[ \t]*
     (?:[bru]?"(?P<double>[^"\n]{0,200})"|[bru]?'(?P<single>[^'\n]{0,200})'|(?P<bare>[^\s,;'"`)\]}]{1,200}))""",
@@ -269,7 +255,7 @@ def _password_assignment(text: str, lowered: bytes) -> str | None:
     return None
 
 
-_URL_CREDENTIALS = _lazy(r"://[^\s/:@]{0,200}:([^\s/@]{1,200})@")
+_URL_CREDENTIALS = LazyPattern(r"://[^\s/:@]{0,200}:([^\s/@]{1,200})@")
 
 
 def _url_credentials(text: str, index: int) -> str | None:
@@ -285,14 +271,14 @@ _URL_CREDENTIALS_DETECTOR = _Detector((b"://",), _url_credentials)
 
 # A key-like name, then `:`/`=` or up to three short words ("token for CI is"),
 # ending right where the value starts.
-_NAME_BEFORE_VALUE = _lazy(
+_NAME_BEFORE_VALUE = LazyPattern(
     rb"""(?:key|secret|token|credential|auth|pass)[\w.-]*
     (?:['"]?[ \t]*(?::=|=>|[:=])[ \t]*|(?:[ \t]+[a-z]{1,12}){0,3}[ \t]+)
     ['"]?(?:bearer[ \t]+|basic[ \t]+)?\Z""",
     re.X,
 )
 _NAME_WINDOW = 48
-_HEX_LIKE = _lazy(r"[0-9a-fA-F-]+")  # digests, git SHAs and UUIDs are not secrets here
+_HEX_LIKE = LazyPattern(r"[0-9a-fA-F-]+")  # digests, git SHAs and UUIDs are not secrets here
 _DIGEST_PREFIXES = ("sha1-", "sha256-", "sha384-", "sha512-")
 _MIN_ENTROPY = 3.5
 
@@ -335,7 +321,7 @@ def _find_secret(text: str, lowered: bytes) -> str | None:
 
 # --- prompt injection ------------------------------------------------------
 
-_OVERRIDE = _lazy(
+_OVERRIDE = LazyPattern(
     r"""(?<![a-z])(?:ignore|disregard|forget|override)\s+(?:
         (?:(?:all|any|every|each|of|the|these|those|your|my)\s+){0,3}
             (?:previous|prior|above|earlier|preceding|foregoing|former)\s+(?:\w+\s+)?
@@ -349,7 +335,7 @@ _OVERRIDE = _lazy(
     )\b""",
     re.I | re.X,
 )
-_PERSONA = _lazy(
+_PERSONA = LazyPattern(
     r"""(?:you\s+are\s+now|from\s+now\s+on,?\s+you\s+are)\s+
         (?:an?\s|the\s|my\s|no\s+longer\b|free\b|unrestricted|unfiltered|jailbroken|dan\b
         |in\s+\w+\s+mode\b|called\b|named\b)
@@ -366,12 +352,12 @@ def _persona_switch(text: str, index: int) -> str | None:
     return "injection: persona switch" if opens_sentence and _PERSONA.match(text, index) else None
 
 
-_NEW_INSTRUCTIONS_HEADER = _lazy(
+_NEW_INSTRUCTIONS_HEADER = LazyPattern(
     _DECORATION.pattern + r"(?:new|updated|revised|real|actual|true|hidden|secret)[ \t]+"
     r"(?:system[ \t]+)?instructions?(?:\*\*)?[ \t]*:",
     re.I,
 )
-_YOUR_NEW_INSTRUCTIONS = _lazy(r"\byour\s+(?:new|real|true|actual)\s+instructions\s+(?:are|is)\b", re.I)
+_YOUR_NEW_INSTRUCTIONS = LazyPattern(r"\byour\s+(?:new|real|true|actual)\s+instructions\s+(?:are|is)\b", re.I)
 
 
 def _new_instructions(text: str, index: int) -> str | None:
@@ -382,7 +368,7 @@ def _new_instructions(text: str, index: int) -> str | None:
     return "injection: new instructions" if found else None
 
 
-_ROLE_TOKEN = _lazy(
+_ROLE_TOKEN = LazyPattern(
     r"<\|(?:im_start|im_end|im_sep|system|user|assistant|endoftext|begin_of_text"
     r"|start_header_id|end_header_id|eot_id)\|>"
     r"|\[/?INST\]|<</?SYS>>|</?system(?:[-_](?:prompt|message|reminder))?\s*>",
@@ -392,11 +378,11 @@ _DIRECTIVE_START = (
     r"(?:you\b|your\b|ignore|disregard|forget|always\b|never\b|do\s+not|don'?t|must\b|from\s+now"
     r"|respond|reply|answer|act\b|pretend|override|reveal|only\b|as\s+an?\s+ai|the\s+(?:assistant|ai|model))"
 )
-_SYSTEM_LINE = _lazy(
+_SYSTEM_LINE = LazyPattern(
     r"system(?:\s+(?:prompt|message|instructions?|override))?(?:\*\*)?\s*:(?:\*\*)?\s*" + _DIRECTIVE_START,
     re.I,
 )
-_TURN_MARKER = _lazy(r"(?:Human|Assistant|HUMAN|ASSISTANT)(?:\*\*)?:(?:\*\*)?(?:\s|$)")
+_TURN_MARKER = LazyPattern(r"(?:Human|Assistant|HUMAN|ASSISTANT)(?:\*\*)?:(?:\*\*)?(?:\s|$)")
 _LONGEST_ROLE_TOKEN = 24
 
 

@@ -14,19 +14,21 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from .lazyre import LazyPattern
+
 TOKENIZER_VERSION = "engram-terms-2"
 
 _WORD = re.compile(r"[^\W_]+")
-_CJK_SPLIT = re.compile(
+_CJK_SPLIT = LazyPattern(
     r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005\u3007\U00020000-\U0002ffff]+"
     r"|[\u3040-\u309f]+|[\u30a0-\u30ff\u31f0-\u31ff]+"
     r"|[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]+)"
 )
-_HAS_CJK = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
-_HIRAGANA = re.compile(r"^[\u3040-\u309f]+$")
+_HAS_CJK = LazyPattern(r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+_HIRAGANA = LazyPattern(r"^[\u3040-\u309f]+$")
 # Chinese function characters that never start or end a content word here;
 # CJK runs are cut at them on both sides so a question's grammar is not a term.
-_ZH_FUNCTION_CHARS = re.compile("[的了是吗呢吧啊么和与及或把被让给向在都就也而这那哪怎什我你他她它们请]")
+_ZH_FUNCTION_CHARS = LazyPattern("[的了是吗呢吧啊么和与及或把被让给向在都就也而这那哪怎什我你他她它们请]")
 
 ENGLISH_STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been
