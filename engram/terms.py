@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .lazyre import LazyPattern
 
-TOKENIZER_VERSION = "engram-terms-2"
+TOKENIZER_VERSION = "engram-terms-3"
 
 _WORD = re.compile(r"[^\W_]+")
 _CJK_SPLIT = LazyPattern(
@@ -62,6 +62,7 @@ TYPE_WORDS = frozenset({"workflow", "workflows"})
 
 def fold(text: str) -> str:
     """Lowercase, drop Latin diacritics, map đ to d; CJK is left as it is."""
+    text = _DOT_JS.sub("js", text)  # "Next.js" and "nextjs" are the same word
     if text.isascii():
         return text.lower()
     text = unicodedata.normalize("NFKC", text).lower().replace("đ", "d")
@@ -69,6 +70,7 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFC", _LATIN_MARKS.sub("", unicodedata.normalize("NFD", text)))
 
 
+_DOT_JS = re.compile(r"\.js\b", re.IGNORECASE)
 _LATIN_MARKS = re.compile("[\u0300-\u036f]")
 _STEM_CACHE: dict[str, str] = {}
 

@@ -70,3 +70,8 @@ def test_index_terms_never_fail_and_have_no_spaces_inside_terms(text):
 def test_the_ascii_fast_path_matches_the_general_path(text):
     slow = " ".join(t for w in terms.words(text) if not terms.is_stopword(w) for t in w.terms)
     assert terms.index_terms(text) == slow
+
+
+def test_dot_js_names_match_their_joined_spelling():
+    assert _terms("Next.js") == _terms("nextjs") == _terms("NextJS")
+    assert _terms("node.js") == _terms("nodejs")
