@@ -112,27 +112,25 @@ def _run(args, budget: int | None, ws: Workspace) -> int:
     return _load(layers, " ".join(args.task), args, budget, ws, state_path)
 
 
-def _options(ws: Workspace, include_low: bool, state_path: Path) -> Options:
-    counts = {}
-    if state_path.exists():
-        counts = fetch_counts(open_state(state_path))
-    return Options(limit=ws.config.get("load.limit"), roles=tuple(ws.config.get("roles")), include_low=include_low, fetch_counts=counts)
+def _options(ws: Workspace, everything: bool, state_path: Path) -> Options:
+    counts = fetch_counts(open_state(state_path)) if state_path.exists() else {}
+    return Options(
+        limit=ws.config.get("load.limit"),
+        roles=tuple(ws.config.get("roles")),
+        include_low=everything,
+        everything=everything,
+        fetch_counts=counts,
+    )
 
 
 def _load(layers: list[Layer], query: str, args, budget: int | None, ws: Workspace, state_path: Path) -> int:
     options = _options(ws, args.all, state_path)
-    if args.all:
-        options.limit = 10**9
     routing = route(layers, query, options)
-    if args.all:
-        routing.pack = routing.admitted[:]
-        routing.omitted = [c for c in routing.omitted if c.reason != "limit"]
-        for cand in routing.pack:
-            cand.reason = None
     layered = not (args.all or args.full or (args.disclosure or ws.config.get("load.disclosure")) == "full")
     if budget is None and layered:
         budget = ws.config.get("load.budget_tokens")
-    pack_options = PackOptions(limit=options.limit, expand_top=ws.config.get("load.expand_top"), layered=layered, budget=budget)
+    limit = None if args.all else options.limit
+    pack_options = PackOptions(limit=limit, expand_top=ws.config.get("load.expand_top"), layered=layered, budget=budget)
     pack = build_pack(routing, options, pack_options, lambda p: terms.estimate_tokens(render_text(p)))
     if args.json:
         sys.stdout.write(render_json(routing, pack))

@@ -62,7 +62,7 @@ class Pack:
 
 @dataclass
 class PackOptions:
-    limit: int = 8
+    limit: int | None = 8  # None: no cap (--all)
     expand_top: int = 3
     layered: bool = True  # False for --full, --all and --disclosure full
     budget: int | None = None
@@ -87,7 +87,7 @@ def build_pack(routing: Routing, options: Options, pack_options: PackOptions, me
     return pack
 
 
-def with_prerequisites(ranked: list[Candidate], options: Options, limit: int) -> list[Candidate]:
+def with_prerequisites(ranked: list[Candidate], options: Options, limit: int | None) -> list[Candidate]:
     """Each routed memory preceded by its visible prerequisites (transitively), within the limit."""
     out: list[Candidate] = []
     keys: set[str] = set()
@@ -95,7 +95,7 @@ def with_prerequisites(ranked: list[Candidate], options: Options, limit: int) ->
         if cand.key in keys:
             continue
         needed = [p for p in _prerequisites(cand, options) if p.key not in keys]
-        if out and len(out) + len(needed) + 1 > limit:
+        if out and limit is not None and len(out) + len(needed) + 1 > limit:
             cand.reason = "limit"
             continue
         for prereq in needed:

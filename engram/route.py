@@ -127,6 +127,7 @@ class Options:
     limit: int = 8
     roles: tuple[str, ...] = ()
     include_low: bool = False  # --all shows low-confidence memories
+    everything: bool = False  # --all: every visible routed match, no refinement and no cap
     fetch_counts: dict[tuple[str, str], int] = field(default_factory=dict)
     today: str = field(default_factory=lambda: date.today().isoformat())
 
@@ -363,6 +364,10 @@ def _rerank_related(admitted: list[Candidate]) -> None:
 def _refine(routing: Routing, options: Options) -> None:
     """Keep what is close to the best hit and covers the query; cap at the load limit."""
     if not routing.admitted:
+        return
+    if options.everything:
+        routing.pack = routing.admitted[:]
+        routing.narrow_tags = narrow_tags(routing)
         return
     best = routing.admitted[0].score
     for cand in routing.admitted:
