@@ -7,7 +7,6 @@ time, and the 257-memory corpus.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import sqlite3
