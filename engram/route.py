@@ -71,7 +71,6 @@ class Candidate:
     row: sqlite3.Row
     raw: float = 0.0
     score: float = 0.0
-    hit_terms: set[str] = field(default_factory=set)
     anchors_hit: list[Anchor] = field(default_factory=list)
     strong_hit: bool = False
     coverage: float = 0.0
@@ -176,7 +175,7 @@ def _term_hits(conn: sqlite3.Connection, term: str, prefix: bool) -> list[tuple[
 @dataclass
 class _Scored:
     raw: dict[int, float] = field(default_factory=dict)
-    hit_terms: dict[int, set[str]] = field(default_factory=dict)
+    hit_anchors: dict[int, set[int]] = field(default_factory=dict)  # rowid -> indexes of the anchors it has
     anchor_weight: dict[str, float] = field(default_factory=dict)
     specific_weight: float = 0.0  # the weight of a word found in SPECIFIC_SHARE of the memories
 
@@ -186,7 +185,7 @@ def _score_layer(layer: Layer, anchors: list[Anchor]) -> _Scored:
     total = _doc_count(layer.conn)
     scored.specific_weight = _idf(total, max(1.0, SPECIFIC_SHARE * total))
     absent = []
-    for anchor in anchors:
+    for index, anchor in enumerate(anchors):
         weights, found = [], False
         for term in anchor.word.terms:
             rows = _term_hits(layer.conn, term, anchor.word.prefix)
@@ -196,7 +195,7 @@ def _score_layer(layer: Layer, anchors: list[Anchor]) -> _Scored:
             fts_idf = _fts_idf(total, len(rows))
             for rowid, bm25 in rows:
                 scored.raw[rowid] = scored.raw.get(rowid, 0.0) + idf * (-bm25 / fts_idf)
-                scored.hit_terms.setdefault(rowid, set()).add(term)
+                scored.hit_anchors.setdefault(rowid, set()).add(index)
         scored.anchor_weight[anchor.text] = sum(weights) / len(weights)
         if not found:
             absent.append(anchor.text)
@@ -225,12 +224,14 @@ def _rows(conn: sqlite3.Connection, rowids: list[int]) -> list[sqlite3.Row]:
 
 
 def _anchor_hit(anchor: Anchor, found: set[str]) -> bool:
-    """A CJK word hits when any of its bigrams does (users split words differently); a Latin word when its term does."""
+    """Whether a set of terms (a memory's strong fields) has the word.
+
+    A CJK word hits when any of its bigrams does (users split words differently).
+    """
     word_terms = anchor.word.terms
     if anchor.word.prefix:
         return any(t.startswith(word_terms[0]) for t in found)
-    hits = sum(1 for t in word_terms if t in found)
-    return hits > 0
+    return any(t in found for t in word_terms)
 
 
 # --- visibility --------------------------------------------------------------------------------
@@ -301,7 +302,9 @@ def _candidates(layers: list[Layer], anchors: list[Anchor], options: Options, sk
         for row in _rows(layer.conn, list(scored.raw)):
             if row["id"] in shadowed:
                 continue  # the workspace copy of an id wins over the global one
-            cand = Candidate(layer, row, raw=scored.raw[row["rowid"]], hit_terms=scored.hit_terms[row["rowid"]])
+            cand = Candidate(layer, row, raw=scored.raw[row["rowid"]])
+            # any bigram of a CJK word, like a Latin word's one term, makes a hit
+            cand.anchors_hit = [anchors[i] for i in sorted(scored.hit_anchors[row["rowid"]])]
             _judge(cand, anchors, scored, total_weight, options, skill_query)
             out.append(cand)
         shadowed |= {r[0] for r in layer.conn.execute("SELECT id FROM memories")}
@@ -311,7 +314,6 @@ def _candidates(layers: list[Layer], anchors: list[Anchor], options: Options, sk
 def _judge(
     cand: Candidate, anchors: list[Anchor], scored: _Scored, total_weight: float, options: Options, skill_query: bool
 ) -> None:
-    cand.anchors_hit = [a for a in anchors if _anchor_hit(a, cand.hit_terms)]
     content_hits = [a for a in cand.anchors_hit if not a.is_type_word]
     strong_text = cand.row["strong"]
     strong = set(strong_text.split()) if any(t in strong_text for a in content_hits for t in a.word.terms) else set()
