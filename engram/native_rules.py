@@ -152,7 +152,9 @@ def wanted_files(root: Root, config: Config) -> dict[Path, str] | None:
     """Every rule file engram should have written, path -> content."""
     if config.get("hooks.path_rules") != "native" or not root.path.is_dir():
         return {}
-    conn = open_current(root, thorough=True)
+    # `index` and `check` have just read every page of this index, so no second quick_check here;
+    # a damaged page still ends in None (nothing to compare), never in a traceback.
+    conn = open_current(root)
     if conn is None:
         return None
     try:
@@ -165,6 +167,8 @@ def wanted_files(root: Root, config: Config) -> dict[Path, str] | None:
             files[root.project / CLAUDE_DIR / f"{row['id']}.md"] = claude_rule(globs, head, body)
             files[root.project / CURSOR_DIR / f"{row['id']}.mdc"] = cursor_rule(row, globs, head, body)
         return files
+    except sqlite3.DatabaseError:
+        return None
     finally:
         conn.close()
 
