@@ -28,7 +28,7 @@ from .globs import literal_length, matches
 from .layers import Layer, open_layers
 from .pack import Pack, PackOptions, build_pack, with_prerequisites
 from .render import render_text
-from .route import MEMORY_COLUMNS, Candidate, Options, Routing, route, visibility_reason
+from .route import Candidate, Options, Routing, route, visible_candidates
 from .state import fetch_counts, open_state, write_transaction
 from .workspace import Workspace, open_workspace
 
@@ -409,31 +409,15 @@ ACTIONS: dict[str, Callable[[Hook], str | None]] = {
 # --- selecting memories without a query ---------------------------------------------------------
 
 
-def _visible_candidates(layers: list[Layer], where: str, options: Options) -> list[Candidate]:
-    """Visible memories matching an SQL condition; a workspace id hides the global one."""
-    shadowed: set[str] = set()
-    out = []
-    for layer in layers:
-        layer.conn.row_factory = sqlite3.Row
-        for row in layer.conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {where}"):
-            if row["id"] in shadowed or visibility_reason(row, options) is not None:
-                continue
-            cand = Candidate(layer, row)
-            cand.stale = layer.is_stale(row["rel"], row["source_sha256"])
-            out.append(cand)
-        shadowed |= {r[0] for r in layer.conn.execute("SELECT id FROM memories")}
-    return out
-
-
 def tagged_memories(layers: list[Layer], options: Options) -> list[Candidate]:
-    found = [c for c in _visible_candidates(layers, "tags != '[]'", options) if SESSION_TAGS & set(c.tags)]
+    found = [c for c in visible_candidates(layers, "tags != '[]'", options) if SESSION_TAGS & set(c.tags)]
     return sorted(found, key=lambda c: (c.scope != "workspace", TYPE_ORDER.get(c.row["type"], 9), c.id))
 
 
 def path_memories(layers: list[Layer], paths: list[str], options: Options) -> list[Candidate]:
     """Memories with an `applies_to` glob matching one of the paths, most specific glob first."""
     ranked = []
-    for cand in _visible_candidates(layers, "applies_to != '[]'", options):
+    for cand in visible_candidates(layers, "applies_to != '[]'", options):
         hits = [literal_length(g) for g in json.loads(cand.row["applies_to"]) if any(matches(g, p) for p in paths)]
         if hits:
             ranked.append((-max(hits), cand.scope != "workspace", cand.id, cand))

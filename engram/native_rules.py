@@ -32,7 +32,7 @@ from .freshness import Problem, display_path, open_current
 from .globs import expand_braces
 from .layers import Layer
 from .pack import checked_body
-from .route import MEMORY_COLUMNS, Candidate, Options, visibility_reason
+from .route import Options, visible_candidates
 from .sources import Root
 
 CLAUDE_DIR = Path(".claude") / "rules" / "engram"
@@ -178,12 +178,10 @@ def native_memories(conn: sqlite3.Connection, root: Root, config: Config) -> lis
     options = Options(roles=tuple(config.get("roles")))
     layer = Layer(root.scope, conn, root.index_path, root.path, False)
     out = []
-    for row in conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE applies_to != '[]' ORDER BY id"):
-        if visibility_reason(row, options) is not None:
-            continue
-        body, skipped = checked_body(Candidate(layer, row))
+    for cand in visible_candidates([layer], "applies_to != '[]'", options):
+        body, skipped = checked_body(cand)
         if skipped is None:
-            out.append((row, body))
+            out.append((cand.row, body))
     return out
 
 

@@ -252,6 +252,22 @@ def visibility_reason(row: sqlite3.Row, options: Options) -> str | None:
     return None
 
 
+def visible_candidates(layers: list[Layer], where: str, options: Options) -> list[Candidate]:
+    """Visible memories matching an SQL condition; a workspace id hides the global one."""
+    shadowed: set[str] = set()
+    out = []
+    for layer in layers:
+        layer.conn.row_factory = sqlite3.Row
+        for row in layer.conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {where}"):
+            if row["id"] in shadowed or visibility_reason(row, options) is not None:
+                continue
+            cand = Candidate(layer, row)
+            cand.stale = layer.is_stale(row["rel"], row["source_sha256"])
+            out.append(cand)
+        shadowed |= {r[0] for r in layer.conn.execute("SELECT id FROM memories")}
+    return out
+
+
 def _multipliers(cand: Candidate, options: Options, skill_query: bool) -> list[tuple[str, float]]:
     row = cand.row
     out = []
@@ -340,8 +356,12 @@ def _passes_anchor_rule(anchors: list[Anchor], content_hits: list[Anchor], stron
     return True
 
 
+def _rank_key(cand: Candidate) -> tuple:
+    return (-cand.score, cand.scope != "workspace", cand.id)
+
+
 def _rank(cands: list[Candidate]) -> None:
-    cands.sort(key=lambda c: (-c.score, c.scope != "workspace", c.id))
+    cands.sort(key=_rank_key)
 
 
 def _rerank_related(admitted: list[Candidate]) -> None:
@@ -360,7 +380,7 @@ def _rerank_related(admitted: list[Candidate]) -> None:
             factor = 1 + RELATED_BOOST * weights[cand.id]
             cand.multipliers.append(("related", round(factor, 3)))
             cand.score = min(cand.score * factor, best.score)  # never above the hit that relates it
-    admitted[1:] = sorted(admitted[1:], key=lambda c: (-c.score, c.scope != "workspace", c.id))
+    admitted[1:] = sorted(admitted[1:], key=_rank_key)
 
 
 def _refine(routing: Routing, options: Options) -> None:
