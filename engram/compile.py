@@ -28,11 +28,12 @@ from .freshness import (
     ignore_digest,
     ignore_patterns,
     needs_refresh,
+    recorded_problems,
     open_current,
     stat_unchanged,
     stored_file,
 )
-from .graph import cycle_problems, dependency_problems, rebuild_edges
+from .graph import rebuild_edges
 from .index import COMPILER_VERSION, apply_migrations, fingerprint, printed_digest
 from .parse import Memory, ParseError, parse_memory
 from .safety import scan
@@ -244,12 +245,8 @@ def compile_root(root: Root, config: Config, progress: bool = False) -> CompileR
 
 def _summarise(conn: sqlite3.Connection, result: CompileResult) -> None:
     result.total = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
-    for rel, error in conn.execute("SELECT rel, error FROM files WHERE status = 'invalid' ORDER BY rel"):
-        reason, line = json.loads(error)
-        result.problems.append(Problem(display_path(result.root, rel), reason, line))
-    result.invalid = len(result.problems)
-    result.problems.extend(dependency_problems(conn, result.root))
-    result.problems.extend(cycle_problems(conn, result.root))
+    result.problems = recorded_problems(conn, result.root)
+    result.invalid = sum(1 for p in result.problems if p.kind == "invalid")
 
 
 def _remove_leftovers(root: Root) -> None:

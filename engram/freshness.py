@@ -103,6 +103,17 @@ def needs_refresh(root: Root, conn: sqlite3.Connection | None, patterns: list[st
     return seen != len(stored)
 
 
+def recorded_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:
+    """What the last build found: invalid files, then unknown `depends_on` ids and cycles (warnings)."""
+    from .graph import cycle_problems, dependency_problems  # graph builds on Problem from here
+
+    problems = [
+        Problem(display_path(root, rel), *json.loads(error))
+        for rel, error in conn.execute("SELECT rel, error FROM files WHERE status = 'invalid' ORDER BY rel")
+    ]
+    return problems + dependency_problems(conn, root) + cycle_problems(conn, root)
+
+
 def file_sha256(source: SourceFile) -> str | None:
     try:
         return hashlib.sha256(source.path.read_bytes()).hexdigest()
@@ -154,11 +165,6 @@ def _compare(conn: sqlite3.Connection, root: Root, config: Config, report: Fresh
     for (rel,) in conn.execute("SELECT rel FROM files ORDER BY rel"):
         if rel not in seen:
             report.problems.append(Problem(display_path(root, rel), "in the index but the file is gone", kind="missing"))
-    for rel, error in conn.execute("SELECT rel, error FROM files WHERE status = 'invalid' ORDER BY rel"):
-        reason, line = json.loads(error)
-        report.problems.append(Problem(display_path(root, rel), reason, line))
-    from .graph import cycle_problems, dependency_problems
-
-    report.problems += dependency_problems(conn, root) + cycle_problems(conn, root)
+    report.problems += recorded_problems(conn, root)
     for rel, label in conn.execute("SELECT rel, safety FROM memories WHERE safety IS NOT NULL ORDER BY rel"):
         report.problems.append(Problem(display_path(root, rel), f"{label}; remove it before merging", kind="flagged"))

@@ -132,10 +132,14 @@ def depths(graph: dict[str, list[str]], levels: dict[str, int]) -> dict[str, int
     return result
 
 
+def cycle_text(cycle: list[str]) -> str:
+    return " -> ".join([*cycle, cycle[0]])
+
+
 def cycle_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:
     rels = dict(conn.execute("SELECT id, rel FROM memories"))
     return [
-        Problem(display_path(root, rels[cycle[0]]), "dependency cycle: " + " -> ".join([*cycle, cycle[0]]), kind="warning")
+        Problem(display_path(root, rels[cycle[0]]), f"dependency cycle: {cycle_text(cycle)}", kind="warning")
         for cycle in find_cycles(dependency_map(conn))
     ]
 
@@ -154,7 +158,7 @@ def describe(conn: sqlite3.Connection, only: set[str] | None = None) -> list[str
         needs = f" depends on {', '.join(graph[node])}" if graph[node] else ""
         lines.append(f"  [{depth[node]}] {node}{needs}")
     for cycle in find_cycles(graph):
-        lines.append("cycle: " + " -> ".join([*cycle, cycle[0]]))
+        lines.append(f"cycle: {cycle_text(cycle)}")
     return lines
 
 

@@ -7,7 +7,6 @@ source checkout they are read from the top-level ``migrations/`` folder.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import sqlite3
 from pathlib import Path
@@ -35,9 +34,8 @@ def _migrations_dir(kind: str) -> Path:
     return Path(__file__).resolve().parents[1] / "migrations" / kind
 
 
-@functools.lru_cache(maxsize=None)  # reading the files costs ~16 ms, on every hook call
 def migrations(kind: str) -> tuple[tuple[int, str], ...]:
-    """(version, sql) pairs for ``index`` or ``state``, in order (a tuple: the cache shares it)."""
+    """(version, sql) pairs for ``index`` or ``state``, in order; read only when a database is created."""
     paths = sorted(_migrations_dir(kind).glob("*.sql"))
     return tuple((int(path.name.split("_", 1)[0]), path.read_text(encoding="utf-8")) for path in paths)
 
