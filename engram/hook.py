@@ -117,16 +117,18 @@ class Host:
     cursor_guard: bool = False  # Cursor also runs Claude hooks: stay silent there
 
 
+# Codex adopted Claude Code's event names; only Claude reports which rule files it loaded.
+CLAUDE_CODEX_EVENTS = {
+    "SessionStart": "session_start",
+    "UserPromptSubmit": "prompt",
+    "PreToolUse": "file",
+    "PreCompact": "reset",
+    "SubagentStart": "subagent",
+}
+
 HOSTS: dict[str, Host] = {
     "claude": Host(
-        events={
-            "SessionStart": "session_start",
-            "UserPromptSubmit": "prompt",
-            "PreToolUse": "file",
-            "PreCompact": "reset",
-            "SubagentStart": "subagent",
-            "InstructionsLoaded": "instructions",
-        },
+        events={**CLAUDE_CODEX_EVENTS, "InstructionsLoaded": "instructions"},
         cap=9500,
         size=len,
         file_paths=claude_paths,
@@ -134,13 +136,7 @@ HOSTS: dict[str, Host] = {
         cursor_guard=True,
     ),
     "codex": Host(
-        events={
-            "SessionStart": "session_start",
-            "UserPromptSubmit": "prompt",
-            "PreToolUse": "file",
-            "PreCompact": "reset",
-            "SubagentStart": "subagent",
-        },
+        events=CLAUDE_CODEX_EVENTS,
         cap=2400,
         size=terms.estimate_tokens,
         file_paths=codex_paths,
