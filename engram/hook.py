@@ -293,7 +293,7 @@ def on_session_start(hook: Hook) -> str | None:
         forget_delivered(hook)
         if not chosen:
             return None
-        routing = Routing([], chosen, chosen, [], [])
+        routing = Routing([], chosen, chosen)
         pack_options = PackOptions(limit=UNLIMITED, layered=False, budget=WITHIN_LIMITS)
         pack = build_pack(routing, options, pack_options, hook.overflow([]))
         mark_delivered(hook, bodies(pack))
@@ -366,7 +366,7 @@ def on_file(hook: Hook) -> str | None:
         new = [c for c in matched if c.key not in delivered]
         if not new:
             return None
-        routing = Routing([], matched, new, [], [])
+        routing = Routing([], matched, new)
         pack_options = PackOptions(
             limit=options.limit, expand_top=FILE_EVENT_BODIES, budget=WITHIN_LIMITS, exclude=frozenset(delivered)
         )

@@ -14,7 +14,7 @@ from pathlib import Path
 APPLICATION_ID = 1701728114  # "engr"
 # The last index migration's number; a constant, so opening an index never reads the migration
 # files (tests check it matches them).
-INDEX_SCHEMA_VERSION = 1
+INDEX_SCHEMA_VERSION = 2
 # Bump when what the compiler stores changes without a schema change: indexes rebuild themselves.
 COMPILER_VERSION = "3"
 REQUIRED_TABLES = ("meta", "files", "memories", "edges", "memories_fts")

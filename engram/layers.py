@@ -30,6 +30,7 @@ class Layer:
     index_path: Path
     source_root: Path | None  # where its sources are, when present
     check_sources: bool  # True when the index may be behind its sources
+    shadowed: set[int] = field(default_factory=set)  # rowids whose id a layer above holds: hidden here
     _stale: dict[str, bool] = field(default_factory=dict)
 
     def is_stale(self, rel: str, source_sha: str) -> bool:
@@ -65,7 +66,18 @@ def open_layers(ws: Workspace, index_file: Path | None, messages: list[str]) -> 
         global_layer = _root_layer(ws.global_root, ws.config, messages)
         if global_layer:
             layers.append(global_layer)
+    _shadow(layers)
     return layers
+
+
+def _shadow(layers: list[Layer]) -> None:
+    """The workspace copy of an id wins: a lower layer's memories with an id held above are hidden."""
+    for position, layer in enumerate(layers):
+        for upper in layers[:position]:
+            layer.conn.execute("ATTACH DATABASE ? AS upper", (f"{upper.index_path.resolve().as_uri()}?mode=ro",))
+            rows = layer.conn.execute("SELECT rowid FROM memories WHERE id IN (SELECT id FROM upper.memories)")
+            layer.shadowed |= {rowid for (rowid,) in rows}
+            layer.conn.execute("DETACH DATABASE upper")
 
 
 def open_prebuilt(path: Path, scope: str) -> Layer:

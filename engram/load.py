@@ -14,9 +14,9 @@ from . import terms
 from .config import BUDGET_RANGE, user_config_dir
 from .index import IndexFileError
 from .layers import Layer, open_layers
-from .pack import Entry, PackOptions, build_pack, candidate_by_id, checked_body, requires_of
+from .pack import Entry, PackOptions, build_pack, checked_body, requires_of
 from .render import body_block, render_dry_run, render_json, render_text, skipped_line, source_path
-from .route import Candidate, Options, route, visibility_reason
+from .route import Candidate, Options, candidate_by_id, route
 from .state import fetch_counts, open_state, record_fetches
 from .workspace import Workspace, open_workspace
 
@@ -112,19 +112,20 @@ def _run(args, budget: int | None, ws: Workspace) -> int:
     return _load(layers, " ".join(args.task), args, budget, ws, state_path)
 
 
-def _options(ws: Workspace, everything: bool, state_path: Path) -> Options:
+def _options(ws: Workspace, everything: bool, explain: bool, state_path: Path) -> Options:
     counts = fetch_counts(open_state(state_path)) if state_path.exists() else {}
     return Options(
         limit=ws.config.get("load.limit"),
         roles=tuple(ws.config.get("roles")),
         include_low=everything,
         everything=everything,
+        explain=explain,
         fetch_counts=counts,
     )
 
 
 def _load(layers: list[Layer], query: str, args, budget: int | None, ws: Workspace, state_path: Path) -> int:
-    options = _options(ws, args.all, state_path)
+    options = _options(ws, args.all, args.dry_run or args.json, state_path)
     routing = route(layers, query, options)
     layered = not (args.all or args.full or (args.disclosure or ws.config.get("load.disclosure")) == "full")
     if budget is None and layered:
@@ -141,10 +142,10 @@ def _load(layers: list[Layer], query: str, args, budget: int | None, ws: Workspa
     return 0
 
 
-def _find(layers: list[Layer], memory_id: str) -> Candidate | None:
+def _find(layers: list[Layer], memory_id: str, options: Options) -> Candidate | None:
     """The first layer holding the id wins: the workspace copy over the global one."""
     for layer in layers:
-        cand = candidate_by_id(layer, memory_id)
+        cand = candidate_by_id(layer, memory_id, options)
         if cand is not None:
             return cand
     return None
@@ -155,14 +156,13 @@ def _fetch(layers: list[Layer], ids: list[str], ws: Workspace, state_path: Path)
     options = Options(roles=tuple(ws.config.get("roles")), include_low=True)
     blocks, fetched, missing = [], [], 0
     for memory_id in dict.fromkeys(ids):
-        cand = _find(layers, memory_id)
+        cand = _find(layers, memory_id, options)
         if cand is None:
             print(f"engram: not found: {printable(memory_id)}", file=sys.stderr)
             missing += 1
             continue
-        reason = visibility_reason(cand.row, options)
-        if reason in HIDDEN_REASONS:
-            blocks.append(f"hidden {memory_id}: {HIDDEN_REASONS[reason]}")
+        if cand.reason in HIDDEN_REASONS:
+            blocks.append(f"hidden {memory_id}: {HIDDEN_REASONS[cand.reason]}")
             continue
         body, skip = checked_body(cand)
         if skip:

@@ -9,12 +9,10 @@ Stdlib only.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .layers import Layer
-from .route import MEMORY_COLUMNS, Candidate, Options, Routing, visibility_reason
+from .route import Candidate, Options, Routing, candidate_by_id
 from .index import printed_digest
 from .safety import scan
 
@@ -120,24 +118,14 @@ def _prerequisites(cand: Candidate, options: Options) -> list[Candidate]:
             if dst in visiting:
                 continue
             visiting.add(dst)
-            prereq = candidate_by_id(cand.layer, dst)
-            if prereq is None or visibility_reason(prereq.row, options) is not None:
+            prereq = candidate_by_id(cand.layer, dst, options)
+            if prereq is None or prereq.reason is not None:
                 continue
             visit(dst)
             order.append(prereq)
 
     visit(cand.id)
     return order
-
-
-def candidate_by_id(layer: Layer, memory_id: str) -> Candidate | None:
-    layer.conn.row_factory = sqlite3.Row
-    row = layer.conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
-    if row is None:
-        return None
-    cand = Candidate(layer, row)
-    cand.stale = layer.is_stale(row["rel"], row["source_sha256"])
-    return cand
 
 
 def requires_of(cand: Candidate) -> list[str]:

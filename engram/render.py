@@ -68,6 +68,8 @@ def render_dry_run(routing: Routing, pack: Pack) -> str:
         lines += [f"   {reason}" for reason in reasons(cand)]
     for cand in _omitted_once(pack):
         lines.append(f"omitted: {cand.id} [{cand.scope}] ({cand.reason})")
+    if routing.unlisted:
+        lines.append(f"omitted: {routing.unlisted} more, lower scored (not listed)")
     lines += [skipped_line(source_path(s.cand), s.label) for s in pack.skipped]
     lines.append(f"Narrow with tags: {', '.join(routing.narrow_tags)}")
     return "\n".join(lines) + "\n"
@@ -93,6 +95,7 @@ def render_json(routing: Routing, pack: Pack) -> str:
             {"id": c.id, "scope": c.scope, "reason": c.reason, **({"shown": "card"} if c.key in carded else {})}
             for c in _omitted_once(pack)
         ],
+        "omitted_unlisted": routing.unlisted,
         "skipped": [{"id": s.cand.id, "path": source_path(s.cand), "reason": s.reason, "label": s.label} for s in pack.skipped],
         "narrow_tags": routing.narrow_tags,
         "fetch": f"engram load --id {','.join(pack.card_ids)}" if pack.card_ids else None,

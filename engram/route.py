@@ -1,48 +1,45 @@
-"""Read flow, steps 2-4: anchors, BM25 ranking with multipliers, visibility, refinement.
+"""Read flow, steps 2 and 4: anchors, ranking across layers, visibility, refinement.
 
-Scores come from FTS5 ``bm25()`` with column weights, one query per term.
-FTS5 clamps the IDF of a term found in half the rows or more to 1e-6,
-which makes small folders rank by noise; the per-term BM25 is therefore
-divided by FTS5's own IDF and multiplied by an unclamped one, which keeps
-FTS5's weighted term-frequency and length normalisation. Stdlib only.
+``match`` judges and scores each layer's matching memories; here the best
+``WINDOW`` of them become candidates, are ranked across layers, reranked by
+related edges and refined into the pack. `total related` is a count: a word
+found in thousands of memories costs no thousands of Python objects. Stdlib only.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import sqlite3
 from collections import Counter
-from dataclasses import dataclass, field
 from datetime import date
 
 from . import terms
 from .layers import Layer
+from .match import HIDDEN_SQL, LayerMatch, Scored, Verdict, match_layer
 
-# Column weights, in FTS column order: id, tags, directive, summary, triggers, body, paths.
-COLUMN_WEIGHTS = (6.0, 5.0, 4.0, 2.5, 2.5, 1.0, 3.0)
-FIELD_NAMES = ("id", "tags", "directive", "summary", "triggers", "body", "applies_to")
-MULTIPLIERS = {"review_due": 0.7, "stale": 0.6, "medium": 0.9, "workspace": 1.1}
-FETCH_BOOST_STEP = 0.05  # per earlier `load --id`, up to FETCH_BOOST_MAX
-FETCH_BOOST_MAX = 1.2
-SKILL_BOOST = 1.25  # `workflow` in the query routes to skill memories
 RELATED_BOOST = 0.1  # times the tag overlap with the best hit
-MANY_ANCHORS = 4
 MIN_COVERAGE = 0.6  # share of the query's anchor weight a pack member must match
 MIN_STRONG_COVERAGE = 0.45  # ... or this share matched in strong fields (id, tags, directive, paths)
-MIN_RELATIVE = 0.6  # score relative to the best hit, below which a candidate stays out
-SPECIFIC_SHARE = 0.15  # a strong-field hit on a word at most this share of memories have ...
-MIN_SPECIFIC_COVERAGE = 0.35  # ... is enough with this share of the query's weight
-ABSENT_WEIGHT = 1.0  # a word no memory has weighs at most this times the mean of the words found
-MEMORY_COLUMNS = (
-    "rowid, id, rel, type, authority, confidence, lifecycle, level, valid_until, roles, tags, directive,"
-    " summary, title, applies_to, depends_on, tokens, strong, ignored, safety, source_sha256"
-)
+MIN_RELATIVE = 0.6  # score relative to the best scored hit, below which a candidate stays out
+MIN_SPECIFIC_COVERAGE = 0.35  # ... or this share with a strong-field hit on a rare word
+# Below this coverage a memory can never pack, so it is counted but not scored (BM25 is the
+# costly part); "the best hit" is the best scored one.
+SCORE_FLOOR = min(MIN_COVERAGE, MIN_STRONG_COVERAGE, MIN_SPECIFIC_COVERAGE)
+# Candidates ranked, reranked and listed in Python; the rest are only counted. Far above any
+# pack (load.limit <= 32), so the pack is the one a full ranking would give.
+WINDOW = 128
+MEMORY_FIELDS = (
+    "rowid", "id", "rel", "type", "authority", "confidence", "lifecycle", "level", "valid_until", "roles", "tags",
+    "directive", "summary", "title", "applies_to", "depends_on", "tokens", "ignored", "safety", "source_sha256",
+)  # fmt: skip
+MEMORY_COLUMNS = ", ".join(f"m.{name}" for name in MEMORY_FIELDS)
 
 
-@dataclass(frozen=True)
 class Anchor:
-    word: terms.Word
+    __slots__ = ("word",)
+
+    def __init__(self, word: terms.Word) -> None:
+        self.word = word
 
     @property
     def text(self) -> str:
@@ -65,22 +62,28 @@ def anchors_of(query: str) -> list[Anchor]:
     return out
 
 
-@dataclass
 class Candidate:
-    layer: Layer
-    row: sqlite3.Row
-    raw: float = 0.0
-    score: float = 0.0
-    anchors_hit: list[Anchor] = field(default_factory=list)
-    strong_hit: bool = False
-    coverage: float = 0.0
-    strong_coverage: float = 0.0
-    specific: bool = False  # a strong-field hit on a rare word
-    multipliers: list[tuple[str, float]] = field(default_factory=list)
-    reason: str | None = None  # omission reason, one word
-    stale: bool = False
-    prerequisite_of: str | None = None  # set when pulled in by a dependent's depends_on
-    focused: bool = False  # close to the best hit and covering the query (refinement)
+    """A memory on its way into a pack: its row, and how it was judged."""
+
+    __slots__ = (
+        "layer", "row", "score", "anchors_hit", "strong_hit", "coverage", "strong_coverage", "specific",
+        "multipliers", "reason", "stale", "prerequisite_of", "focused",
+    )  # fmt: skip
+
+    def __init__(self, layer: Layer, row: sqlite3.Row, reason: str | None = None) -> None:
+        self.layer = layer
+        self.row = row
+        self.score = 0.0
+        self.anchors_hit: list[Anchor] = []
+        self.strong_hit = False
+        self.coverage = 0.0
+        self.strong_coverage = 0.0
+        self.specific = False  # a strong-field hit on a rare word
+        self.multipliers: list[tuple[str, float]] = []
+        self.reason = reason  # omission reason, one word
+        self.stale = False
+        self.prerequisite_of: str | None = None  # set when pulled in by a dependent's depends_on
+        self.focused = False  # close to the best hit and covering the query (refinement)
 
     @property
     def id(self) -> str:
@@ -121,247 +124,148 @@ def _field_terms(row: sqlite3.Row, layer: Layer) -> dict[str, set[str]]:
     }
 
 
-@dataclass
 class Options:
-    limit: int = 8
-    roles: tuple[str, ...] = ()
-    include_low: bool = False  # --all shows low-confidence memories
-    everything: bool = False  # --all: every visible routed match, no refinement and no cap
-    fetch_counts: dict[tuple[str, str], int] = field(default_factory=dict)
-    today: str = field(default_factory=lambda: date.today().isoformat())
+    __slots__ = ("limit", "roles", "include_low", "everything", "explain", "fetch_counts", "today")
+
+    def __init__(
+        self,
+        limit: int = 8,
+        roles: tuple[str, ...] = (),
+        include_low: bool = False,
+        everything: bool = False,
+        explain: bool = False,
+        fetch_counts: dict[tuple[str, str], int] | None = None,
+        today: str | None = None,
+    ) -> None:
+        self.limit = limit
+        self.roles = roles
+        self.include_low = include_low  # --all and --id show low-confidence memories
+        self.everything = everything  # --all: every visible routed match, no refinement and no cap
+        self.explain = explain  # dry-run and JSON: list omitted candidates and narrowing tags
+        self.fetch_counts = fetch_counts or {}
+        self.today = today or date.today().isoformat()
+
+    def visibility_params(self) -> dict[str, object]:
+        return {"roles": json.dumps(list(self.roles)), "today": self.today, "include_low": self.include_low}
 
 
-@dataclass
 class Routing:
-    anchors: list[Anchor]
-    admitted: list[Candidate]  # passed visibility, lifecycle and the anchor rule, ranked
-    pack: list[Candidate]  # the refined compact selection, ranked
-    omitted: list[Candidate]  # with their reason
-    narrow_tags: list[str]
-
-    @property
-    def total_related(self) -> int:
-        return len(self.admitted)
-
-
-# --- scoring ---------------------------------------------------------------------------------
-
-
-def _fts_query(term: str, prefix: bool) -> str:
-    return '"' + term.replace('"', '""') + '"' + ("*" if prefix else "")
-
-
-def _doc_count(conn: sqlite3.Connection) -> int:
-    return conn.execute("SELECT count(*) FROM memories_fts_docsize").fetchone()[0]
-
-
-def _idf(total: int, hits: int) -> float:
-    return math.log(1 + (total - hits + 0.5) / (hits + 0.5))
-
-
-def _fts_idf(total: int, hits: int) -> float:
-    value = math.log((total - hits + 0.5) / (hits + 0.5))
-    return value if value > 0 else 1e-6
-
-
-def _term_hits(conn: sqlite3.Connection, term: str, prefix: bool) -> list[tuple[int, float]]:
-    weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
-    return conn.execute(
-        f"SELECT rowid, bm25(memories_fts, {weights}) FROM memories_fts WHERE memories_fts MATCH ?",
-        (_fts_query(term, prefix),),
-    ).fetchall()
-
-
-@dataclass
-class _Scored:
-    raw: dict[int, float] = field(default_factory=dict)
-    hit_anchors: dict[int, set[int]] = field(default_factory=dict)  # rowid -> indexes of the anchors it has
-    anchor_weight: dict[str, float] = field(default_factory=dict)
-    specific_weight: float = 0.0  # the weight of a word found in SPECIFIC_SHARE of the memories
-
-
-def _score_layer(layer: Layer, anchors: list[Anchor]) -> _Scored:
-    scored = _Scored()
-    total = _doc_count(layer.conn)
-    scored.specific_weight = _idf(total, max(1.0, SPECIFIC_SHARE * total))
-    absent = []
-    for index, anchor in enumerate(anchors):
-        weights, found = [], False
-        for term in anchor.word.terms:
-            rows = _term_hits(layer.conn, term, anchor.word.prefix)
-            idf = _idf(total, len(rows))
-            weights.append(idf)
-            found = found or bool(rows)
-            fts_idf = _fts_idf(total, len(rows))
-            for rowid, bm25 in rows:
-                scored.raw[rowid] = scored.raw.get(rowid, 0.0) + idf * (-bm25 / fts_idf)
-                scored.hit_anchors.setdefault(rowid, set()).add(index)
-        scored.anchor_weight[anchor.text] = sum(weights) / len(weights)
-        if not found:
-            absent.append(anchor.text)
-    _cap_absent(scored.anchor_weight, absent)
-    return scored
-
-
-def _cap_absent(weights: dict[str, float], absent: list[str]) -> None:
-    """Words no memory contains still count against coverage, but no more than a typical found word."""
-    found = [w for a, w in weights.items() if a not in absent]
-    if not found:
-        return
-    cap = ABSENT_WEIGHT * sum(found) / len(found)
-    for anchor in absent:
-        weights[anchor] = min(weights[anchor], cap)
-
-
-def _rows(conn: sqlite3.Connection, rowids: list[int]) -> list[sqlite3.Row]:
-    conn.row_factory = sqlite3.Row
-    out: list[sqlite3.Row] = []
-    for start in range(0, len(rowids), 900):
-        chunk = rowids[start : start + 900]
-        marks = ",".join("?" * len(chunk))
-        out += conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE rowid IN ({marks})", chunk).fetchall()
-    return out
-
-
-def _anchor_hit(anchor: Anchor, found: set[str]) -> bool:
-    """Whether a set of terms (a memory's strong fields) has the word.
-
-    A CJK word hits when any of its bigrams does (users split words differently).
-    """
-    word_terms = anchor.word.terms
-    if anchor.word.prefix:
-        return any(t.startswith(word_terms[0]) for t in found)
-    return any(t in found for t in word_terms)
+    def __init__(self, anchors: list[Anchor], admitted: list[Candidate], pack: list[Candidate]) -> None:
+        self.anchors = anchors
+        self.admitted = admitted  # passed visibility, lifecycle and the anchor rule, ranked (the best WINDOW)
+        self.pack = pack  # the refined compact selection, ranked
+        self.total_related = len(admitted)  # route() counts past the window
+        self.omitted: list[Candidate] = []  # with their reason (listed with Options.explain)
+        self.unlisted = 0  # candidates omitted but not listed (beyond the window)
+        self.narrow_tags: list[str] = []
 
 
 # --- visibility --------------------------------------------------------------------------------
 
 
-def visibility_reason(row: sqlite3.Row, options: Options) -> str | None:
-    """Why a memory is hidden from a normal load, or None when it is visible."""
-    if row["ignored"]:
-        return "ignored"
-    if options.roles and row["roles"] != "[]" and not set(json.loads(row["roles"])) & set(options.roles):
-        return "role"
-    if row["lifecycle"] in ("archived", "superseded"):
-        return "lifecycle"
-    if row["valid_until"] and row["valid_until"] < options.today:
-        return "lifecycle"
-    if row["confidence"] == "low" and not options.include_low:
-        return "confidence"
-    return None
-
-
 def visible_candidates(layers: list[Layer], where: str, options: Options) -> list[Candidate]:
-    """Visible memories matching an SQL condition; a workspace id hides the global one."""
-    shadowed: set[str] = set()
+    """Visible memories matching an SQL condition on ``m`` (memories); a workspace id hides the global one."""
     out = []
     for layer in layers:
         layer.conn.row_factory = sqlite3.Row
-        for row in layer.conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {where}"):
-            if row["id"] in shadowed or visibility_reason(row, options) is not None:
-                continue
-            cand = Candidate(layer, row)
-            cand.stale = layer.is_stale(row["rel"], row["source_sha256"])
-            out.append(cand)
-        shadowed |= {r[0] for r in layer.conn.execute("SELECT id FROM memories")}
+        sql = f"SELECT {MEMORY_COLUMNS} FROM memories AS m WHERE ({where}) AND ({HIDDEN_SQL}) IS NULL"
+        for row in layer.conn.execute(sql, options.visibility_params()):
+            if row["rowid"] not in layer.shadowed:
+                out.append(_candidate(layer, row))
     return out
 
 
-def _multipliers(cand: Candidate, options: Options, skill_query: bool) -> list[tuple[str, float]]:
-    row = cand.row
-    out = []
-    if row["lifecycle"] == "review_due":
-        out.append(("review_due", MULTIPLIERS["review_due"]))
-    if cand.stale:
-        out.append(("stale", MULTIPLIERS["stale"]))
-    if row["confidence"] == "medium":
-        out.append(("medium", MULTIPLIERS["medium"]))
-    if cand.scope == "workspace":
-        out.append(("workspace", MULTIPLIERS["workspace"]))
-    fetched = options.fetch_counts.get((cand.scope, cand.id), 0)
-    if fetched:
-        out.append(("fetched", min(FETCH_BOOST_MAX, 1 + FETCH_BOOST_STEP * fetched)))
-    if skill_query and row["type"] == "skill":
-        out.append(("workflow", SKILL_BOOST))
+def candidate_by_id(layer: Layer, memory_id: str, options: Options) -> Candidate | None:
+    """One memory by id, with its visibility as ``reason`` (None when visible)."""
+    layer.conn.row_factory = sqlite3.Row
+    row = layer.conn.execute(
+        f"SELECT {MEMORY_COLUMNS}, {HIDDEN_SQL} AS hidden FROM memories AS m WHERE m.id = :id",
+        {"id": memory_id, **options.visibility_params()},
+    ).fetchone()
+    return None if row is None else _candidate(layer, row, reason=row["hidden"])
+
+
+def _candidate(layer: Layer, row: sqlite3.Row, verdict: Verdict | None = None, reason: str | None = None) -> Candidate:
+    cand = Candidate(layer, row, reason)
+    cand.stale = layer.is_stale(row["rel"], row["source_sha256"])
+    if verdict is not None:
+        cand.coverage, cand.strong_coverage = verdict.coverage, verdict.strong_coverage
+        cand.strong_hit, cand.specific = verdict.strong_hit, verdict.specific
+    return cand
+
+
+def _rows(layer: Layer, rowids: list[int]) -> dict[int, sqlite3.Row]:
+    rows = _in_chunks(layer, f"SELECT {MEMORY_COLUMNS} FROM memories AS m WHERE m.rowid IN ({{}})", rowids)
+    return {row["rowid"]: row for row in rows}
+
+
+def _in_chunks(layer: Layer, sql: str, rowids: list[int]) -> list[sqlite3.Row]:
+    """Rows of an ``IN ({})`` query over any number of rowids (SQLite caps bound parameters)."""
+    layer.conn.row_factory = sqlite3.Row
+    out: list[sqlite3.Row] = []
+    for start in range(0, len(rowids), 900):
+        chunk = rowids[start : start + 900]
+        out += layer.conn.execute(sql.format(",".join("?" * len(chunk))), chunk).fetchall()
     return out
 
 
-# --- routing ---------------------------------------------------------------------------------
+# --- routing -----------------------------------------------------------------------------------
 
 
 def route(layers: list[Layer], query: str, options: Options) -> Routing:
     anchors = anchors_of(query)
-    routing = Routing(anchors, [], [], [], [])
-    scoring = [a for a in anchors if not a.is_type_word] or []
+    routing = Routing(anchors, [], [])
+    scoring = [a for a in anchors if not a.is_type_word]
     if not scoring:
         return routing  # no anchors, or only a type word: never a broad match
     skill_query = len(scoring) < len(anchors)
-    candidates = _candidates(layers, anchors, options, skill_query)
-    for cand in candidates:
-        if cand.reason is None:
-            routing.admitted.append(cand)
-        else:
-            routing.omitted.append(cand)
-    _rank(routing.admitted)
+    floor = 0.0 if options.everything else SCORE_FLOOR
+    found = [m for layer in layers if (m := match_layer(layer, anchors, options, skill_query, floor))]
+    routing.total_related = sum(len(m.admitted) for m in found)
+    routing.admitted = _ranked_window(found, anchors, None if options.everything else WINDOW)
     _rerank_related(routing.admitted)
     _refine(routing, options)
+    if options.explain:
+        _explain(routing, found, anchors)
     return routing
 
 
-def _candidates(layers: list[Layer], anchors: list[Anchor], options: Options, skill_query: bool) -> list[Candidate]:
-    shadowed: set[str] = set()
+def _ranked_window(found: list[LayerMatch], anchors: list[Anchor], size: int | None) -> list[Candidate]:
+    """The best admitted candidates: scored ones by score, then unscored ones by coverage."""
+    scored = sorted(((m, s) for m in found for s in m.scored), key=lambda e: _order(e[1].score, e[0], e[1].id))
+    picks: list[Pick] = [(m, s.rid, s.verdict, s) for m, s in scored[:size]]
+    unscored = [(m, rowid, verdict, None) for m in found for _, rowid, verdict in m.unscored]
+    room = len(unscored) if size is None else size - len(picks)
+    if room > 0:
+        picks += sorted(unscored, key=lambda p: _order(p[2].coverage, p[0], p[1]))[:room]
+    return _candidates(picks, anchors)
+
+
+# (layer match, rowid, verdict, its score if scored) of a memory chosen for the window
+Pick = tuple[LayerMatch, int, Verdict, "Scored | None"]
+
+
+def _order(value: float, found: LayerMatch, tiebreak: object) -> tuple:
+    return (-value, found.layer.scope != "workspace", tiebreak)
+
+
+def _candidates(picks: list[Pick], anchors: list[Anchor], reason: str | None = None) -> list[Candidate]:
+    """Candidates for picks, in pick order, with one row query per layer."""
+    rows: dict[int, dict[int, sqlite3.Row]] = {}
+    for m in {id(m): m for m, *_ in picks}.values():
+        rows[id(m)] = _rows(m.layer, [rowid for pm, rowid, *_ in picks if pm is m])
     out = []
-    for layer in layers:
-        scored = _score_layer(layer, anchors)
-        total_weight = sum(scored.anchor_weight[a.text] for a in anchors if not a.is_type_word)
-        for row in _rows(layer.conn, list(scored.raw)):
-            if row["id"] in shadowed:
-                continue  # the workspace copy of an id wins over the global one
-            cand = Candidate(layer, row, raw=scored.raw[row["rowid"]])
-            # any bigram of a CJK word, like a Latin word's one term, makes a hit
-            cand.anchors_hit = [anchors[i] for i in sorted(scored.hit_anchors[row["rowid"]])]
-            _judge(cand, anchors, scored, total_weight, options, skill_query)
-            out.append(cand)
-        shadowed |= {r[0] for r in layer.conn.execute("SELECT id FROM memories")}
+    for m, rowid, verdict, scored in picks:
+        cand = _candidate(m.layer, rows[id(m)][rowid], verdict, reason)
+        cand.anchors_hit = [anchors[i] for i in verdict.anchors]
+        if scored is not None:
+            cand.score, cand.multipliers, cand.stale = scored.score, scored.multipliers[:], scored.stale
+        out.append(cand)
     return out
 
 
-def _judge(
-    cand: Candidate, anchors: list[Anchor], scored: _Scored, total_weight: float, options: Options, skill_query: bool
-) -> None:
-    content_hits = [a for a in cand.anchors_hit if not a.is_type_word]
-    strong_text = cand.row["strong"]
-    strong = set(strong_text.split()) if any(t in strong_text for a in content_hits for t in a.word.terms) else set()
-    strong_hits = [a for a in content_hits if _anchor_hit(a, strong)] if strong else []
-    cand.strong_hit = bool(strong_hits)
-    cand.specific = any(scored.anchor_weight[a.text] >= scored.specific_weight for a in strong_hits)
-    if total_weight:
-        cand.coverage = sum(scored.anchor_weight[a.text] for a in content_hits) / total_weight
-        cand.strong_coverage = sum(scored.anchor_weight[a.text] for a in strong_hits) / total_weight
-    cand.reason = visibility_reason(cand.row, options)
-    if cand.reason is None and not _passes_anchor_rule(anchors, content_hits, cand.strong_hit):
-        cand.reason = "anchors"
-    cand.stale = cand.layer.is_stale(cand.row["rel"], cand.row["source_sha256"])
-    cand.multipliers = _multipliers(cand, options, skill_query)
-    cand.score = cand.raw * math.prod(f for _, f in cand.multipliers)
-
-
-def _passes_anchor_rule(anchors: list[Anchor], content_hits: list[Anchor], strong_hit: bool) -> bool:
-    """Four or more anchors need two anchor hits, or one hit in a strong field."""
-    if not content_hits:
-        return False
-    if len(anchors) >= MANY_ANCHORS:
-        return len(content_hits) >= 2 or strong_hit
-    return True
-
-
 def _rank_key(cand: Candidate) -> tuple:
-    return (-cand.score, cand.scope != "workspace", cand.id)
-
-
-def _rank(cands: list[Candidate]) -> None:
-    cands.sort(key=_rank_key)
+    return (-cand.score, -cand.coverage, cand.scope != "workspace", cand.id)
 
 
 def _rerank_related(admitted: list[Candidate]) -> None:
@@ -389,7 +293,6 @@ def _refine(routing: Routing, options: Options) -> None:
         return
     if options.everything:
         routing.pack = routing.admitted[:]
-        routing.narrow_tags = narrow_tags(routing)
         return
     best = routing.admitted[0].score
     for cand in routing.admitted:
@@ -403,18 +306,29 @@ def _refine(routing: Routing, options: Options) -> None:
             routing.pack.append(cand)
         else:
             cand.reason = "limit"
-            routing.omitted.append(cand)
-    routing.narrow_tags = narrow_tags(routing)
 
 
-def narrow_tags(routing: Routing, count: int = 5) -> list[str]:
+def _explain(routing: Routing, found: list[LayerMatch], anchors: list[Anchor]) -> None:
+    """The omitted candidates worth listing, how many more there are, and tags to narrow with."""
+    packed = {c.key for c in routing.pack}
+    cut = [c for c in routing.admitted if c.key not in packed]
+    pool = [(m, rowid, verdict, reason) for m in found for _, rowid, reason, verdict in m.omitted]
+    pool = sorted(pool, key=lambda p: _order(p[2].coverage, p[0], p[1]))[:WINDOW]
+    hidden = _candidates([(m, rowid, verdict, None) for m, rowid, verdict, _ in pool], anchors)
+    for cand, (*_, reason) in zip(hidden, pool):
+        cand.reason = reason
+    routing.omitted = cut + hidden
+    omitted_total = sum(len(m.omitted) for m in found)
+    routing.unlisted = routing.total_related - len(routing.admitted) + omitted_total - len(hidden)
+    tally: Counter = Counter()
+    for m in found:
+        for (tags,) in _in_chunks(m.layer, "SELECT m.tags FROM memories AS m WHERE m.rowid IN ({})", m.admitted):
+            tally.update(set(json.loads(tags)))
+    routing.narrow_tags = narrow_tags(routing.anchors, tally, routing.total_related)
+
+
+def narrow_tags(anchors: list[Anchor], tally: Counter, size: int, count: int = 5) -> list[str]:
     """Tags that best split the related candidates: frequent, but not in all of them."""
-    words = {t for a in routing.anchors for t in a.word.terms}
-    tally = Counter(t for c in routing.admitted for t in set(c.tags))
-    tally = Counter({t: n for t, n in tally.items() if not terms.term_set(t) <= words})
-    size = len(routing.admitted)
-    ranked = sorted(
-        (t for t, n in tally.items() if n < size or size == 1),
-        key=lambda t: (abs(tally[t] - size / 2), -tally[t], t),
-    )
-    return ranked[:count]
+    words = {t for a in anchors for t in a.word.terms}
+    useful = {t: n for t, n in tally.items() if not terms.term_set(t) <= words and (n < size or size == 1)}
+    return sorted(useful, key=lambda t: (abs(useful[t] - size / 2), -useful[t], t))[:count]

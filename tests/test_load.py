@@ -566,6 +566,25 @@ def test_dry_run_shows_scores_reasons_omissions_and_narrowing_tags(project):
         assert body not in result.stdout
 
 
+def test_a_broad_word_is_counted_in_full_but_only_the_best_candidates_are_listed(project):
+    """`total related` counts every match; dry-run and JSON list the best WINDOW and count the rest."""
+    from engram.route import WINDOW
+
+    for n in range(WINDOW + 20):
+        project.write(f"note-{n:03d}", f"# Note {n}\nThe kafka consumer note number {n}.", type="knowledge")
+    for n in range(30):
+        project.write(f"gone-{n:02d}", "# Gone\nAn old kafka note.", lifecycle="archived")
+    payload = project.load_json("kafka")
+    assert payload["total_related"] == WINDOW + 20
+    listed = len(payload["omitted"])
+    assert listed == WINDOW - payload["selected"] + 30  # the rest of the window, then the hidden ones
+    assert payload["omitted_unlisted"] == 20
+    dry = project.load("--dry-run", "kafka")
+    assert dry.lines[0] == f"Routed memories ({payload['selected']} of {WINDOW + 20})"
+    assert f"omitted: {payload['omitted_unlisted']} more, lower scored (not listed)" in dry.lines
+    assert project.load("--all", "kafka").counts() == (WINDOW + 20, WINDOW + 20)
+
+
 def test_all_returns_every_visible_match_with_bodies(project):
     project.config({"load": {"limit": 2}})
     _five_deploy_memories(project)

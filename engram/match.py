@@ -1,0 +1,241 @@
+"""Read flow, step 3: judge every memory of one index that a query word matched.
+
+One FTS5 match per term gives the memories each anchor hits (cheap, rowids
+only). A memory's judgement (coverage, strong-field hits, the anchor rule)
+depends only on which anchors it hit, so it is computed once per pattern of
+hits, not once per memory. Visibility comes from one scan of a covering
+index. BM25 is the costly part, so only admitted memories that could still
+cover the query are scored: FTS5 ``bm25()`` with column weights, divided by
+FTS5's own IDF (clamped to 1e-6 for a term in half the rows or more, which
+makes small folders rank by noise) and multiplied by an unclamped one.
+Stdlib only.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .layers import Layer
+    from .route import Anchor, Options
+
+# Column weights, in FTS column order: id, tags, directive, summary, triggers, body, paths.
+COLUMN_WEIGHTS = (6.0, 5.0, 4.0, 2.5, 2.5, 1.0, 3.0)
+STRONG_COLUMNS = "{id tags directive paths}"  # the anchor rule's strong fields (paths: applies_to)
+MULTIPLIERS = {"review_due": 0.7, "stale": 0.6, "medium": 0.9, "workspace": 1.1}
+FETCH_BOOST_STEP = 0.05  # per earlier `load --id`, up to FETCH_BOOST_MAX
+FETCH_BOOST_MAX = 1.2
+SKILL_BOOST = 1.25  # `workflow` in the query routes to skill memories
+MANY_ANCHORS = 4
+SPECIFIC_SHARE = 0.15  # a strong-field hit on a word at most this share of memories have is "specific"
+ABSENT_WEIGHT = 1.0  # a word no memory has weighs at most this times the mean of the words found
+
+# Why a memory is hidden from a normal load (NULL when visible): the one rule of visibility,
+# for routed, tagged, path-matched and fetched memories alike. Its columns have a covering index.
+HIDDEN_SQL = """CASE
+    WHEN m.ignored THEN 'ignored'
+    WHEN :roles != '[]' AND m.roles != '[]' AND NOT EXISTS (
+        SELECT 1 FROM json_each(m.roles) AS r WHERE r.value IN (SELECT value FROM json_each(:roles))) THEN 'role'
+    WHEN m.lifecycle IN ('archived', 'superseded') THEN 'lifecycle'
+    WHEN coalesce(m.valid_until, '') != '' AND m.valid_until < :today THEN 'lifecycle'
+    WHEN m.confidence = 'low' AND NOT :include_low THEN 'confidence'
+END"""
+HIDDEN_ROWS_SQL = f"SELECT m.rowid, {HIDDEN_SQL} AS hidden FROM memories AS m WHERE hidden IS NOT NULL"
+SCORE_SQL = (
+    "SELECT memories_fts.rowid, bm25(memories_fts, {weights}) FROM memories_fts"
+    " CROSS JOIN temp.worth AS w ON w.rid = memories_fts.rowid WHERE memories_fts MATCH ?"
+).format(weights=", ".join(map(str, COLUMN_WEIGHTS)))
+FACTS_SQL = (
+    "SELECT m.rowid, m.id, m.lifecycle, m.confidence, m.type, m.rel, m.source_sha256"
+    " FROM temp.worth AS w JOIN memories AS m ON m.rowid = w.rid"
+)
+
+
+class Verdict:
+    """How one pattern of anchor hits fares: shared by every memory with that pattern."""
+
+    __slots__ = ("anchors", "coverage", "strong_coverage", "strong_hit", "specific", "passes")
+
+    def __init__(self, plan: Plan, hit_mask: int, strong_mask: int) -> None:
+        content = hit_mask & plan.content_mask
+        self.anchors = [i for i in range(len(plan.weights)) if hit_mask >> i & 1]
+        strong = [i for i in self.anchors if strong_mask >> i & 1]
+        share = 1 / plan.total_weight if plan.total_weight else 0.0
+        self.coverage = share * sum(plan.weights[i] for i in self.anchors if content >> i & 1)
+        self.strong_coverage = share * sum(plan.weights[i] for i in strong)
+        self.strong_hit = bool(strong)
+        self.specific = any(plan.weights[i] >= plan.specific_weight for i in strong)
+        hits = content.bit_count()
+        self.passes = hits >= 1 and (not plan.many or hits >= 2 or self.strong_hit)
+
+
+class Scored:
+    """An admitted memory that got a BM25 score."""
+
+    __slots__ = ("rid", "id", "score", "multipliers", "stale", "verdict")
+
+    def __init__(self, rid: int, memory_id: str, verdict: Verdict) -> None:
+        self.rid, self.id, self.verdict = rid, memory_id, verdict
+        self.score = 0.0
+        self.multipliers: list[tuple[str, float]] = []
+        self.stale = False
+
+
+class Plan:
+    """One layer's anchors: the rowids each term matches, and each anchor's weight."""
+
+    def __init__(self, conn: sqlite3.Connection, anchors: list[Anchor]) -> None:
+        self.total = conn.execute("SELECT count(*) FROM memories_fts_docsize").fetchone()[0]
+        self.specific_weight = idf(self.total, max(1.0, SPECIFIC_SHARE * self.total))
+        self.many = len(anchors) >= MANY_ANCHORS
+        self.content_mask = sum(1 << i for i, a in enumerate(anchors) if not a.is_type_word)
+        self.terms: list[tuple[str, float]] = []  # (FTS match, BM25 factor) of every term found
+        self.hit_masks: dict[int, int] = {}  # rowid -> anchors hit, one bit each
+        self.strong_masks: dict[int, int] = {}  # rowid -> content anchors hit in strong fields
+        weighed = [self._add_anchor(conn, index, anchor) for index, anchor in enumerate(anchors)]
+        self.weights = _cap_absent(weighed)
+        self.total_weight = sum(w for i, w in enumerate(self.weights) if self.content_mask >> i & 1)
+
+    def _add_anchor(self, conn: sqlite3.Connection, index: int, anchor: Anchor) -> tuple[float, bool]:
+        """The anchor's weight (the mean IDF of its terms) and whether any memory has it."""
+        bit, weights, found = 1 << index, [], False
+        for term in anchor.word.terms:
+            match = fts_query(term, anchor.word.prefix)
+            rowids = _rowids(conn, match)
+            weights.append(idf(self.total, len(rowids)))
+            if not rowids:
+                continue
+            found = True
+            self.terms.append((match, weights[-1] / _fts_idf(self.total, len(rowids))))
+            _mark(self.hit_masks, rowids, bit)
+            if not anchor.is_type_word:
+                _mark(self.strong_masks, _rowids(conn, fts_query(term, anchor.word.prefix, STRONG_COLUMNS)), bit)
+        return sum(weights) / len(weights), found
+
+
+def _cap_absent(weighed: list[tuple[float, bool]]) -> list[float]:
+    """Words no memory contains still count against coverage, but no more than a typical found word."""
+    present = [w for w, found in weighed if found]
+    if not present:
+        return [w for w, _ in weighed]
+    cap = ABSENT_WEIGHT * sum(present) / len(present)
+    return [w if found else min(w, cap) for w, found in weighed]
+
+
+class LayerMatch:
+    """What routing needs from one layer: counts, scored memories, and the rest by coverage."""
+
+    def __init__(self, layer: Layer) -> None:
+        self.layer = layer
+        self.admitted: list[int] = []  # rowids that pass visibility and the anchor rule
+        self.scored: list[Scored] = []  # the admitted that could cover the query, with scores
+        self.unscored: list[tuple[float, int, Verdict]] = []  # other admitted: (coverage, rowid, verdict)
+        self.omitted: list[tuple[float, int, str, Verdict]] = []  # (coverage, rowid, reason, verdict)
+
+
+def match_layer(layer: Layer, anchors: list[Anchor], options: Options, skill_query: bool, floor: float) -> LayerMatch | None:
+    """Judge the layer's memories the anchors hit; score the admitted with coverage >= floor.
+
+    None when no anchor term is in this index.
+    """
+    plan = Plan(layer.conn, anchors)
+    if not plan.terms:
+        return None
+    hidden = dict(_plain(layer.conn).execute(HIDDEN_ROWS_SQL, options.visibility_params()).fetchall())
+    verdicts: dict[tuple[int, int], Verdict] = {}
+    found, worth = LayerMatch(layer), []
+    for rowid, hit_mask in plan.hit_masks.items():
+        if rowid in layer.shadowed:
+            continue  # the workspace copy of an id wins over the global one
+        key = (hit_mask, plan.strong_masks.get(rowid, 0))
+        verdict = verdicts.get(key) or verdicts.setdefault(key, Verdict(plan, *key))
+        reason = hidden.get(rowid) or (None if verdict.passes else "anchors")
+        if reason:
+            found.omitted.append((verdict.coverage, rowid, reason, verdict))
+        elif verdict.coverage >= floor:
+            found.admitted.append(rowid)
+            worth.append((rowid, verdict))
+        else:
+            found.admitted.append(rowid)
+            found.unscored.append((verdict.coverage, rowid, verdict))
+    found.scored = _score(layer, plan, dict(worth), options, skill_query)
+    return found
+
+
+def _score(layer: Layer, plan: Plan, worth: dict[int, Verdict], options: Options, skill_query: bool) -> list[Scored]:
+    """BM25 over the anchor terms, times the multipliers, for the memories worth it."""
+    conn = layer.conn
+    conn.execute("DROP TABLE IF EXISTS temp.worth")
+    conn.execute("CREATE TEMP TABLE worth (rid INTEGER PRIMARY KEY)")
+    conn.executemany("INSERT INTO temp.worth VALUES (?)", ((rowid,) for rowid in worth))
+    raw = dict.fromkeys(worth, 0.0)
+    for match, factor in plan.terms:
+        for rowid, bm25 in _plain(conn).execute(SCORE_SQL, (match,)):
+            raw[rowid] -= factor * bm25  # FTS5's bm25() is negative: lower is better
+    out = []
+    for rowid, memory_id, lifecycle, confidence, memory_type, rel, source_sha in _plain(conn).execute(FACTS_SQL):
+        scored = Scored(rowid, memory_id, worth[rowid])
+        scored.stale = layer.is_stale(rel, source_sha)
+        scored.multipliers = multipliers(
+            lifecycle, confidence, scored.stale, layer.scope, options.fetch_counts.get((layer.scope, memory_id), 0),
+            skill_query and memory_type == "skill",
+        )
+        scored.score = raw[rowid] * math.prod(factor for _, factor in scored.multipliers)
+        out.append(scored)
+    return out
+
+
+def multipliers(
+    lifecycle: str, confidence: str, stale: bool, scope: str, fetched: int, workflow: bool
+) -> list[tuple[str, float]]:
+    """The spec's multipliers that apply, in the order dry-run lists them."""
+    out = []
+    if lifecycle == "review_due":
+        out.append(("review_due", MULTIPLIERS["review_due"]))
+    if stale:
+        out.append(("stale", MULTIPLIERS["stale"]))
+    if confidence == "medium":
+        out.append(("medium", MULTIPLIERS["medium"]))
+    if scope == "workspace":
+        out.append(("workspace", MULTIPLIERS["workspace"]))
+    if fetched:
+        out.append(("fetched", min(FETCH_BOOST_MAX, 1 + FETCH_BOOST_STEP * fetched)))
+    if workflow:
+        out.append(("workflow", SKILL_BOOST))
+    return out
+
+
+def fts_query(term: str, prefix: bool, columns: str = "") -> str:
+    """A term as an FTS5 phrase: any text is a valid query, FTS syntax in it is quoted."""
+    return f"{columns} : " * bool(columns) + '"' + term.replace('"', '""') + '"' + ("*" if prefix else "")
+
+
+def idf(total: int, hits: int | float) -> float:
+    return math.log(1 + (total - hits + 0.5) / (hits + 0.5))
+
+
+def _fts_idf(total: int, hits: int) -> float:
+    value = math.log((total - hits + 0.5) / (hits + 0.5))
+    return value if value > 0 else 1e-6
+
+
+def _plain(conn: sqlite3.Connection) -> sqlite3.Cursor:
+    cursor = conn.cursor()
+    cursor.row_factory = None  # tuples: thousands of rows come back
+    return cursor
+
+
+def _rowids(conn: sqlite3.Connection, match: str) -> list[int]:
+    # One string instead of a row per match: a word can be in most memories.
+    (joined,) = _plain(conn).execute(
+        "SELECT group_concat(rowid) FROM memories_fts WHERE memories_fts MATCH ?", (match,)
+    ).fetchone()
+    return list(map(int, joined.split(","))) if joined else []
+
+
+def _mark(masks: dict[int, int], rowids: list[int], bit: int) -> None:
+    get = masks.get
+    for rowid in rowids:
+        masks[rowid] = get(rowid, 0) | bit
