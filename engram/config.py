@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
 DEFAULTS: dict = {
@@ -24,10 +23,10 @@ LIMIT_RANGE = (1, 32)
 BUDGET_RANGE = (200, 16000)
 
 
-@dataclass
 class Config:
-    data: dict
-    problems: list[str] = field(default_factory=list)
+    def __init__(self, data: dict, problems: list[str]) -> None:
+        self.data = data
+        self.problems = problems
 
     def get(self, dotted: str):
         node = self.data

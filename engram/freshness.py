@@ -10,7 +10,7 @@ import contextlib
 import hashlib
 import json
 import sqlite3
-from dataclasses import dataclass, field
+from collections import namedtuple
 
 from . import terms
 from .config import Config
@@ -18,14 +18,13 @@ from .index import COMPILER_VERSION, IndexFileError, check_schema, read_meta, sh
 from .sources import Root, SourceFile, walk_memory_files
 
 
-@dataclass
-class Problem:
-    """One line a user can act on: where, and what is wrong."""
+class Problem(namedtuple("Problem", "where reason line kind", defaults=(None, "invalid"))):
+    """One line a user can act on: where, and what is wrong.
 
-    where: str
-    reason: str
-    line: int | None = None
-    kind: str = "invalid"  # invalid | warning | stale | added | missing | flagged
+    ``kind``: invalid | warning | stale | added | missing | flagged.
+    """
+
+    __slots__ = ()
 
     def __str__(self) -> str:
         place = f"{self.where}:{self.line}" if self.line else self.where
@@ -94,7 +93,9 @@ def needs_refresh(root: Root, conn: sqlite3.Connection | None, patterns: list[st
         return root.path.is_dir()
     if read_meta(conn).get("ignore_digest") != ignore_digest(patterns):
         return True
-    stored = {rel: (size, mtime) for rel, size, mtime in conn.execute("SELECT rel, size, mtime_ns FROM files")}
+    rows = conn.cursor()
+    rows.row_factory = None  # plain tuples: one row per memory file
+    stored = {rel: (size, mtime) for rel, size, mtime in rows.execute("SELECT rel, size, mtime_ns FROM files")}
     seen = 0
     for source in walk_memory_files(root):
         seen += 1
@@ -121,12 +122,12 @@ def file_sha256(source: SourceFile) -> str | None:
         return None
 
 
-@dataclass
 class Freshness:
     """What `engram check` found for one root."""
 
-    root: Root
-    problems: list[Problem] = field(default_factory=list)
+    def __init__(self, root: Root) -> None:
+        self.root = root
+        self.problems: list[Problem] = []
 
     @property
     def fresh(self) -> bool:

@@ -20,7 +20,6 @@ import sqlite3
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from . import terms
@@ -104,17 +103,28 @@ def cursor_project(payload: dict) -> str | None:
 # --- per-host differences -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
 class Host:
-    events: dict[str, str]  # the host's event name -> what engram does (see ACTIONS)
-    cap: int  # on the whole additionalContext text, in the unit `size` measures
-    size: Size
-    file_paths: Callable[[dict], list[str]]
-    project_dir: Callable[[dict], str | None] = _payload_cwd
-    native_path_rules: bool = False  # file events only with hooks.path_rules: hook
-    session_field: str = "session_id"
-    flat_output: bool = False  # {"additional_context": ...} instead of hookSpecificOutput
-    cursor_guard: bool = False  # Cursor also runs Claude hooks: stay silent there
+    def __init__(
+        self,
+        events: dict[str, str],
+        cap: int,
+        size: Size,
+        file_paths: Callable[[dict], list[str]],
+        project_dir: Callable[[dict], str | None] = _payload_cwd,
+        native_path_rules: bool = False,
+        session_field: str = "session_id",
+        flat_output: bool = False,
+        cursor_guard: bool = False,
+    ) -> None:
+        self.events = events  # the host's event name -> what engram does (see ACTIONS)
+        self.cap = cap  # on the whole additionalContext text, in the unit `size` measures
+        self.size = size
+        self.file_paths = file_paths
+        self.project_dir = project_dir
+        self.native_path_rules = native_path_rules  # file events only with hooks.path_rules: hook
+        self.session_field = session_field
+        self.flat_output = flat_output  # {"additional_context": ...} instead of hookSpecificOutput
+        self.cursor_guard = cursor_guard  # Cursor also runs Claude hooks: stay silent there
 
 
 # Codex adopted Claude Code's event names; only Claude reports which rule files it loaded.
@@ -165,16 +175,26 @@ HOST_ALIASES = {"claude-code": "claude"}
 # --- one hook call ------------------------------------------------------------------------------
 
 
-@dataclass
 class Hook:
-    host_name: str
-    host: Host
-    event: str
-    payload: dict
-    ws: Workspace
-    state: sqlite3.Connection
-    session: str
-    agent: str  # a subagent's agent_id; "" for the main agent
+    def __init__(
+        self,
+        host_name: str,
+        host: Host,
+        event: str,
+        payload: dict,
+        ws: Workspace,
+        state: sqlite3.Connection,
+        session: str,
+        agent: str,
+    ) -> None:
+        self.host_name = host_name
+        self.host = host
+        self.event = event
+        self.payload = payload
+        self.ws = ws
+        self.state = state
+        self.session = session
+        self.agent = agent  # a subagent's agent_id; "" for the main agent
 
     @property
     def base_dir(self) -> Path:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import Config
@@ -21,17 +20,19 @@ from .sources import Root
 from .workspace import Workspace
 
 
-@dataclass
 class Layer:
     """One index the read path routes over."""
 
-    scope: str
-    conn: sqlite3.Connection
-    index_path: Path
-    source_root: Path | None  # where its sources are, when present
-    check_sources: bool  # True when the index may be behind its sources
-    shadowed: set[int] = field(default_factory=set)  # rowids whose id a layer above holds: hidden here
-    _stale: dict[str, bool] = field(default_factory=dict)
+    def __init__(
+        self, scope: str, conn: sqlite3.Connection, index_path: Path, source_root: Path | None, check_sources: bool
+    ) -> None:
+        self.scope = scope
+        self.conn = conn
+        self.index_path = index_path
+        self.source_root = source_root  # where its sources are, when present
+        self.check_sources = check_sources  # True when the index may be behind its sources
+        self.shadowed: set[int] = set()  # rowids whose id a layer above holds: hidden here
+        self._stale: dict[str, bool] = {}
 
     def is_stale(self, rel: str, source_sha: str) -> bool:
         """Whether the memory's source changed since the index was built."""
@@ -108,7 +109,7 @@ def _root_layer(root: Root, config: Config, messages: list[str]) -> Layer | None
         conn = open_current(root)
     if conn is None:
         return None
-    return Layer(root.scope, conn, root.index_path, root.path, check_sources=behind)
+    return Layer(root.scope, conn, root.index_path, root.path, behind)
 
 
 def _refresh(root: Root, config: Config, messages: list[str]) -> bool:

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: hooks start on every event
 if TYPE_CHECKING:
     from .layers import Layer
     from .route import Anchor, Options

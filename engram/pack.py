@@ -10,7 +10,6 @@ Stdlib only.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from .route import Candidate, Options, Routing, candidate_by_id
 from .index import printed_digest
@@ -19,15 +18,19 @@ from .safety import scan
 OMITTED_CARDS = 5
 
 
-@dataclass
 class Entry:
     """A memory printed in the pack, as a body or as a one-line card."""
 
-    cand: Candidate
-    shown: str = "card"  # body | card
-    selected: bool = True  # False for an omitted candidate listed as a card
-    requires: list[str] = field(default_factory=list)
-    body: str = ""
+    __slots__ = ("cand", "shown", "selected", "requires", "body")
+
+    def __init__(
+        self, cand: Candidate, shown: str = "card", selected: bool = True, requires: list[str] | None = None, body: str = ""
+    ) -> None:
+        self.cand = cand
+        self.shown = shown  # body | card
+        self.selected = selected  # False for an omitted candidate listed as a card
+        self.requires = requires or []
+        self.body = body
 
     @property
     def card_text(self) -> str:
@@ -35,19 +38,21 @@ class Entry:
         return row["directive"] or row["summary"] or row["title"] or row["id"]
 
 
-@dataclass
 class Skipped:
-    cand: Candidate
-    reason: str  # hash | safety
-    label: str  # what the SKIPPED line says; never the offending text
+    __slots__ = ("cand", "reason", "label")
+
+    def __init__(self, cand: Candidate, reason: str, label: str) -> None:
+        self.cand = cand
+        self.reason = reason  # hash | safety
+        self.label = label  # what the SKIPPED line says; never the offending text
 
 
-@dataclass
 class Pack:
-    entries: list[Entry]
-    skipped: list[Skipped]
-    omitted: list[Candidate]
-    total_related: int
+    def __init__(self, entries: list[Entry], skipped: list[Skipped], omitted: list[Candidate], total_related: int) -> None:
+        self.entries = entries
+        self.skipped = skipped
+        self.omitted = omitted
+        self.total_related = total_related
 
     @property
     def selected(self) -> list[Entry]:
@@ -58,13 +63,20 @@ class Pack:
         return [e.cand.id for e in self.entries if e.shown == "card"]
 
 
-@dataclass
 class PackOptions:
-    limit: int | None = 8  # None: no cap (--all)
-    expand_top: int = 3
-    layered: bool = True  # False for --full, --all and --disclosure full
-    budget: int | None = None
-    exclude: frozenset[str] = frozenset()  # keys already delivered (hooks)
+    def __init__(
+        self,
+        limit: int | None = 8,
+        expand_top: int = 3,
+        layered: bool = True,
+        budget: int | None = None,
+        exclude: frozenset[str] = frozenset(),
+    ) -> None:
+        self.limit = limit  # None: no cap (--all)
+        self.expand_top = expand_top
+        self.layered = layered  # False for --full, --all and --disclosure full
+        self.budget = budget
+        self.exclude = exclude  # keys already delivered (hooks)
 
 
 def build_pack(routing: Routing, options: Options, pack_options: PackOptions, measure: Callable[[Pack], int]) -> Pack:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
-from datetime import date
+import time
 
 from . import terms
 from .layers import Layer
@@ -143,7 +143,7 @@ class Options:
         self.everything = everything  # --all: every visible routed match, no refinement and no cap
         self.explain = explain  # dry-run and JSON: list omitted candidates and narrowing tags
         self.fetch_counts = fetch_counts or {}
-        self.today = today or date.today().isoformat()
+        self.today = today or time.strftime("%Y-%m-%d")  # local date, as date.today() gives
 
     def visibility_params(self) -> dict[str, object]:
         return {"roles": json.dumps(list(self.roles)), "today": self.today, "include_low": self.include_low}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
 
 ROOT_DIR = Path(".agents") / ".engram"
@@ -12,13 +12,18 @@ MAX_FILE_BYTES = 1024 * 1024
 IGNORE_FILE = ".engramignore"
 
 
-@dataclass(frozen=True)
-class Root:
-    """A memory root: the folder holding rules/, skills/ and knowledge/."""
+# Value types are named tuples, not dataclasses: `load` and hooks start in every agent turn,
+# and importing dataclasses costs more than the work they do.
 
-    path: Path
-    scope: str  # "workspace" or "global"
-    project: Path  # where .engramignore and generated rule files live
+
+class Root(namedtuple("Root", "path scope project")):
+    """A memory root: the folder holding rules/, skills/ and knowledge/.
+
+    ``path``: the root folder; ``scope``: "workspace" or "global"; ``project``: where
+    .engramignore and generated rule files live.
+    """
+
+    __slots__ = ()
 
     @property
     def index_path(self) -> Path:
@@ -37,13 +42,15 @@ class Root:
         return self.project / IGNORE_FILE
 
 
-@dataclass(frozen=True)
-class SourceFile:
-    rel: str  # posix path relative to the root, e.g. "rules/x.md"
-    fspath: str  # a string, not a Path: `load` walks every file and most are never opened
-    size: int
-    mtime_ns: int
-    problem: str | None = None  # set when the file must be skipped before reading
+class SourceFile(namedtuple("SourceFile", "rel fspath size mtime_ns problem", defaults=(None,))):
+    """A memory file found by the walk.
+
+    ``rel``: posix path relative to the root, e.g. "rules/x.md"; ``fspath``: a string, not a
+    Path (`load` walks every file and most are never opened); ``problem``: set when the file
+    must be skipped before reading.
+    """
+
+    __slots__ = ()
 
     @property
     def path(self) -> Path:
@@ -92,27 +99,34 @@ def walk_memory_files(root: Root):
     """Yield every ``*.md`` under rules/, skills/ and knowledge/, sorted, streaming."""
     base = root.path.resolve() if root.path.exists() else root.path
     for folder in MEMORY_FOLDERS:
-        top = root.path / folder
-        if top.is_dir():
+        top = os.path.join(root.path, folder)
+        if os.path.isdir(top):
             yield from _walk(top, folder, base)
 
 
-def _walk(directory: Path, rel: str, base: Path):
+def _walk(directory: str, rel: str, base: Path):
+    # Plain strings and DirEntry type bits: `load` walks every file on every call.
     try:
-        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        with os.scandir(directory) as listing:
+            entries = sorted(listing, key=_entry_name)
     except OSError as exc:
-        yield SourceFile(rel + "/", str(directory), 0, 0, f"cannot list folder: {exc.strerror or exc}")
+        yield SourceFile(rel + "/", directory, 0, 0, f"cannot list folder: {exc.strerror or exc}")
         return
     for entry in entries:
-        child_rel = f"{rel}/{entry.name}"
+        name = entry.name
+        child_rel = f"{rel}/{name}"
         if entry.is_symlink() and not _inside(Path(entry.path), base):
-            if entry.name.endswith(".md"):
+            if name.endswith(".md"):
                 yield SourceFile(child_rel, entry.path, 0, 0, "symlink points outside the memory root")
             continue
         if entry.is_dir():
-            yield from _walk(Path(entry.path), child_rel, base)
-        elif entry.name.endswith(".md") and entry.is_file():
+            yield from _walk(entry.path, child_rel, base)
+        elif name.endswith(".md") and entry.is_file():
             yield source_file(child_rel, entry)
+
+
+def _entry_name(entry: os.DirEntry) -> str:
+    return entry.name
 
 
 def _inside(path: Path, base: Path) -> bool:

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Config, load_config
 from .sources import Root, global_root, workspace_root
 
 
-@dataclass
 class Workspace:
-    root: Root
-    global_root: Root | None
-    config: Config
+    def __init__(self, root: Root, global_root: Root | None, config: Config) -> None:
+        self.root = root
+        self.global_root = global_root
+        self.config = config
 
     @property
     def roots(self) -> list[Root]:
