@@ -433,11 +433,21 @@ def tagged_memories(layers: list[Layer], options: Options) -> list[Candidate]:
 def path_memories(layers: list[Layer], paths: list[str], options: Options) -> list[Candidate]:
     """Memories with an `applies_to` glob matching one of the paths, most specific glob first."""
     ranked = []
-    for cand in visible_candidates(layers, "applies_to != '[]'", options):
-        hits = [literal_length(g) for g in json.loads(cand.row["applies_to"]) if any(matches(g, p) for p in paths)]
-        if hits:
-            ranked.append((-max(hits), cand.scope != "workspace", cand.id, cand))
+    for layer in layers:
+        # Globs first, from their own index; whole rows only for the memories that match.
+        globs = layer.conn.execute("SELECT rowid, applies_to FROM memories WHERE applies_to != '[]'").fetchall()
+        specificity = {rowid: _specificity(json.loads(raw), paths) for rowid, raw in globs}
+        matched = [rowid for rowid, best in specificity.items() if best is not None]
+        where = "m.rowid IN (SELECT value FROM json_each(:rowids))"
+        for cand in visible_candidates([layer], where, options, {"rowids": json.dumps(matched)}):
+            ranked.append((-specificity[cand.row["rowid"]], cand.scope != "workspace", cand.id, cand))
     return [entry[-1] for entry in sorted(ranked, key=lambda e: e[:3])]
+
+
+def _specificity(globs: list[str], paths: list[str]) -> int | None:
+    """The longest literal part of a glob matching one of the paths, None when none does."""
+    hits = [literal_length(g) for g in globs if any(matches(g, p) for p in paths)]
+    return max(hits) if hits else None
 
 
 def project_path(raw: str, hook: Hook) -> str | None:

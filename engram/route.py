@@ -163,13 +163,13 @@ class Routing:
 # --- visibility --------------------------------------------------------------------------------
 
 
-def visible_candidates(layers: list[Layer], where: str, options: Options) -> list[Candidate]:
+def visible_candidates(layers: list[Layer], where: str, options: Options, params: dict | None = None) -> list[Candidate]:
     """Visible memories matching an SQL condition on ``m`` (memories); a workspace id hides the global one."""
     out = []
     for layer in layers:
         layer.conn.row_factory = sqlite3.Row
         sql = f"SELECT {MEMORY_COLUMNS} FROM memories AS m WHERE ({where}) AND ({HIDDEN_SQL}) IS NULL"
-        for row in layer.conn.execute(sql, options.visibility_params()):
+        for row in layer.conn.execute(sql, {**options.visibility_params(), **(params or {})}):
             if row["rowid"] not in layer.shadowed:
                 out.append(_candidate(layer, row))
     return out
