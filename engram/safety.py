@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import math
 import re
+from collections import namedtuple
+from collections.abc import Callable
 
 from .lazyre import LazyPattern
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `load` screens every pack
 if TYPE_CHECKING:
     from os import PathLike
 
@@ -41,10 +42,10 @@ def _anchor_positions(lowered: bytes, anchors: tuple[bytes, ...]) -> list[int]:
     return positions
 
 
-@dataclass(frozen=True, slots=True)
-class _Detector:
-    anchors: tuple[bytes, ...]  # lower-case literals; the check runs only where one occurs
-    check: _Check
+class _Detector(namedtuple("_Detector", "anchors check")):
+    """``anchors``: lower-case literals, the check runs only where one occurs."""
+
+    __slots__ = ()
 
     def run(self, text: str, lowered: bytes) -> str | None:
         for index in _anchor_positions(lowered, self.anchors):
@@ -119,10 +120,10 @@ def _sk_key(text: str, index: int) -> str | None:
     return "secret: anthropic key" if match.group(1) else "secret: openai key"
 
 
-@dataclass(frozen=True, slots=True)
-class _TokenFormat:
-    prefixes: tuple[str, ...]  # case-sensitive start of a token run
-    check: _Check
+class _TokenFormat(namedtuple("_TokenFormat", "prefixes check")):
+    """``prefixes``: the case-sensitive start of a token run."""
+
+    __slots__ = ()
 
 
 _TOKEN_FORMATS = (
