@@ -1,7 +1,8 @@
-"""The `engram` console script: `hook` and `load` run before typer is imported.
+"""The `engram` console script: `hook`, `load` and a plain `engram index` run before typer is imported.
 
 Hooks fire on every prompt and file event and agents call `load` often, so
-those two paths stay stdlib-only; every other command goes through typer.
+those two paths stay stdlib-only. A plain `engram index` (pre-commit hooks, CI,
+editors on save) skips typer's start-up too; every other command goes through typer.
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ def main() -> None:
         from .load import main as load_main
 
         sys.exit(_guarded(load_main, sys.argv[2:]))
+    if sys.argv[1:] == ["index"]:
+        from .commands import run_index
+
+        sys.exit(_guarded(lambda _: run_index(None, "workspace"), []))
     from .cli import app
 
     sys.exit(_guarded(lambda _: app(), sys.argv[1:]))
