@@ -29,6 +29,8 @@ _NULLS = ("", "~", "null", "none")
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*\r?$\n?", re.S | re.M)
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+# Every hidden-section heading contains this; most bodies have none and skip the line-by-line pass.
+_HIDDEN_HEADING_HINT = re.compile(r"##[ \t]+\s*(?:context|example|origin)", re.I)
 _YAML_LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
 
@@ -158,6 +160,8 @@ def slugify(stem: str) -> str:
 
 def strip_hidden_sections(body: str) -> str:
     """Drop ``## Context``, ``## Example`` and ``## Origin`` (until the next heading of level <= 2)."""
+    if not _HIDDEN_HEADING_HINT.search(body):
+        return "\n".join(body.splitlines()).strip()
     out: list[str] = []
     hiding = False
     in_fence = False

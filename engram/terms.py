@@ -59,20 +59,79 @@ GENERIC_MEMORY_WORDS = frozenset(
 )
 TYPE_WORDS = frozenset({"workflow", "workflows"})
 
+_MEMO_LIMIT = 200_000
+
+
+class _Memo(dict):
+    """A dict that computes a missing value on first use and keeps it (up to a bound): the
+    words and characters of a corpus repeat."""
+
+    def __init__(self, compute) -> None:
+        super().__init__()
+        self.compute = compute
+
+    def __missing__(self, key: str):
+        value = self.compute(key)
+        if len(self) < _MEMO_LIMIT:
+            self[key] = value
+        return value
+
+
+_ASCII_BYTES = bytes(range(0x80))
+# ASCII letters lowered, digits kept, every other byte a space: on plain text (`_plain`) one bytes
+# `translate` and `split` give the folded `_WORD` runs, several times faster than `str.lower`
+# (on non-ASCII text) and the regex.
+_LOWER_BREAKS = bytes(ord(chr(b).lower()) if b < 0x80 and chr(b).isalnum() else 0x20 for b in range(256))
+
+
+def _is_plain_break(char: str) -> bool:
+    """A character that ends words and that folding keeps as it is, next to any neighbour:
+    punctuation, symbols, box drawing, emoji. It has no decomposition and no lower case, and is
+    no combining mark (the only kind that composes with a neighbour)."""
+    return (
+        not char.isalnum()
+        and unicodedata.decomposition(char) == ""
+        and not unicodedata.category(char).startswith("M")
+        and char.lower() == char
+    )
+
+
+_PLAIN_BREAK = _Memo(_is_plain_break)
+
+
+def _plain(text: str) -> bool:
+    """ASCII but for plain breaks (`_is_plain_break`), none of them CJK."""
+    if text.isascii():
+        return True
+    utf8 = text.encode("utf-8", "surrogatepass")
+    others = set(utf8.translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass"))
+    return all(map(_PLAIN_BREAK.__getitem__, others)) and not _HAS_CJK.search("".join(others))
+
+
+def _lowered_runs(plain: str) -> list[str]:
+    """The `_WORD` runs of plain text, lowered."""
+    return plain.encode("utf-8", "surrogatepass").translate(_LOWER_BREAKS).decode("ascii").split()
+
 
 def fold(text: str) -> str:
     """Lowercase, drop Latin diacritics, map đ to d; CJK is left as it is."""
     text = _DOT_JS.sub("js", text)  # "Next.js" and "nextjs" are the same word
-    if text.isascii():
+    if _plain(text):
         return text.lower()
-    text = unicodedata.normalize("NFKC", text).lower().replace("đ", "d")
+    # Line by line, since most lines are plain: no normalization, lowercasing or mark crosses a newline.
+    return "\n".join(map(_fold_line, text.split("\n")))
+
+
+def _fold_line(line: str) -> str:
+    if _plain(line):
+        return line.lower()
+    line = unicodedata.normalize("NFKC", line).lower().replace("đ", "d")
     # Only the Latin combining block: kana voicing marks (U+3099, U+309A) must survive.
-    return unicodedata.normalize("NFC", _LATIN_MARKS.sub("", unicodedata.normalize("NFD", text)))
+    return unicodedata.normalize("NFC", _LATIN_MARKS.sub("", unicodedata.normalize("NFD", line)))
 
 
 _DOT_JS = re.compile(r"\.js\b", re.IGNORECASE)
 _LATIN_MARKS = re.compile("[\u0300-\u036f]")
-_STEM_CACHE: dict[str, str] = {}
 
 
 def stem(word: str) -> str:
@@ -81,13 +140,7 @@ def stem(word: str) -> str:
     Deliberately conservative: the same function runs on both sides, so
     consistency matters more than linguistic accuracy.
     """
-    cached = _STEM_CACHE.get(word)
-    if cached is not None:
-        return cached
-    result = _stem(word)
-    if len(_STEM_CACHE) < 200_000:
-        _STEM_CACHE[word] = result
-    return result
+    return _STEMS[word]
 
 
 def _has_vowel(text: str) -> bool:
@@ -116,6 +169,9 @@ def _stem(word: str) -> str:
     if word.endswith("e") and len(word) > 3:
         word = word[:-1]
     return word
+
+
+_STEMS = _Memo(_stem)
 
 
 def _cjk_chunks(run: str) -> list[str]:
@@ -175,22 +231,27 @@ def is_stopword(word: Word) -> bool:
     return word.text in ENGLISH_STOPWORDS or word.text in VIETNAMESE_STOPWORDS or len(word.text) < 2
 
 
-_ASCII_WORD = re.compile(r"[a-z0-9]+")
 _LATIN_STOPWORDS = ENGLISH_STOPWORDS | VIETNAMESE_STOPWORDS
+
+
+def _index_term(word: str) -> str:
+    """A word's term in the index, or "" for a stopword."""
+    return "" if len(word) < 2 or word in _LATIN_STOPWORDS else _stem(word)
+
+
+_TERM_OF = _Memo(_index_term)
 
 
 def index_terms(text: str) -> str:
     """The space-joined term stream the FTS table stores for a field."""
-    folded = fold(text)
-    if folded.isascii():  # the common case, kept fast for 1,000+ memories/s
-        return _latin_terms(_ASCII_WORD.findall(folded))
-    if not _HAS_CJK.search(folded):  # accents, dashes, box drawing: still one term per word
-        return _latin_terms(_WORD.findall(folded))
-    return " ".join(t for w in words(text) if not is_stopword(w) for t in w.terms)
-
-
-def _latin_terms(tokens: list[str]) -> str:
-    return " ".join(stem(w) for w in tokens if len(w) > 1 and w not in _LATIN_STOPWORDS)
+    if _plain(text):  # most text: folding it only lowers it
+        runs = _lowered_runs(_DOT_JS.sub("js", text))  # the rest of `fold`
+    else:
+        folded = fold(text)
+        if _HAS_CJK.search(folded):
+            return " ".join(t for w in words(text) if not is_stopword(w) for t in w.terms)
+        runs = _lowered_runs(folded) if _plain(folded) else _WORD.findall(folded)
+    return " ".join(filter(None, map(_TERM_OF.__getitem__, runs)))
 
 
 def term_set(text: str) -> set[str]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -75,3 +77,22 @@ def test_the_ascii_fast_path_matches_the_general_path(text):
 def test_dot_js_names_match_their_joined_spelling():
     assert _terms("Next.js") == _terms("nextjs") == _terms("NextJS")
     assert _terms("node.js") == _terms("nodejs")
+
+
+def _whole_text_fold(text: str) -> str:
+    """`fold` as first written: the whole text through NFKC, lower case, NFD and NFC at once."""
+    text = re.sub(r"\.js\b", "js", text, flags=re.IGNORECASE)
+    text = unicodedata.normalize("NFKC", text).lower().replace("đ", "d")
+    return unicodedata.normalize("NFC", re.sub("[\u0300-\u036f]", "", unicodedata.normalize("NFD", text)))
+
+
+# Newlines, plain breaks (dashes, quotes, box drawing, emoji), characters folding changes
+# (accents, no-break space, ellipsis, ligatures), combining marks, final sigma and CJK.
+_FOLD_ALPHABET = st.sampled_from(
+    list("\n\n\nab .jsJS<>=—’“═│✅€\u00a0…™ﬁé\u0301\u0338\u0323ΣσΑđĐœ²ガ依\u3099・")
+) | st.characters()
+
+
+@given(st.text(_FOLD_ALPHABET, max_size=60))
+def test_fold_line_by_line_and_on_plain_text_matches_whole_text_folding(text):
+    assert terms.fold(text) == _whole_text_fold(text)
