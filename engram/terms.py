@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from dataclasses import dataclass
+from collections import namedtuple
 
 from .lazyre import LazyPattern
 
@@ -196,13 +196,14 @@ def cjk_grams(chunk: str) -> list[str]:
     return [chunk[i : i + 2] for i in range(len(chunk) - 1)]
 
 
-@dataclass(frozen=True)
-class Word:
-    """A word as the user wrote it, and the index terms it becomes."""
+class Word(namedtuple("Word", "text terms cjk")):
+    """A word as the user wrote it (``text``), and the index terms it becomes (``terms``).
 
-    text: str
-    terms: tuple[str, ...]
-    cjk: bool
+    A named tuple, not a dataclass: `load` and hooks tokenize on every call and
+    importing dataclasses costs more than the tokenizing.
+    """
+
+    __slots__ = ()
 
     @property
     def prefix(self) -> bool:

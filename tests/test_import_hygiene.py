@@ -8,9 +8,12 @@ import subprocess
 import sys
 
 HEAVY = ("typer", "rich", "sqlite_utils", "yaml", "pathspec", "pydantic")
+# Standard modules the read path does without: each costs milliseconds of every start-up.
+START_UP = ("dataclasses", "typing", "inspect")
 
 PROBE = """
 import io, json, sys
+sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[2].encode()))
 sys.argv = ["engram", *json.loads(sys.argv[1])]
 real_stdout = sys.stdout
 sys.stdout = io.StringIO()
@@ -19,16 +22,16 @@ try:
     main()
 except SystemExit:
     pass
-loaded = [m for m in {heavy!r} if m in sys.modules]
+loaded = [m for m in {heavy!r} + {start_up!r} if m in sys.modules]
 real_stdout.write(json.dumps({{"heavy": loaded, "output": sys.stdout.getvalue()}}))
 """
 
 
-def _probe(args: list[str], cwd, cfg) -> dict:
+def _probe(args: list[str], cwd, cfg, stdin: str = "") -> dict:
     env = {**os.environ, "ENGRAM_CONFIG_DIR": str(cfg)}
     env.pop("ENGRAM_GLOBAL_DIR", None)
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE.format(heavy=HEAVY), json.dumps(args)],
+        [sys.executable, "-c", PROBE.format(heavy=HEAVY, start_up=START_UP), json.dumps(args), stdin],
         cwd=cwd, env=env, capture_output=True, text=True, timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
@@ -51,3 +54,20 @@ def test_load_on_a_stale_index_refreshes_through_the_compiler(project, write_mem
     assert "rollback" in result["output"]
     assert "yaml" in result["heavy"]  # the refresh parsed the new file
     assert "typer" not in result["heavy"]
+
+
+def test_a_hook_on_a_fresh_index_imports_nothing_heavy(project, write_memory, run_engram, tmp_path):
+    write_memory(project, "rules/deploy.md", {"id": "deploy", "tags": ["deploy"]}, "# Deploy\nShip with the canary.\n")
+    assert run_engram(["index"], project).returncode == 0
+    payload = {"session_id": "s", "cwd": str(project), "hook_event_name": "UserPromptSubmit", "prompt": "deploy it"}
+    _probe(["hook", "--host", "claude"], project, tmp_path / "cfg", json.dumps(payload))  # creates state.db once
+    result = _probe(["hook", "--host", "claude"], project, tmp_path / "cfg", json.dumps({**payload, "session_id": "t"}))
+    assert "Ship with the canary" in result["output"]
+    assert result["heavy"] == []
+
+
+def test_a_plain_index_runs_without_typer(project, write_memory, tmp_path):
+    write_memory(project, "rules/deploy.md", {"id": "deploy"}, "# Deploy\nShip with the canary.\n")
+    result = _probe(["index"], project, tmp_path / "cfg")
+    assert result["output"].startswith("indexed 1 memories (1 added")
+    assert "typer" not in result["heavy"] and "pydantic" not in result["heavy"]
