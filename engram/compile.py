@@ -4,6 +4,10 @@ Unchanged files (same size and mtime) are neither read nor parsed. When
 anything changed, the current index is copied to a temp file, updated in
 one transaction, and renamed over ``index.db``; a crash leaves the old
 index in place and readers never see a half-built one.
+
+Reading, parsing, tokenizing and screening a file needs no database: when
+hundreds of files changed, worker processes do it while this process writes
+the rows, in walk order, so the index is the same either way.
 """
 
 from __future__ import annotations
@@ -11,12 +15,15 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import itertools
 import json
 import os
 import shutil
 import sqlite3
 import sys
 import time
+from collections import deque, namedtuple
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +48,9 @@ from .sources import Root, SourceFile, source_file, walk_memory_files
 
 LOCK_TIMEOUT_S = 60.0
 PROGRESS_THRESHOLD = 200
+PARALLEL_MIN_FILES = 400  # fewer files to parse: starting worker processes would cost more than it saves
+PARALLEL_CHUNK = 32  # files per task sent to a worker
+MAX_WORKERS = 4  # this process writes every row; more workers would wait on it
 
 
 @dataclass
@@ -100,6 +110,82 @@ def memory_from_row(row) -> Memory:
     )
 
 
+# The `memories` columns a prepared file fills, in order; the builder adds rel and ignored.
+MEMORY_COLUMNS = (
+    "id", "type", "authority", "confidence", "lifecycle", "level", "valid_until", "roles", "tags", "directive",
+    "summary", "title", "triggers", "applies_to", "depends_on", "updated", "body", "text_sha256", "source_sha256",
+    "tokens", "strong", "safety",
+)
+INSERT_MEMORY = "INSERT INTO memories (rel, ignored, {}) VALUES ({})".format(
+    ", ".join(MEMORY_COLUMNS), ", ".join("?" * (len(MEMORY_COLUMNS) + 2))
+)
+
+
+class Prepared(namedtuple("Prepared", "sha same_content problem row fts", defaults=(False, None, (), ()))):
+    """One source file read, hashed, parsed, tokenized and screened: the work that needs no
+    database, a pure function of the file, so big builds do it in worker processes.
+
+    ``sha``: its SHA-256; ``same_content``: that hash is the one already indexed, so nothing was
+    parsed; ``problem``: (reason, line) when the file cannot be a memory; ``row``: the values of
+    MEMORY_COLUMNS; ``fts``: the term streams of the FTS columns.
+    """
+
+    __slots__ = ()
+
+
+def prepare(source: SourceFile, indexed_sha: str | None = None) -> Prepared:
+    """Read one source file and compute all it stores, unless its content is ``indexed_sha``."""
+    data, sha = read_source(source)
+    if sha is not None and sha == indexed_sha:
+        return Prepared(sha, same_content=True)
+    text, problem = decode_source(source, data)
+    if problem is not None:
+        return Prepared(sha, problem=problem)
+    try:
+        memory = parse_memory(text, source.rel)
+    except ParseError as exc:
+        return Prepared(sha, problem=(exc.reason, exc.line))
+    values = fts_values(memory)
+    return Prepared(sha, row=memory_row(memory, sha, values), fts=values)
+
+
+def memory_row(memory: Memory, source_sha: str, values: tuple[str, ...]) -> tuple:
+    """The values of MEMORY_COLUMNS for a parsed memory with these FTS term streams."""
+    printed = (memory.title, memory.directive, memory.summary, memory.body)
+    return (
+        memory.id, memory.type, memory.authority, memory.confidence, memory.lifecycle, memory.level,
+        memory.valid_until, json.dumps(memory.roles), json.dumps(memory.tags), memory.directive, memory.summary,
+        memory.title, json.dumps(memory.triggers), json.dumps(memory.applies_to), json.dumps(memory.depends_on),
+        memory.updated, memory.body, printed_digest(*printed), source_sha, terms.estimate_tokens(memory.body),
+        strong_terms(values), scan("\n".join(printed)),
+    )
+
+
+def decode_source(source: SourceFile, data: bytes | None) -> tuple[str, tuple[str, int | None] | None]:
+    """(text, None), or ("", (reason, line)) when the file cannot be a memory."""
+    if source.problem:
+        return "", (source.problem, None)
+    if data is None:
+        return "", ("cannot read file", None)
+    if b"\x00" in data:
+        return "", ("binary file, not markdown text", None)
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return "", ("not UTF-8 text", data[: exc.start].count(b"\n") + 1)
+
+
+def read_source(source: SourceFile) -> tuple[bytes | None, str | None]:
+    """(bytes, sha256) of one source file; (None, None) when it cannot be read."""
+    if source.problem:
+        return None, None
+    try:
+        data = source.path.read_bytes()
+    except OSError:
+        return None, None
+    return data, hashlib.sha256(data).hexdigest()
+
+
 class Builder:
     """Applies source changes to a working copy of the index, inside one transaction."""
 
@@ -120,28 +206,12 @@ class Builder:
         )
         self.conn.execute("DELETE FROM memories WHERE rowid = ?", (row["rowid"],))
 
-    def insert_memory(self, rel: str, memory: Memory, source_sha: str) -> int:
-        values = fts_values(memory)
-        flagged = scan("\n".join((memory.title, memory.directive, memory.summary, memory.body)))
-        cursor = self.conn.execute(
-            "INSERT INTO memories (id, rel, type, authority, confidence, lifecycle, level, valid_until, roles,"
-            " tags, directive, summary, title, triggers, applies_to, depends_on, updated, body, text_sha256,"
-            " source_sha256, tokens, strong, ignored, safety)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                memory.id, rel, memory.type, memory.authority, memory.confidence, memory.lifecycle,
-                memory.level, memory.valid_until, json.dumps(memory.roles), json.dumps(memory.tags),
-                memory.directive, memory.summary, memory.title, json.dumps(memory.triggers),
-                json.dumps(memory.applies_to), json.dumps(memory.depends_on), memory.updated, memory.body,
-                printed_digest(memory.title, memory.directive, memory.summary, memory.body), source_sha, terms.estimate_tokens(memory.body),
-                strong_terms(values), int(self.ignored(rel)), flagged,
-            ),
-        )
-        rowid = cursor.lastrowid
+    def insert_memory(self, rel: str, prepared: Prepared) -> int:
+        rowid = self.conn.execute(INSERT_MEMORY, (rel, int(self.ignored(rel)), *prepared.row)).lastrowid
         self.conn.execute(
             "INSERT INTO memories_fts(rowid, id, tags, directive, summary, triggers, body, paths)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (rowid, *values),
+            (rowid, *prepared.fts),
         )
         return rowid
 
@@ -155,52 +225,21 @@ class Builder:
             ),
         )
 
-    def compile_file(self, source: SourceFile, data: bytes | None, sha: str | None) -> Problem | None:
-        """Parse and store one file; returns the problem that made it invalid, if any."""
+    def compile_file(self, source: SourceFile, prepared: Prepared) -> Problem | None:
+        """Store one prepared file; returns the problem that made it invalid, if any."""
         self.delete_memory(source.rel)
-        problem = source_problem(self.root, source, data)
+        problem = Problem(display_path(self.root, source.rel), *prepared.problem) if prepared.problem else None
         memory_row = None
-        if problem is None:
-            try:
-                memory = parse_memory(data.decode("utf-8"), source.rel)
-            except ParseError as exc:
-                problem = Problem(display_path(self.root, source.rel), exc.reason, exc.line)
+        if prepared.row:
+            memory_id = prepared.row[0]
+            owner = self.conn.execute("SELECT rel FROM memories WHERE id = ?", (memory_id,)).fetchone()
+            if owner is not None:
+                where = display_path(self.root, owner[0])
+                problem = Problem(display_path(self.root, source.rel), f"duplicate id '{memory_id}' (also in {where})")
             else:
-                owner = self.conn.execute("SELECT rel FROM memories WHERE id = ?", (memory.id,)).fetchone()
-                if owner is not None:
-                    where = display_path(self.root, owner[0])
-                    problem = Problem(display_path(self.root, source.rel), f"duplicate id '{memory.id}' (also in {where})")
-                else:
-                    memory_row = self.insert_memory(source.rel, memory, sha)
-        self.record_file(source, sha, problem, memory_row)
+                memory_row = self.insert_memory(source.rel, prepared)
+        self.record_file(source, prepared.sha, problem, memory_row)
         return problem
-
-
-def source_problem(root: Root, source: SourceFile, data: bytes | None) -> Problem | None:
-    where = display_path(root, source.rel)
-    if source.problem:
-        return Problem(where, source.problem)
-    if data is None:
-        return Problem(where, "cannot read file")
-    if b"\x00" in data:
-        return Problem(where, "binary file, not markdown text")
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        return Problem(where, "not UTF-8 text", line)
-    return None
-
-
-def read_source(source: SourceFile) -> tuple[bytes | None, str | None, str | None]:
-    """(bytes, sha256, problem) for one source file."""
-    if source.problem:
-        return None, None, source.problem
-    try:
-        data = source.path.read_bytes()
-    except OSError as exc:
-        return None, None, f"cannot read: {exc.strerror or exc}"
-    return data, hashlib.sha256(data).hexdigest(), None
 
 
 @contextlib.contextmanager
@@ -298,21 +337,82 @@ def _apply_changes(conn: sqlite3.Connection, root: Root, patterns: list[str], re
 
 
 def _walk_and_compile(conn: sqlite3.Connection, root: Root, builder: Builder, result: CompileResult, tick) -> None:
+    with contextlib.closing(_prepared(_changed_sources(conn, root))) as prepared:
+        for job, item in prepared:
+            if item.same_content:
+                builder.record_file(job.source, item.sha, None, _memory_of(conn, job.source.rel))  # touched
+                continue
+            tick()
+            builder.compile_file(job.source, item)
+            if job.is_new:
+                result.added += 1
+            else:
+                result.changed += 1
+
+
+class _Job(namedtuple("_Job", "source is_new indexed_sha")):
+    """A source file whose size or mtime differs from the index; ``indexed_sha``: the hash of its
+    valid indexed content, if any."""
+
+    __slots__ = ()
+
+
+def _changed_sources(conn: sqlite3.Connection, root: Root) -> Iterator[_Job]:
     for source in walk_memory_files(root):
         conn.execute("INSERT OR IGNORE INTO seen VALUES (?)", (source.rel,))
         stored = stored_file(conn, source.rel)
-        if stat_unchanged(stored, source):
-            continue
-        data, sha, _ = read_source(source)
-        if stored is not None and sha is not None and stored[2] == sha and stored[3] == "ok":
-            builder.record_file(source, sha, None, _memory_of(conn, source.rel))  # touched, same content
-            continue
-        tick()
-        builder.compile_file(source, data, sha)
-        if stored is None:
-            result.added += 1
-        else:
-            result.changed += 1
+        if not stat_unchanged(stored, source):
+            indexed_sha = stored[2] if stored is not None and stored[3] == "ok" else None
+            yield _Job(source, stored is None, indexed_sha)
+
+
+def _prepared(jobs: Iterator[_Job]) -> Iterator[tuple[_Job, Prepared]]:
+    """Each job with its prepared file, in walk order; big builds prepare in worker processes."""
+    head = list(itertools.islice(jobs, PARALLEL_MIN_FILES))
+    jobs = itertools.chain(head, jobs)
+    workers = _worker_count()
+    if len(head) < PARALLEL_MIN_FILES or workers < 2:
+        yield from ((job, _prepare_job(job)) for job in jobs)
+    else:
+        yield from _prepared_in_workers(jobs, workers)
+
+
+def _prepare_job(job: _Job) -> Prepared:
+    return prepare(job.source, job.indexed_sha)
+
+
+def _prepared_in_workers(jobs: Iterator[_Job], workers: int) -> Iterator[tuple[_Job, Prepared]]:
+    """Chunks of jobs go to worker processes; only a few are in flight, so memory stays flat."""
+    import multiprocessing  # only big builds need these
+    from concurrent.futures import ProcessPoolExecutor
+
+    # spawn, not fork: this process holds the database, the root lock and maybe a progress thread
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        in_flight: deque = deque()  # (chunk, future of its results), oldest first
+        for chunk in _chunks(jobs, PARALLEL_CHUNK):
+            in_flight.append((chunk, pool.submit(_prepare_chunk, chunk)))
+            if len(in_flight) > 2 * workers:
+                done, results = in_flight.popleft()
+                yield from zip(done, results.result())
+        for done, results in in_flight:
+            yield from zip(done, results.result())
+    finally:
+        pool.shutdown(cancel_futures=True)
+
+
+def _prepare_chunk(jobs: list[_Job]) -> list[Prepared]:
+    return [_prepare_job(job) for job in jobs]
+
+
+def _chunks(items: Iterator[_Job], size: int) -> Iterator[list[_Job]]:
+    while chunk := list(itertools.islice(items, size)):
+        yield chunk
+
+
+def _worker_count() -> int:
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return min(usable, MAX_WORKERS)
 
 
 def _memory_of(conn: sqlite3.Connection, rel: str) -> int | None:
@@ -336,8 +436,7 @@ def _retry_duplicates(conn: sqlite3.Connection, builder: Builder) -> None:
         if not path.is_file():
             continue
         source = source_file(rel, path)
-        data, sha, _ = read_source(source)
-        builder.compile_file(source, data, sha)
+        builder.compile_file(source, prepare(source))
 
 
 def _refresh_ignored(conn: sqlite3.Connection, ignored: IgnoreMatcher) -> None:

@@ -29,8 +29,11 @@ _NULLS = ("", "~", "null", "none")
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*\r?$\n?", re.S | re.M)
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+_TITLE = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)  # _HEADING of level 1, on text with "\n" line breaks
 # Every hidden-section heading contains this; most bodies have none and skip the line-by-line pass.
 _HIDDEN_HEADING_HINT = re.compile(r"##[ \t]+\s*(?:context|example|origin)", re.I)
+# Line breaks of str.splitlines other than "\n"; bodies rarely hold any.
+_OTHER_LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _YAML_LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
 
@@ -161,7 +164,7 @@ def slugify(stem: str) -> str:
 def strip_hidden_sections(body: str) -> str:
     """Drop ``## Context``, ``## Example`` and ``## Origin`` (until the next heading of level <= 2)."""
     if not _HIDDEN_HEADING_HINT.search(body):
-        return "\n".join(body.splitlines()).strip()
+        return _joined_lines(body).strip()
     out: list[str] = []
     hiding = False
     in_fence = False
@@ -177,11 +180,16 @@ def strip_hidden_sections(body: str) -> str:
 
 
 def _title(body: str) -> str:
-    for line in body.splitlines():
-        heading = _HEADING.match(line)
-        if heading and len(heading.group(1)) == 1:
-            return heading.group(2).strip()
-    return ""
+    """The first level-1 heading."""
+    heading = _TITLE.search(_joined_lines(body))
+    return heading.group(1).strip() if heading else ""
+
+
+def _joined_lines(text: str) -> str:
+    r"""``"\n".join(text.splitlines())``, without splitting when "\n" is the only line break."""
+    if any(line_break in text for line_break in _OTHER_LINE_BREAKS):  # a few memchr calls: far cheaper than a regex
+        return "\n".join(text.splitlines())
+    return text.removesuffix("\n")
 
 
 def parse_memory(text: str, rel_path: str) -> Memory:

@@ -101,11 +101,17 @@ _PLAIN_BREAK = _Memo(_is_plain_break)
 
 def _plain(text: str) -> bool:
     """ASCII but for plain breaks (`_is_plain_break`), none of them CJK."""
-    if text.isascii():
-        return True
+    return text.isascii() or _plain_breaks(_non_ascii(text))
+
+
+def _plain_breaks(chars: str) -> bool:
+    return all(map(_PLAIN_BREAK.__getitem__, chars)) and not _HAS_CJK.search(chars)
+
+
+def _non_ascii(text: str) -> str:
+    """The distinct non-ASCII characters of text (few, even in long text)."""
     utf8 = text.encode("utf-8", "surrogatepass")
-    others = set(utf8.translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass"))
-    return all(map(_PLAIN_BREAK.__getitem__, others)) and not _HAS_CJK.search("".join(others))
+    return "".join(set(utf8.translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")))
 
 
 def _lowered_runs(plain: str) -> list[str]:
@@ -249,9 +255,10 @@ def index_terms(text: str) -> str:
         runs = _lowered_runs(_DOT_JS.sub("js", text))  # the rest of `fold`
     else:
         folded = fold(text)
-        if _HAS_CJK.search(folded):
+        others = _non_ascii(folded)
+        if _HAS_CJK.search(others):
             return " ".join(t for w in words(text) if not is_stopword(w) for t in w.terms)
-        runs = _lowered_runs(folded) if _plain(folded) else _WORD.findall(folded)
+        runs = _lowered_runs(folded) if _plain_breaks(others) else _WORD.findall(folded)
     return " ".join(filter(None, map(_TERM_OF.__getitem__, runs)))
 
 

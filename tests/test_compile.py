@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from engram import terms
+from engram import compile, terms
 from engram.compile import compile_root
 from engram.index import apply_migrations, fingerprint, migrations, printed_digest, schema_version
 from engram.workspace import open_workspace
@@ -209,6 +210,65 @@ def test_compile_never_writes_state_db(small):
     assert not (root / "state.db").exists()
     tables = {r[0] for r in db(small).execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert not tables & {"fetches", "sessions", "delivered"}
+
+
+# --- worker processes ------------------------------------------------------------------------
+
+
+def full_dump(project: Path) -> dict:
+    """Everything the index holds but build times and file mtimes, FTS terms and positions included."""
+    conn = db(project)
+    conn.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, memories_fts, 'instance')")
+    dump = {
+        "memories": [tuple(r) for r in conn.execute("SELECT rowid, * FROM memories ORDER BY rowid")],
+        "files": [tuple(r) for r in conn.execute("SELECT rel, size, sha256, status, error, memory FROM files ORDER BY rel")],
+        "edges": [tuple(r) for r in conn.execute("SELECT * FROM edges ORDER BY src, dst, kind")],
+        "fts": [tuple(r) for r in conn.execute("SELECT term, col, doc, offset FROM temp.vocab ORDER BY term, doc, col, offset")],
+        "meta": dict(conn.execute("SELECT key, value FROM meta WHERE key NOT IN ('built_at', 'source_root')")),
+    }
+    conn.close()
+    return dump
+
+
+def _edit_some(project: Path) -> None:
+    root = project / ".agents/.engram"
+    for path in sorted(root.glob("rules/r*.md"))[::3]:  # touched: same content, new mtime
+        os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 5_000_000_000))
+    (root / "rules/r1.md").write_text("---\nid: r1\ntags: [deploy]\n---\n# R1\n\nNow about canaries.\n")
+    (root / "rules/r2.md").unlink()
+
+
+@pytest.fixture
+def many(project, write_memory):
+    """Twenty memories, with a duplicate id, a binary file and text that folding changes."""
+    for i in range(20):
+        tags = ["deploy", f"team{i % 4}"]
+        body = f"# Rule {i}\n\nShip it — carefully: “step {i}” in Next.js, café\u00a0ok.\n"
+        write_memory(project, f"rules/r{i:02d}.md" if i > 2 else f"rules/r{i}.md", {"id": f"r{i}", "tags": tags}, body)
+    write_memory(project, "skills/copy.md", {"id": "r5"}, "# Copy\n\nSame id as another.\n")
+    (project / ".agents/.engram/knowledge/blob.md").write_bytes(b"\x00\x01")
+    return project
+
+
+def test_worker_processes_build_the_same_index_as_one_process(many, tmp_path, monkeypatch):
+    parallel = tmp_path / "parallel"
+    shutil.copytree(many, parallel)
+    build(many)
+    sequential_dumps = [full_dump(many)]
+    _edit_some(many)
+    build(many)
+    sequential_dumps.append(full_dump(many))
+
+    monkeypatch.setattr(compile, "PARALLEL_MIN_FILES", 4)
+    monkeypatch.setattr(compile, "PARALLEL_CHUNK", 3)
+    monkeypatch.setattr(compile, "_worker_count", lambda: 2)
+    result = build(parallel)
+    assert (result.added, result.invalid) == (22, 2)
+    assert full_dump(parallel) == sequential_dumps[0]
+    _edit_some(parallel)
+    result = build(parallel)
+    assert (result.changed, result.removed) == (1, 1)
+    assert full_dump(parallel) == sequential_dumps[1]
 
 
 # --- ignore rules ----------------------------------------------------------------------------
