@@ -81,7 +81,10 @@ _ASCII_BYTES = bytes(range(0x80))
 # ASCII letters lowered, digits kept, every other byte a space: on plain text (`_plain`) one bytes
 # `translate` and `split` give the folded `_WORD` runs, several times faster than `str.lower`
 # (on non-ASCII text) and the regex.
-_LOWER_BREAKS = bytes(ord(chr(b).lower()) if b < 0x80 and chr(b).isalnum() else 0x20 for b in range(256))
+_LOWER_BREAKS = (  # a constant: digits at 0x30, A-Z at 0x41 (lowered), a-z at 0x61
+    b" " * 0x30 + b"0123456789" + b" " * 7 + b"abcdefghijklmnopqrstuvwxyz" + b" " * 6
+    + b"abcdefghijklmnopqrstuvwxyz" + b" " * 0x85
+)
 
 
 def _is_plain_break(char: str) -> bool:

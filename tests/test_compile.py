@@ -216,7 +216,8 @@ def test_compile_never_writes_state_db(small):
 
 
 def full_dump(project: Path) -> dict:
-    """Everything the index holds but build times and file mtimes, FTS terms and positions included."""
+    """Everything the index holds but what depends on build times and file mtimes, FTS terms and
+    positions included."""
     conn = db(project)
     conn.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, memories_fts, 'instance')")
     dump = {
@@ -224,7 +225,7 @@ def full_dump(project: Path) -> dict:
         "files": [tuple(r) for r in conn.execute("SELECT rel, size, sha256, status, error, memory FROM files ORDER BY rel")],
         "edges": [tuple(r) for r in conn.execute("SELECT * FROM edges ORDER BY src, dst, kind")],
         "fts": [tuple(r) for r in conn.execute("SELECT term, col, doc, offset FROM temp.vocab ORDER BY term, doc, col, offset")],
-        "meta": dict(conn.execute("SELECT key, value FROM meta WHERE key NOT IN ('built_at', 'source_root')")),
+        "meta": dict(conn.execute("SELECT key, value FROM meta WHERE key NOT IN ('built_at', 'source_root', 'stat_digest')")),
     }
     conn.close()
     return dump
