@@ -37,6 +37,7 @@ from .freshness import (
     needs_refresh,
     recorded_problems,
     open_current,
+    stat_digest,
     stat_unchanged,
     stored_file,
 )
@@ -453,6 +454,7 @@ def _write_meta(conn: sqlite3.Connection, root: Root, patterns: list[str]) -> No
         "fts_tokenize": "unicode61 remove_diacritics 0 over engram terms (bigrams, folding, light stemming)",
         "fingerprint": fingerprint(hashes),
         "ignore_digest": ignore_digest(patterns),
+        "stat_digest": stat_digest(conn.execute("SELECT rel, size, mtime_ns FROM files")),
         "scope": root.scope,
         "source_root": str(root.path.resolve()),
         "source_root_rel": ".",

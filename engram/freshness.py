@@ -11,6 +11,7 @@ import hashlib
 import json
 import sqlite3
 from collections import namedtuple
+from collections.abc import Iterable
 
 from . import terms
 from .config import Config
@@ -88,20 +89,22 @@ def stat_unchanged(stored, source: SourceFile) -> bool:
 
 
 def needs_refresh(root: Root, conn: sqlite3.Connection | None, patterns: list[str]) -> bool:
-    """True as soon as any source differs from the index by stat, or the ignore rules changed."""
+    """True when any source differs from the index by stat, or the ignore rules changed."""
     if conn is None:
         return root.path.is_dir()
-    if read_meta(conn).get("ignore_digest") != ignore_digest(patterns):
+    meta = read_meta(conn)
+    if meta.get("ignore_digest") != ignore_digest(patterns):
         return True
-    rows = conn.cursor()
-    rows.row_factory = None  # plain tuples: one row per memory file
-    stored = {rel: (size, mtime) for rel, size, mtime in rows.execute("SELECT rel, size, mtime_ns FROM files")}
-    seen = 0
-    for source in walk_memory_files(root):
-        seen += 1
-        if stored.get(source.rel) != (source.size, source.mtime_ns):
-            return True
-    return seen != len(stored)
+    return meta.get("stat_digest") != stat_digest((s.rel, s.size, s.mtime_ns) for s in walk_memory_files(root))
+
+
+def stat_digest(entries: Iterable[tuple[str, int, int]]) -> str:
+    """One digest of every file's (path, size, mtime), in any order.
+
+    The compiler stores it, so a load compares one value instead of reading a row per file.
+    """
+    lines = sorted(f"{rel}\0{size}\0{mtime}" for rel, size, mtime in entries)
+    return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def recorded_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:
