@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-import yaml
-
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 TYPES = ("rule", "skill", "knowledge")
 TYPE_ALIASES = {"workflow": "skill", "rules": "rule", "skills": "skill"}
@@ -34,7 +32,6 @@ _TITLE = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)  # _HEADING of level 1, on t
 _HIDDEN_HEADING_HINT = re.compile(r"##[ \t]+\s*(?:context|example|origin)", re.I)
 # Line breaks of str.splitlines other than "\n"; bodies rarely hold any.
 _OTHER_LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
-_YAML_LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
 
 class ParseError(ValueError):
@@ -89,8 +86,10 @@ def split_frontmatter(text: str) -> tuple[str | None, str, int]:
 
 
 def _load_yaml(frontmatter: str) -> dict:
+    import yaml  # loaded with the first file to parse: a no-op `engram index` never needs it
+
     try:
-        data = yaml.load(frontmatter, Loader=_YAML_LOADER)
+        data = yaml.load(frontmatter, Loader=getattr(yaml, "CBaseLoader", yaml.BaseLoader))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else None

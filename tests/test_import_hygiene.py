@@ -71,3 +71,6 @@ def test_a_plain_index_runs_without_typer(project, write_memory, tmp_path):
     result = _probe(["index"], project, tmp_path / "cfg")
     assert result["output"].startswith("indexed 1 memories (1 added")
     assert "typer" not in result["heavy"] and "pydantic" not in result["heavy"]
+    again = _probe(["index"], project, tmp_path / "cfg")
+    assert again["output"].startswith("indexed 1 memories (0 added, 0 changed")
+    assert [m for m in again["heavy"] if m in ("typer", "pydantic", "yaml", "rich")] == []  # nothing to parse
