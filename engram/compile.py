@@ -386,20 +386,36 @@ def _prepared_in_workers(jobs: Iterator[_Job], workers: int) -> Iterator[tuple[_
     """Chunks of jobs go to worker processes; only a few are in flight, so memory stays flat."""
     import multiprocessing  # only big builds need these
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     # spawn, not fork: this process holds the database, the root lock and maybe a progress thread
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    in_flight: deque = deque()  # (chunk, future of its results), oldest first
+    unsent: list[_Job] = []
     try:
-        in_flight: deque = deque()  # (chunk, future of its results), oldest first
         for chunk in _chunks(jobs, PARALLEL_CHUNK):
+            unsent = chunk
             in_flight.append((chunk, pool.submit(_prepare_chunk, chunk)))
+            unsent = []
             if len(in_flight) > 2 * workers:
-                done, results = in_flight.popleft()
-                yield from zip(done, results.result())
-        for done, results in in_flight:
-            yield from zip(done, results.result())
+                yield from _oldest_results(in_flight)
+        while in_flight:
+            yield from _oldest_results(in_flight)
+    except (OSError, BrokenProcessPool):
+        # No worker processes here (a sandbox, a calling script without a __main__ guard):
+        # what is not yielded yet is prepared in this process instead.
+        left = itertools.chain(*(chunk for chunk, _ in in_flight), unsent, jobs)
+        yield from ((job, _prepare_job(job)) for job in left)
     finally:
         pool.shutdown(cancel_futures=True)
+
+
+def _oldest_results(in_flight: deque) -> Iterator[tuple[_Job, Prepared]]:
+    """The oldest chunk's jobs with their prepared files; the chunk leaves the queue once they are in."""
+    chunk, future = in_flight[0]
+    results = future.result()
+    in_flight.popleft()
+    return zip(chunk, results)
 
 
 def _prepare_chunk(jobs: list[_Job]) -> list[Prepared]:

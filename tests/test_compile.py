@@ -272,6 +272,25 @@ def test_worker_processes_build_the_same_index_as_one_process(many, tmp_path, mo
     assert full_dump(parallel) == sequential_dumps[1]
 
 
+def test_a_big_build_without_worker_processes_is_built_in_this_process(many, tmp_path, monkeypatch):
+    """Where processes cannot start (a sandbox), the build falls back to one process, same index."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    alone = tmp_path / "alone"
+    shutil.copytree(many, alone, ignore=shutil.ignore_patterns("index.db*"))
+    build(many)
+
+    def refuse(self, *args, **kwargs):
+        raise OSError("process creation is not allowed here")
+
+    monkeypatch.setattr(compile, "PARALLEL_MIN_FILES", 4)
+    monkeypatch.setattr(compile, "_worker_count", lambda: 2)
+    monkeypatch.setattr(ProcessPoolExecutor, "submit", refuse)
+    result = build(alone)
+    assert (result.added, result.invalid) == (22, 2)
+    assert full_dump(alone) == full_dump(many)
+
+
 # --- ignore rules ----------------------------------------------------------------------------
 
 
