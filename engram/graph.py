@@ -87,9 +87,9 @@ def find_cycles(graph: dict[str, list[str]]) -> list[list[str]]:
     """Each dependency cycle once, as the ids around it (iterative DFS: no recursion limit)."""
     state: dict[str, int] = {}  # 1 = on the current path, 2 = done
     cycles: list[list[str]] = []
-    for start in graph:
-        if state.get(start):
-            continue
+    for start, prerequisites in graph.items():
+        if not prerequisites or state.get(start):
+            continue  # a memory without prerequisites closes no cycle: most of them
         path: list[str] = []
         stack = [(start, iter(graph.get(start, [])))]
         state[start] = 1
