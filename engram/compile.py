@@ -94,11 +94,6 @@ def fts_values(memory: Memory) -> tuple[str, ...]:
     )
 
 
-def strong_terms(values: tuple[str, ...]) -> str:
-    """Terms of the strong fields (id, tags, directive, applies_to) for the anchor rule."""
-    return " ".join(sorted(set(" ".join((values[0], values[1], values[2], values[6])).split())))
-
-
 def memory_from_row(row) -> Memory:
     """Rebuild the parsed memory from its stored row (used to delete its FTS terms)."""
     return Memory(
@@ -115,7 +110,7 @@ def memory_from_row(row) -> Memory:
 MEMORY_COLUMNS = (
     "id", "type", "authority", "confidence", "lifecycle", "level", "valid_until", "roles", "tags", "directive",
     "summary", "title", "triggers", "applies_to", "depends_on", "updated", "body", "text_sha256", "source_sha256",
-    "tokens", "strong", "safety",
+    "tokens", "safety",
 )
 INSERT_MEMORY = "INSERT INTO memories (rel, ignored, {}) VALUES ({})".format(
     ", ".join(MEMORY_COLUMNS), ", ".join("?" * (len(MEMORY_COLUMNS) + 2))
@@ -147,18 +142,18 @@ def prepare(source: SourceFile, indexed_sha: str | None = None) -> Prepared:
     except ParseError as exc:
         return Prepared(sha, problem=(exc.reason, exc.line))
     values = fts_values(memory)
-    return Prepared(sha, row=memory_row(memory, sha, values), fts=values)
+    return Prepared(sha, row=memory_row(memory, sha), fts=values)
 
 
-def memory_row(memory: Memory, source_sha: str, values: tuple[str, ...]) -> tuple:
-    """The values of MEMORY_COLUMNS for a parsed memory with these FTS term streams."""
+def memory_row(memory: Memory, source_sha: str) -> tuple:
+    """The values of MEMORY_COLUMNS for a parsed memory."""
     printed = (memory.title, memory.directive, memory.summary, memory.body)
     return (
         memory.id, memory.type, memory.authority, memory.confidence, memory.lifecycle, memory.level,
         memory.valid_until, json.dumps(memory.roles), json.dumps(memory.tags), memory.directive, memory.summary,
         memory.title, json.dumps(memory.triggers), json.dumps(memory.applies_to), json.dumps(memory.depends_on),
         memory.updated, memory.body, printed_digest(*printed), source_sha, terms.estimate_tokens(memory.body),
-        strong_terms(values), scan("\n".join(printed)),
+        scan("\n".join(printed)),
     )
 
 
