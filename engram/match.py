@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: hooks start on every event
 if TYPE_CHECKING:
     from .layers import Layer

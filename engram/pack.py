@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .route import Candidate, Options, Routing, candidate_by_id
 from .index import printed_digest
+from .route import Candidate, Options, Routing, candidate_by_id
 from .safety import scan
 
 OMITTED_CARDS = 5

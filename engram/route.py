@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections import Counter
 import time
+from collections import Counter
 
 from . import terms
 from .layers import Layer
