@@ -27,6 +27,8 @@ def _references(conn: sqlite3.Connection):
     ids = {r[0] for r in rows}
     stems = {r[1].rsplit("/", 1)[-1][:-3]: r[0] for r in rows}
     for memory_id, rel, raw in rows:
+        if raw == "[]":
+            continue  # most memories depend on nothing
         for ref in json.loads(raw):
             yield memory_id, rel, ref, resolve_reference(ref, ids, stems)
 
@@ -77,7 +79,15 @@ def dependency_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:
 
 
 def dependency_map(conn: sqlite3.Connection) -> dict[str, list[str]]:
+    """Every memory id with its prerequisites, in id order."""
     graph: dict[str, list[str]] = {r[0]: [] for r in conn.execute("SELECT id FROM memories ORDER BY id")}
+    graph.update(_prerequisites(conn))
+    return graph
+
+
+def _prerequisites(conn: sqlite3.Connection) -> dict[str, list[str]]:
+    """The memories that have prerequisites, with them, in id order."""
+    graph: dict[str, list[str]] = {}
     for src, dst in conn.execute("SELECT src, dst FROM edges WHERE kind = 'depends_on' ORDER BY src, dst"):
         graph.setdefault(src, []).append(dst)
     return graph
@@ -137,10 +147,13 @@ def cycle_text(cycle: list[str]) -> str:
 
 
 def cycle_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:
-    rels = dict(conn.execute("SELECT id, rel FROM memories"))
+    """Only memories with prerequisites can close a cycle: `index` checks this on every run."""
+    cycles = find_cycles(_prerequisites(conn))
+    rels = dict(conn.execute("SELECT id, rel FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+                             (json.dumps([cycle[0] for cycle in cycles]),)))
     return [
         Problem(display_path(root, rels[cycle[0]]), f"dependency cycle: {cycle_text(cycle)}", kind="warning")
-        for cycle in find_cycles(dependency_map(conn))
+        for cycle in cycles
     ]
 
 
