@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import itertools
 import json
 import os
@@ -36,6 +35,7 @@ from .freshness import (
     ignore_patterns,
     needs_refresh,
     open_current,
+    read_source,
     recorded_problems,
     stat_digest,
     stat_unchanged,
@@ -169,17 +169,6 @@ def decode_source(source: SourceFile, data: bytes | None) -> tuple[str, tuple[st
         return data.decode("utf-8"), None
     except UnicodeDecodeError as exc:
         return "", ("not UTF-8 text", data[: exc.start].count(b"\n") + 1)
-
-
-def read_source(source: SourceFile) -> tuple[bytes | None, str | None]:
-    """(bytes, sha256) of one source file; (None, None) when it cannot be read."""
-    if source.problem:
-        return None, None
-    try:
-        data = source.path.read_bytes()
-    except OSError:
-        return None, None
-    return data, hashlib.sha256(data).hexdigest()
 
 
 class Builder:

@@ -118,11 +118,15 @@ def recorded_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:
     return problems + dependency_problems(conn, root) + cycle_problems(conn, root)
 
 
-def file_sha256(source: SourceFile) -> str | None:
+def read_source(source: SourceFile) -> tuple[bytes | None, str | None]:
+    """(bytes, sha256) of one source file; (None, None) when it cannot be read."""
+    if source.problem:
+        return None, None
     try:
-        return hashlib.sha256(source.path.read_bytes()).hexdigest()
+        data = source.path.read_bytes()
     except OSError:
-        return None
+        return None, None
+    return data, hashlib.sha256(data).hexdigest()
 
 
 class Freshness:
@@ -164,7 +168,7 @@ def _compare(conn: sqlite3.Connection, root: Root, config: Config, report: Fresh
         where = display_path(root, source.rel)
         if stored is None:
             report.problems.append(Problem(where, "new file, not in the index", kind="added"))
-        elif source.problem or file_sha256(source) != stored[2]:
+        elif source.problem or read_source(source)[1] != stored[2]:
             report.problems.append(Problem(where, "changed since indexing", kind="stale"))
     for (rel,) in conn.execute("SELECT rel FROM files ORDER BY rel"):
         if rel not in seen:
