@@ -129,10 +129,17 @@ class LayerMatch:
 
     def __init__(self, layer: Layer) -> None:
         self.layer = layer
-        self.admitted: list[int] = []  # rowids that pass visibility and the anchor rule
-        self.scored: list[Scored] = []  # the admitted that could cover the query, with scores
+        self.scored: list[Scored] = []  # admitted memories that could cover the query, with scores
         self.unscored: list[tuple[float, int, Verdict]] = []  # other admitted: (coverage, rowid, verdict)
         self.omitted: list[tuple[float, int, str, Verdict]] = []  # (coverage, rowid, reason, verdict)
+
+    @property
+    def admitted_count(self) -> int:
+        """Memories that pass visibility and the anchor rule."""
+        return len(self.scored) + len(self.unscored)
+
+    def admitted(self) -> list[int]:
+        return [s.rid for s in self.scored] + [rowid for _, rowid, _ in self.unscored]
 
 
 def match_layer(layer: Layer, anchors: list[Anchor], options: Options, skill_query: bool, floor: float) -> LayerMatch | None:
@@ -155,10 +162,8 @@ def match_layer(layer: Layer, anchors: list[Anchor], options: Options, skill_que
         if reason:
             found.omitted.append((verdict.coverage, rowid, reason, verdict))
         elif verdict.coverage >= floor:
-            found.admitted.append(rowid)
             worth.append((rowid, verdict))
         else:
-            found.admitted.append(rowid)
             found.unscored.append((verdict.coverage, rowid, verdict))
     found.scored = _score(layer, plan, dict(worth), options, skill_query)
     return found

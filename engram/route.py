@@ -221,7 +221,7 @@ def route(layers: list[Layer], query: str, options: Options) -> Routing:
     skill_query = len(scoring) < len(anchors)
     floor = 0.0 if options.everything else SCORE_FLOOR
     found = [m for layer in layers if (m := match_layer(layer, anchors, options, skill_query, floor))]
-    routing.total_related = sum(len(m.admitted) for m in found)
+    routing.total_related = sum(m.admitted_count for m in found)
     routing.admitted = _ranked_window(found, anchors, None if options.everything else WINDOW)
     _rerank_related(routing.admitted)
     _refine(routing, options)
@@ -249,14 +249,14 @@ def _order(value: float, found: LayerMatch, tiebreak: object) -> tuple:
     return (-value, found.layer.scope != "workspace", tiebreak)
 
 
-def _candidates(picks: list[Pick], anchors: list[Anchor], reason: str | None = None) -> list[Candidate]:
+def _candidates(picks: list[Pick], anchors: list[Anchor]) -> list[Candidate]:
     """Candidates for picks, in pick order, with one row query per layer."""
     rows: dict[int, dict[int, sqlite3.Row]] = {}
     for m in {id(m): m for m, *_ in picks}.values():
         rows[id(m)] = _rows(m.layer, [rowid for pm, rowid, *_ in picks if pm is m])
     out = []
     for m, rowid, verdict, scored in picks:
-        cand = _candidate(m.layer, rows[id(m)][rowid], verdict, reason)
+        cand = _candidate(m.layer, rows[id(m)][rowid], verdict)
         cand.anchors_hit = [anchors[i] for i in verdict.anchors]
         if scored is not None:
             cand.score, cand.multipliers, cand.stale = scored.score, scored.multipliers[:], scored.stale
@@ -322,7 +322,7 @@ def _explain(routing: Routing, found: list[LayerMatch], anchors: list[Anchor]) -
     routing.unlisted = routing.total_related - len(routing.admitted) + omitted_total - len(hidden)
     tally: Counter = Counter()
     for m in found:
-        for (tags,) in _in_chunks(m.layer, "SELECT m.tags FROM memories AS m WHERE m.rowid IN ({})", m.admitted):
+        for (tags,) in _in_chunks(m.layer, "SELECT m.tags FROM memories AS m WHERE m.rowid IN ({})", m.admitted()):
             tally.update(set(json.loads(tags)))
     routing.narrow_tags = narrow_tags(routing.anchors, tally, routing.total_related)
 
