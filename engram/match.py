@@ -2,10 +2,11 @@
 
 One FTS5 match per term gives the memories each anchor hits (cheap, rowids
 only). A memory's judgement (coverage, strong-field hits, the anchor rule)
-depends only on which anchors it hit, so it is computed once per pattern of
-hits, not once per memory. Visibility comes from one scan of a covering
-index. BM25 is the costly part, so only admitted memories that could still
-cover the query are scored: FTS5 ``bm25()`` with column weights, divided by
+depends only on which anchors it hit, so memories are grouped by that pattern
+with set operations and judged once per group, not once per memory: a word can
+be in thousands of them. Visibility comes from one scan of a covering index.
+BM25 is the costly part, so only admitted memories that cover the query (the
+only ones that can pack) are scored: FTS5 ``bm25()`` with column weights, divided by
 FTS5's own IDF (clamped to 1e-6 for a term in half the rows or more, which
 makes small folders rank by noise) and multiplied by an unclamped one.
 Stdlib only.
@@ -31,6 +32,11 @@ SKILL_BOOST = 1.25  # `workflow` in the query routes to skill memories
 MANY_ANCHORS = 4
 SPECIFIC_SHARE = 0.15  # a strong-field hit on a word at most this share of memories have is "specific"
 ABSENT_WEIGHT = 1.0  # a word no memory has weighs at most this times the mean of the words found
+# A memory covers the query (and may pack) with this share of the anchor weight, or this share
+# matched in strong fields, or a strong-field hit on a specific word and this share.
+MIN_COVERAGE = 0.6
+MIN_STRONG_COVERAGE = 0.45
+MIN_SPECIFIC_COVERAGE = 0.35
 
 # Why a memory is hidden from a normal load (NULL when visible): the one rule of visibility,
 # for routed, tagged, path-matched and fetched memories alike. Its columns have a covering index.
@@ -56,7 +62,7 @@ FACTS_SQL = (
 class Verdict:
     """How one pattern of anchor hits fares: shared by every memory with that pattern."""
 
-    __slots__ = ("anchors", "coverage", "strong_coverage", "strong_hit", "specific", "passes")
+    __slots__ = ("anchors", "coverage", "strong_coverage", "strong_hit", "specific", "passes", "covers")
 
     def __init__(self, plan: Plan, hit_mask: int, strong_mask: int) -> None:
         content = hit_mask & plan.content_mask
@@ -68,7 +74,12 @@ class Verdict:
         self.strong_hit = bool(strong)
         self.specific = any(plan.weights[i] >= plan.specific_weight for i in strong)
         hits = content.bit_count()
-        self.passes = hits >= 1 and (not plan.many or hits >= 2 or self.strong_hit)
+        self.passes = hits >= 1 and (not plan.many or hits >= 2 or self.strong_hit)  # the anchor rule
+        self.covers = self.passes and (
+            self.coverage >= MIN_COVERAGE
+            or self.strong_coverage >= MIN_STRONG_COVERAGE
+            or (self.specific and self.coverage >= MIN_SPECIFIC_COVERAGE)
+        )
 
 
 class Scored:
@@ -84,7 +95,7 @@ class Scored:
 
 
 class Plan:
-    """One layer's anchors: the rowids each term matches, and each anchor's weight."""
+    """One layer's anchors: the memories each one hits, and each anchor's weight."""
 
     def __init__(self, conn: sqlite3.Connection, anchors: list[Anchor]) -> None:
         self.total = conn.execute("SELECT count(*) FROM memories_fts_docsize").fetchone()[0]
@@ -92,27 +103,54 @@ class Plan:
         self.many = len(anchors) >= MANY_ANCHORS
         self.content_mask = sum(1 << i for i, a in enumerate(anchors) if not a.is_type_word)
         self.terms: list[tuple[str, float]] = []  # (FTS match, BM25 factor) of every term found
-        self.hit_masks: dict[int, int] = {}  # rowid -> anchors hit, one bit each
-        self.strong_masks: dict[int, int] = {}  # rowid -> content anchors hit in strong fields
+        self.hits: list[set[int]] = []  # per anchor: the rowids it hits
+        self.strong: list[set[int]] = []  # per anchor: the rowids it hits in strong fields (none for type words)
         weighed = [self._add_anchor(conn, index, anchor) for index, anchor in enumerate(anchors)]
         self.weights = _cap_absent(weighed)
         self.total_weight = sum(w for i, w in enumerate(self.weights) if self.content_mask >> i & 1)
 
     def _add_anchor(self, conn: sqlite3.Connection, index: int, anchor: Anchor) -> tuple[float, bool]:
         """The anchor's weight (the mean IDF of its terms) and whether any memory has it."""
-        bit, weights, found = 1 << index, [], False
+        weights: list[float] = []
+        hits: set[int] = set()
+        strong: set[int] = set()
         for term in anchor.word.terms:
             match = fts_query(term, anchor.word.prefix)
             rowids = _rowids(conn, match)
             weights.append(idf(self.total, len(rowids)))
             if not rowids:
                 continue
-            found = True
             self.terms.append((match, weights[-1] / _fts_idf(self.total, len(rowids))))
-            _mark(self.hit_masks, rowids, bit)
+            hits |= rowids
             if not anchor.is_type_word:
-                _mark(self.strong_masks, _rowids(conn, fts_query(term, anchor.word.prefix, STRONG_COLUMNS)), bit)
-        return sum(weights) / len(weights), found
+                strong |= _rowids(conn, fts_query(term, anchor.word.prefix, STRONG_COLUMNS))
+        self.hits.append(hits)
+        self.strong.append(strong)
+        return sum(weights) / len(weights), bool(hits)
+
+    def groups(self) -> dict[tuple[int, int], set[int]]:
+        """Every memory hit, grouped by (anchors hit, anchors hit in strong fields), one bit each."""
+        parts = {(0, 0): set().union(*self.hits)}
+        for index, (hits, strong) in enumerate(zip(self.hits, self.strong)):
+            if hits:
+                parts = _split(parts, 1 << index, hits, strong)
+        return parts
+
+
+def _split(parts: dict[tuple[int, int], set[int]], bit: int, hits: set[int], strong: set[int]) -> dict:
+    """Each group cut by one anchor: not hit, hit only elsewhere, hit in a strong field."""
+    out = {}
+    for (hit_mask, strong_mask), members in parts.items():
+        inside = members & hits
+        strong_inside = inside & strong
+        for key, group in (
+            ((hit_mask, strong_mask), members - inside),
+            ((hit_mask | bit, strong_mask), inside - strong_inside),
+            ((hit_mask | bit, strong_mask | bit), strong_inside),
+        ):
+            if group:
+                out[key] = group
+    return out
 
 
 def _cap_absent(weighed: list[tuple[float, bool]]) -> list[float]:
@@ -124,48 +162,60 @@ def _cap_absent(weighed: list[tuple[float, bool]]) -> list[float]:
     return [w if found else min(w, cap) for w, found in weighed]
 
 
+class Group:
+    """Memories of one layer judged alike: their verdict, and why they are omitted (None: admitted)."""
+
+    __slots__ = ("verdict", "reason", "rowids")
+
+    def __init__(self, verdict: Verdict, reason: str | None, rowids: set[int]) -> None:
+        self.verdict, self.reason, self.rowids = verdict, reason, rowids
+
+
 class LayerMatch:
-    """What routing needs from one layer: counts, scored memories, and the rest by coverage."""
+    """What routing needs from one layer: counts, scored memories, and the rest as groups."""
 
     def __init__(self, layer: Layer) -> None:
         self.layer = layer
-        self.scored: list[Scored] = []  # admitted memories that could cover the query, with scores
-        self.unscored: list[tuple[float, int, Verdict]] = []  # other admitted: (coverage, rowid, verdict)
-        self.omitted: list[tuple[float, int, str, Verdict]] = []  # (coverage, rowid, reason, verdict)
+        self.scored: list[Scored] = []  # admitted memories that cover the query, with scores
+        self.unscored: list[Group] = []  # other admitted memories
+        self.omitted: list[Group] = []  # hidden, or failing the anchor rule
 
     @property
     def admitted_count(self) -> int:
         """Memories that pass visibility and the anchor rule."""
-        return len(self.scored) + len(self.unscored)
+        return len(self.scored) + sum(len(g.rowids) for g in self.unscored)
+
+    @property
+    def omitted_count(self) -> int:
+        return sum(len(g.rowids) for g in self.omitted)
 
     def admitted(self) -> list[int]:
-        return [s.rid for s in self.scored] + [rowid for _, rowid, _ in self.unscored]
+        return [s.rid for s in self.scored] + [rowid for g in self.unscored for rowid in g.rowids]
 
 
-def match_layer(layer: Layer, anchors: list[Anchor], options: Options, skill_query: bool, floor: float) -> LayerMatch | None:
-    """Judge the layer's memories the anchors hit; score the admitted with coverage >= floor.
-
-    None when no anchor term is in this index.
-    """
+def match_layer(layer: Layer, anchors: list[Anchor], options: Options, skill_query: bool, score_all: bool) -> LayerMatch | None:
+    """Judge the layer's memories the anchors hit; score the admitted that cover the query (all
+    admitted with ``score_all``). None when no anchor term is in this index."""
     plan = Plan(layer.conn, anchors)
     if not plan.terms:
         return None
     hidden = dict(_plain(layer.conn).execute(HIDDEN_ROWS_SQL, options.visibility_params()).fetchall())
-    verdicts: dict[tuple[int, int], Verdict] = {}
-    found, worth = LayerMatch(layer), []
-    for rowid, hit_mask in plan.hit_masks.items():
-        if rowid in layer.shadowed:
-            continue  # the workspace copy of an id wins over the global one
-        key = (hit_mask, plan.strong_masks.get(rowid, 0))
-        verdict = verdicts.get(key) or verdicts.setdefault(key, Verdict(plan, *key))
-        reason = hidden.get(rowid) or (None if verdict.passes else "anchors")
-        if reason:
-            found.omitted.append((verdict.coverage, rowid, reason, verdict))
-        elif verdict.coverage >= floor:
-            worth.append((rowid, verdict))
+    out_of_sight = layer.shadowed | hidden.keys()  # the workspace copy of an id wins over the global one
+    found, worth = LayerMatch(layer), {}
+    for key, members in plan.groups().items():
+        verdict = Verdict(plan, *key)
+        if unseen := members & out_of_sight:
+            members -= unseen
+            found.omitted += [Group(verdict, hidden[rowid], {rowid}) for rowid in unseen if rowid in hidden]
+        if not members:
+            continue
+        if not verdict.passes:
+            found.omitted.append(Group(verdict, "anchors", members))
+        elif verdict.covers or score_all:
+            worth.update(dict.fromkeys(members, verdict))
         else:
-            found.unscored.append((verdict.coverage, rowid, verdict))
-    found.scored = _score(layer, plan, dict(worth), options, skill_query)
+            found.unscored.append(Group(verdict, None, members))
+    found.scored = _score(layer, plan, worth, options, skill_query)
     return found
 
 
@@ -232,15 +282,9 @@ def _plain(conn: sqlite3.Connection) -> sqlite3.Cursor:
     return cursor
 
 
-def _rowids(conn: sqlite3.Connection, match: str) -> list[int]:
+def _rowids(conn: sqlite3.Connection, match: str) -> set[int]:
     # One string instead of a row per match: a word can be in most memories.
     (joined,) = _plain(conn).execute(
         "SELECT group_concat(rowid) FROM memories_fts WHERE memories_fts MATCH ?", (match,)
     ).fetchone()
-    return list(map(int, joined.split(","))) if joined else []
-
-
-def _mark(masks: dict[int, int], rowids: list[int], bit: int) -> None:
-    get = masks.get
-    for rowid in rowids:
-        masks[rowid] = get(rowid, 0) | bit
+    return set(map(int, joined.split(","))) if joined else set()

@@ -15,16 +15,12 @@ from collections import Counter
 
 from . import terms
 from .layers import Layer
-from .match import HIDDEN_SQL, LayerMatch, Scored, Verdict, match_layer
+from .match import HIDDEN_SQL, Group, LayerMatch, Scored, Verdict, match_layer
 
 RELATED_BOOST = 0.1  # times the tag overlap with the best hit
-MIN_COVERAGE = 0.6  # share of the query's anchor weight a pack member must match
-MIN_STRONG_COVERAGE = 0.45  # ... or this share matched in strong fields (id, tags, directive, paths)
-MIN_RELATIVE = 0.6  # score relative to the best scored hit, below which a candidate stays out
-MIN_SPECIFIC_COVERAGE = 0.35  # ... or this share with a strong-field hit on a rare word
-# Below this coverage a memory can never pack, so it is counted but not scored (BM25 is the
-# costly part); "the best hit" is the best scored one.
-SCORE_FLOOR = min(MIN_COVERAGE, MIN_STRONG_COVERAGE, MIN_SPECIFIC_COVERAGE)
+# Score relative to the best hit, below which a candidate stays out. Only memories that cover
+# the query (`Verdict.covers`) are scored, so the best hit is the best covering one.
+MIN_RELATIVE = 0.6
 # Candidates ranked, reranked and listed in Python; the rest are only counted. Far above any
 # pack (load.limit <= 32), so the pack is the one a full ranking would give.
 WINDOW = 128
@@ -67,7 +63,7 @@ class Candidate:
 
     __slots__ = (
         "layer", "row", "score", "anchors_hit", "strong_hit", "coverage", "strong_coverage", "specific",
-        "multipliers", "reason", "stale", "prerequisite_of", "focused",
+        "covers", "multipliers", "reason", "stale", "prerequisite_of", "focused",
     )  # fmt: skip
 
     def __init__(self, layer: Layer, row: sqlite3.Row, reason: str | None = None) -> None:
@@ -79,6 +75,7 @@ class Candidate:
         self.coverage = 0.0
         self.strong_coverage = 0.0
         self.specific = False  # a strong-field hit on a rare word
+        self.covers = False  # focused enough on the query to pack (`Verdict.covers`)
         self.multipliers: list[tuple[str, float]] = []
         self.reason = reason  # omission reason, one word
         self.stale = False
@@ -190,7 +187,7 @@ def _candidate(layer: Layer, row: sqlite3.Row, verdict: Verdict | None = None, r
     cand.stale = layer.is_stale(row["rel"], row["source_sha256"])
     if verdict is not None:
         cand.coverage, cand.strong_coverage = verdict.coverage, verdict.strong_coverage
-        cand.strong_hit, cand.specific = verdict.strong_hit, verdict.specific
+        cand.strong_hit, cand.specific, cand.covers = verdict.strong_hit, verdict.specific, verdict.covers
     return cand
 
 
@@ -219,8 +216,7 @@ def route(layers: list[Layer], query: str, options: Options) -> Routing:
     if not scoring:
         return routing  # no anchors, or only a type word: never a broad match
     skill_query = len(scoring) < len(anchors)
-    floor = 0.0 if options.everything else SCORE_FLOOR
-    found = [m for layer in layers if (m := match_layer(layer, anchors, options, skill_query, floor))]
+    found = [m for layer in layers if (m := match_layer(layer, anchors, options, skill_query, options.everything))]
     routing.total_related = sum(m.admitted_count for m in found)
     routing.admitted = _ranked_window(found, anchors, None if options.everything else WINDOW)
     _rerank_related(routing.admitted)
@@ -234,11 +230,26 @@ def _ranked_window(found: list[LayerMatch], anchors: list[Anchor], size: int | N
     """The best admitted candidates: scored ones by score, then unscored ones by coverage."""
     scored = sorted(((m, s) for m in found for s in m.scored), key=lambda e: _order(e[1].score, e[0], e[1].id))
     picks: list[Pick] = [(m, s.rid, s.verdict, s) for m, s in scored[:size]]
-    unscored = [(m, rowid, verdict, None) for m in found for _, rowid, verdict in m.unscored]
-    room = len(unscored) if size is None else size - len(picks)
-    if room > 0:
-        picks += sorted(unscored, key=lambda p: _order(p[2].coverage, p[0], p[1]))[:room]
+    room = None if size is None else size - len(picks)
+    if room is None or room > 0:
+        picks += [(m, rowid, group.verdict, None) for m, group, rowid in _best_by_coverage(found, "unscored", room)]
     return _candidates(picks, anchors)
+
+
+def _best_by_coverage(found: list[LayerMatch], kind: str, size: int | None) -> list[tuple[LayerMatch, Group, int]]:
+    """The best ``size`` memories of the layers' unscored or omitted groups, by coverage.
+
+    Only groups down to the coverage of the last one needed are spread into memories.
+    """
+    groups = sorted(((m, g) for m in found for g in getattr(m, kind)), key=lambda e: -e[1].verdict.coverage)
+    taken, count = [], 0
+    for m, group in groups:
+        if size is not None and count >= size and group.verdict.coverage < taken[-1][1].verdict.coverage:
+            break
+        taken.append((m, group))
+        count += len(group.rowids)
+    spread = [(m, group, rowid) for m, group in taken for rowid in group.rowids]
+    return sorted(spread, key=lambda e: _order(e[1].verdict.coverage, e[0], e[2]))[:size]
 
 
 # (layer match, rowid, verdict, its score if scored) of a memory chosen for the window
@@ -296,12 +307,7 @@ def _refine(routing: Routing, options: Options) -> None:
         return
     best = routing.admitted[0].score
     for cand in routing.admitted:
-        covers = (
-            cand.coverage >= MIN_COVERAGE
-            or cand.strong_coverage >= MIN_STRONG_COVERAGE
-            or (cand.specific and cand.coverage >= MIN_SPECIFIC_COVERAGE)
-        )
-        cand.focused = covers and cand.score >= MIN_RELATIVE * best
+        cand.focused = cand.covers and cand.score >= MIN_RELATIVE * best
         if cand.focused and len(routing.pack) < options.limit:
             routing.pack.append(cand)
         else:
@@ -312,13 +318,12 @@ def _explain(routing: Routing, found: list[LayerMatch], anchors: list[Anchor]) -
     """The omitted candidates worth listing, how many more there are, and tags to narrow with."""
     packed = {c.key for c in routing.pack}
     cut = [c for c in routing.admitted if c.key not in packed]
-    pool = [(m, rowid, verdict, reason) for m in found for _, rowid, reason, verdict in m.omitted]
-    pool = sorted(pool, key=lambda p: _order(p[2].coverage, p[0], p[1]))[:WINDOW]
-    hidden = _candidates([(m, rowid, verdict, None) for m, rowid, verdict, _ in pool], anchors)
-    for cand, (*_, reason) in zip(hidden, pool):
-        cand.reason = reason
+    pool = _best_by_coverage(found, "omitted", WINDOW)
+    hidden = _candidates([(m, rowid, group.verdict, None) for m, group, rowid in pool], anchors)
+    for cand, (_, group, _) in zip(hidden, pool):
+        cand.reason = group.reason
     routing.omitted = cut + hidden
-    omitted_total = sum(len(m.omitted) for m in found)
+    omitted_total = sum(m.omitted_count for m in found)
     routing.unlisted = routing.total_related - len(routing.admitted) + omitted_total - len(hidden)
     tally: Counter = Counter()
     for m in found:
