@@ -466,6 +466,21 @@ def test_refinement_keeps_half_matches_out_unless_a_strong_field_matches(project
     assert entry_ids(project.load_json("deploy kafka")) == ["ship-notes"]
 
 
+def test_the_best_hit_is_the_best_memory_that_covers_the_query(project):
+    """A memory repeating half the query scores far above a long one that has all of it, but it
+    does not cover the query, so it is no "best hit" that would push the covering one out."""
+    for n in range(18):
+        project.write(f"filler-{n}", f"# Filler\nNotes on subject {n}.")
+    project.write("standup-chatter", "# Chatter\nOverheard in standup.\n\n" + "redis cache " * 40)
+    project.write("eviction-guide", "# Guide\nRedis cache eviction policy. " + "Unrelated paragraph words here. " * 100)
+    payload = project.load_json("redis cache eviction policy")
+    assert entry_ids(payload) == ["eviction-guide"]
+    assert omitted_reasons(payload)["standup-chatter"] == "limit"
+    everything = project.load_json("--all", "redis cache eviction policy")
+    scores = {e["id"]: e["score"] for e in everything["entries"]}
+    assert scores["standup-chatter"] > scores["eviction-guide"] / 0.6  # the old best-hit bar would drop it
+
+
 def test_graph_related_edges_never_load_an_unrelated_memory(project):
     project.write("kafka-setup", "# Kafka\nKafka brokers setup.", tags=["kafka"])
     project.write("zebra-notes", "# Zebra\nZebra crossing notes.", tags=["zebra"], depends_on=["kafka-setup"])
