@@ -1,11 +1,12 @@
-"""`engram load`: the read path from the command line (stdlib only, argparse).
+"""`engram load`: the read path from the command line (stdlib only).
 
-Dispatched before typer is imported: agents call it many times a session.
+Dispatched before typer is imported: agents call it many times a session. The
+flags are parsed here, not by argparse: argparse and what it pulls in (gettext,
+locale lookups, shutil for the terminal width) cost more than the routing.
 """
 
 from __future__ import annotations
 
-import argparse
 import sqlite3
 import sys
 from pathlib import Path
@@ -24,27 +25,98 @@ HIDDEN_REASONS = {"ignored": "ignored by .engramignore", "role": "hidden by the 
 
 
 class UsageError(Exception):
-    """Bad flag values: exit 2 (argparse) or 1 (a range check)."""
+    """A bad flag value caught after parsing (a range check): exit 1."""
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, exit 2, like any usage error
-        print(f"engram: error: {message}", file=sys.stderr)
-        sys.exit(2)
+class FlagError(Exception):
+    """A flag that cannot be parsed: exit 2, like any usage error."""
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="engram load", description="Print the context pack for a task.")
-    parser.add_argument("task", nargs="*", help="the task, prompt or question")
-    parser.add_argument("--dry-run", action="store_true", help="show the routing and its reasons, no bodies")
-    parser.add_argument("--all", action="store_true", help="every visible routed match, no compact cap")
-    parser.add_argument("--full", action="store_true", help="full bodies of the whole pack")
-    parser.add_argument("--json", action="store_true", help="one JSON object")
-    parser.add_argument("--id", action="append", default=[], help="fetch these ids (comma-separated)")
-    parser.add_argument("--budget-tokens", help="cap the whole output (200-16000 tokens)")
-    parser.add_argument("--disclosure", choices=("auto", "full"), help="layered (auto) or full bodies")
-    parser.add_argument("--index", type=Path, help="use this prebuilt index file alone")
-    return parser
+# (flag, value name or None for a switch, help); `--id` may repeat, `--disclosure` takes a choice.
+FLAGS = (
+    ("--dry-run", None, "show the routing and its reasons, no bodies"),
+    ("--all", None, "every visible routed match, no compact cap"),
+    ("--full", None, "full bodies of the whole pack"),
+    ("--json", None, "one JSON object"),
+    ("--id", "ID", "fetch these ids (comma-separated; repeatable)"),
+    ("--budget-tokens", "N", "cap the whole output (200-16000 tokens)"),
+    ("--disclosure", "auto|full", "layered (auto) or full bodies"),
+    ("--index", "FILE", "use this prebuilt index file alone"),
+)
+DISCLOSURES = ("auto", "full")
+USAGE = "usage: engram load [--dry-run] [--all] [--full] [--json] [--id ID] [--budget-tokens N]\n" + (
+    "                   [--disclosure auto|full] [--index FILE] [TASK ...]\n"
+)
+
+
+class LoadArgs:
+    __slots__ = ("task", "dry_run", "all", "full", "json", "id", "budget_tokens", "disclosure", "index")
+
+    def __init__(self) -> None:
+        self.task: list[str] = []
+        self.dry_run = self.all = self.full = self.json = False
+        self.id: list[str] = []
+        self.budget_tokens: str | None = None
+        self.disclosure: str | None = None
+        self.index: Path | None = None
+
+
+def help_text() -> str:
+    lines = [USAGE, "Print the context pack for a task (TASK: the task, prompt or question).", "", "options:"]
+    for flag, value, text in FLAGS:
+        lines.append(f"  {flag + (' ' + value if value else ''):<24}{text}")
+    lines.append(f"  {'-h, --help':<24}show this help and exit")
+    return "\n".join(lines) + "\n"
+
+
+def parse_args(argv: list[str]) -> LoadArgs:
+    """The flags and task words, in any order; ``--`` ends the flags. Unique prefixes of a flag
+    are accepted (``--dry``), as argparse does."""
+    args, words = LoadArgs(), iter(argv)
+    for word in words:
+        if word == "--":
+            args.task += words
+        elif not word.startswith("--"):
+            args.task.append(word)
+        else:
+            name, has_value, value = word.partition("=")
+            flag, wants = _flag(name)
+            if wants is None:
+                if has_value:
+                    raise FlagError(f"argument {flag}: ignored explicit argument '{value}'")
+                setattr(args, _attribute(flag), True)
+                continue
+            if not has_value:
+                value = next(words, None)
+                if value is None or value.startswith("--"):
+                    raise FlagError(f"argument {flag}: expected one argument")
+            _set_value(args, flag, value)
+    return args
+
+
+def _flag(name: str) -> tuple[str, str | None]:
+    matches = [(flag, value) for flag, value, _ in FLAGS if flag.startswith(name)]
+    exact = [m for m in matches if m[0] == name]
+    if exact or len(matches) == 1:
+        return (exact or matches)[0]
+    if matches:
+        raise FlagError(f"ambiguous option: {name} could match {', '.join(flag for flag, _ in matches)}")
+    raise FlagError(f"unrecognized arguments: {name}")
+
+
+def _attribute(flag: str) -> str:
+    return flag[2:].replace("-", "_")
+
+
+def _set_value(args: LoadArgs, flag: str, value: str) -> None:
+    if flag == "--id":
+        args.id.append(value)
+    elif flag == "--index":
+        args.index = Path(value)
+    elif flag == "--disclosure" and value not in DISCLOSURES:
+        raise FlagError(f"argument --disclosure: invalid choice: '{value}' (choose from 'auto', 'full')")
+    else:
+        setattr(args, _attribute(flag), value)
 
 
 def clean_text(text: str) -> str:
@@ -68,7 +140,16 @@ def parse_budget(raw: str | None) -> int | None:
 
 
 def main(argv: list[str]) -> int:
-    args = _parser().parse_args([clean_text(a) for a in argv])
+    argv = [clean_text(a) for a in argv]
+    flags = argv[: argv.index("--")] if "--" in argv else argv
+    if "-h" in flags or "--help" in flags:
+        sys.stdout.write(help_text())
+        return 0
+    try:
+        args = parse_args(argv)
+    except FlagError as exc:
+        print(f"engram: error: {exc}", file=sys.stderr)
+        return 2
     try:
         budget = parse_budget(args.budget_tokens)
     except UsageError as exc:
@@ -100,7 +181,7 @@ def _rebuild(ws: Workspace) -> bool:
     return True
 
 
-def _run(args, budget: int | None, ws: Workspace) -> int:
+def _run(args: LoadArgs, budget: int | None, ws: Workspace) -> int:
     messages: list[str] = []
     layers = open_layers(ws, args.index, messages)
     for message in messages:
@@ -124,7 +205,7 @@ def _options(ws: Workspace, everything: bool, explain: bool, state_path: Path) -
     )
 
 
-def _load(layers: list[Layer], query: str, args, budget: int | None, ws: Workspace, state_path: Path) -> int:
+def _load(layers: list[Layer], query: str, args: LoadArgs, budget: int | None, ws: Workspace, state_path: Path) -> int:
     options = _options(ws, args.all, args.dry_run or args.json, state_path)
     routing = route(layers, query, options)
     layered = not (args.all or args.full or (args.disclosure or ws.config.get("load.disclosure")) == "full")
