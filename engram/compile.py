@@ -45,7 +45,7 @@ from .graph import rebuild_edges
 from .index import COMPILER_VERSION, apply_migrations, fingerprint, printed_digest
 from .parse import Memory, ParseError, parse_memory
 from .safety import scan
-from .sources import Root, SourceFile, source_file, walk_memory_files
+from .sources import Root, SourceFile, source_file, stat_line, walk_memory_files
 
 LOCK_TIMEOUT_S = 60.0
 PROGRESS_THRESHOLD = 200
@@ -454,7 +454,7 @@ def _write_meta(conn: sqlite3.Connection, root: Root, patterns: list[str]) -> No
         "fts_tokenize": "unicode61 remove_diacritics 0 over engram terms (bigrams, folding, light stemming)",
         "fingerprint": fingerprint(hashes),
         "ignore_digest": ignore_digest(patterns),
-        "stat_digest": stat_digest(conn.execute("SELECT rel, size, mtime_ns FROM files")),
+        "stat_digest": stat_digest([stat_line(*row) for row in conn.execute("SELECT rel, size, mtime_ns FROM files")]),
         "scope": root.scope,
         "source_root": str(root.path.resolve()),
         "source_root_rel": ".",

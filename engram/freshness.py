@@ -11,12 +11,11 @@ import hashlib
 import json
 import sqlite3
 from collections import namedtuple
-from collections.abc import Iterable
 
 from . import terms
 from .config import Config
 from .index import COMPILER_VERSION, IndexFileError, check_schema, read_meta, sha256_text
-from .sources import Root, SourceFile, walk_memory_files
+from .sources import Root, SourceFile, stat_lines, walk_memory_files
 
 
 class Problem(namedtuple("Problem", "where reason line kind", defaults=(None, "invalid"))):
@@ -95,16 +94,15 @@ def needs_refresh(root: Root, conn: sqlite3.Connection | None, patterns: list[st
     meta = read_meta(conn)
     if meta.get("ignore_digest") != ignore_digest(patterns):
         return True
-    return meta.get("stat_digest") != stat_digest((s.rel, s.size, s.mtime_ns) for s in walk_memory_files(root))
+    return meta.get("stat_digest") != stat_digest(stat_lines(root))
 
 
-def stat_digest(entries: Iterable[tuple[str, int, int]]) -> str:
-    """One digest of every file's (path, size, mtime), in any order.
+def stat_digest(lines: list[str]) -> str:
+    """One digest of every file's `stat_line`, in any order.
 
     The compiler stores it, so a load compares one value instead of reading a row per file.
     """
-    lines = sorted(f"{rel}\0{size}\0{mtime}" for rel, size, mtime in entries)
-    return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
+    return hashlib.sha256("\n".join(sorted(lines)).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def recorded_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:

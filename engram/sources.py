@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections import namedtuple
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT_DIR = Path(".agents") / ".engram"
@@ -95,34 +96,61 @@ def global_root(configured: str | None) -> Root | None:
     return Root(path, "global", path)
 
 
-def walk_memory_files(root: Root):
+def walk_memory_files(root: Root) -> Iterator[SourceFile]:
     """Yield every ``*.md`` under rules/, skills/ and knowledge/, sorted, streaming."""
+    for rel, found, problem in _memory_entries(root, ordered=True):
+        yield SourceFile(rel, os.fspath(found), 0, 0, problem) if problem else source_file(rel, found)
+
+
+def stat_line(rel: str, size: int, mtime_ns: int) -> str:
+    """One memory file's stat, as the freshness digest hashes it."""
+    return f"{rel}\0{size}\0{mtime_ns}"
+
+
+def stat_lines(root: Root) -> list[str]:
+    """`stat_line` of every file `walk_memory_files` yields (a file it cannot stat or must skip
+    unread counts as size 0, mtime 0), in walk order but unsorted: `load` runs this every call."""
+    lines = []
+    for rel, found, problem in _memory_entries(root, ordered=False):
+        try:
+            st = None if problem else found.stat()
+        except OSError:
+            st = None
+        lines.append(stat_line(rel, st.st_size, st.st_mtime_ns) if st else stat_line(rel, 0, 0))
+    return lines
+
+
+# (rel, DirEntry, None) for a memory file; (rel, path or DirEntry, problem) for one to skip unread.
+Found = tuple[str, "os.DirEntry | str", "str | None"]
+
+
+def _memory_entries(root: Root, ordered: bool) -> Iterator[Found]:
     base = root.path.resolve() if root.path.exists() else root.path
     for folder in MEMORY_FOLDERS:
         top = os.path.join(root.path, folder)
         if os.path.isdir(top):
-            yield from _walk(top, folder, base)
+            yield from _walk(top, folder, base, ordered)
 
 
-def _walk(directory: str, rel: str, base: Path):
+def _walk(directory: str, rel: str, base: Path, ordered: bool) -> Iterator[Found]:
     # Plain strings and DirEntry type bits: `load` walks every file on every call.
     try:
         with os.scandir(directory) as listing:
-            entries = sorted(listing, key=_entry_name)
+            entries = sorted(listing, key=_entry_name) if ordered else list(listing)
     except OSError as exc:
-        yield SourceFile(rel + "/", directory, 0, 0, f"cannot list folder: {exc.strerror or exc}")
+        yield rel + "/", directory, f"cannot list folder: {exc.strerror or exc}"
         return
+    prefix = rel + "/"
     for entry in entries:
         name = entry.name
-        child_rel = f"{rel}/{name}"
         if entry.is_symlink() and not _inside(Path(entry.path), base):
             if name.endswith(".md"):
-                yield SourceFile(child_rel, entry.path, 0, 0, "symlink points outside the memory root")
+                yield prefix + name, entry, "symlink points outside the memory root"
             continue
         if entry.is_dir():
-            yield from _walk(entry.path, child_rel, base)
+            yield from _walk(entry.path, prefix + name, base, ordered)
         elif name.endswith(".md") and entry.is_file():
-            yield source_file(child_rel, entry)
+            yield prefix + name, entry, None
 
 
 def _entry_name(entry: os.DirEntry) -> str:

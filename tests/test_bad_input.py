@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from engram.config import load_config
+from engram.freshness import ignore_patterns, needs_refresh, open_current
 from engram.index import schema_version
+from engram.sources import workspace_root
 
 SUMMARY = re.compile(r"^indexed (\d+) memories \((\d+) added, (\d+) changed, (\d+) removed, (\d+) invalid\)$")
 GOOD = b"---\nid: good\ntags: [llama]\n---\n# Good\n\nThe good memory about llamas.\n"
@@ -173,6 +176,23 @@ def test_symlink_pointing_outside_the_root_is_refused(base, tmp_path, run_engram
     assert ids_in_index(base) == {"good"}
     loaded = run_engram(["load", "leaked outside text"], cwd=base)
     assert "leaked outside text" not in loaded.stdout
+
+
+def test_files_skipped_unread_do_not_make_the_index_look_stale(base, tmp_path, run_engram):
+    """The freshness digest of a load must equal the one the compiler recorded, problem files
+    included; otherwise every load would rebuild."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("---\nid: outside-secret\n---\nleaked\n")
+    rules = base / ".agents/.engram/rules"
+    (rules / "linked.md").symlink_to(outside / "secret.md")
+    (rules / "huge.md").write_bytes(b"---\nid: huge\n---\n" + b"a" * (1024 * 1024 + 1))
+    assert run_engram(["index"], cwd=base).returncode == 1
+    root = workspace_root(base)
+    conn = open_current(root)
+    assert not needs_refresh(root, conn, ignore_patterns(root, load_config(root.config_path)))
+    (rules / "huge.md").write_bytes(b"---\nid: huge\n---\n" + b"b" * (1024 * 1024 + 2))
+    assert needs_refresh(root, conn, ignore_patterns(root, load_config(root.config_path)))
 
 
 def test_unreadable_file_is_reported_and_skipped(base, run_engram):

@@ -9,7 +9,7 @@ import sys
 
 HEAVY = ("typer", "rich", "sqlite_utils", "yaml", "pathspec", "pydantic")
 # Standard modules the read path does without: each costs milliseconds of every start-up.
-START_UP = ("dataclasses", "typing", "inspect", "argparse", "shutil", "locale")
+START_UP = ("dataclasses", "typing", "inspect", "argparse", "shutil", "locale", "copy")
 
 PROBE = """
 import io, json, sys
