@@ -98,8 +98,9 @@ def global_root(configured: str | None) -> Root | None:
 
 def walk_memory_files(root: Root) -> Iterator[SourceFile]:
     """Yield every ``*.md`` under rules/, skills/ and knowledge/, sorted, streaming."""
-    for rel, found, problem in _memory_entries(root, ordered=True):
-        yield SourceFile(rel, os.fspath(found), 0, 0, problem) if problem else source_file(rel, found)
+    for batch in _memory_entries(root, ordered=True):
+        for rel, found, problem in batch:
+            yield SourceFile(rel, os.fspath(found), 0, 0, problem) if problem else source_file(rel, found)
 
 
 def stat_line(rel: str, size: int, mtime_ns: int) -> str:
@@ -111,12 +112,13 @@ def stat_lines(root: Root) -> list[str]:
     """`stat_line` of every file `walk_memory_files` yields (a file it cannot stat or must skip
     unread counts as size 0, mtime 0), in walk order but unsorted: `load` runs this every call."""
     lines = []
-    for rel, found, problem in _memory_entries(root, ordered=False):
-        try:
-            st = None if problem else found.stat()
-        except OSError:
-            st = None
-        lines.append(stat_line(rel, st.st_size, st.st_mtime_ns) if st else stat_line(rel, 0, 0))
+    for batch in _memory_entries(root, ordered=False):
+        for rel, found, problem in batch:
+            try:
+                st = None if problem else found.stat()
+            except OSError:
+                st = None
+            lines.append(stat_line(rel, st.st_size, st.st_mtime_ns) if st else stat_line(rel, 0, 0))
     return lines
 
 
@@ -124,7 +126,9 @@ def stat_lines(root: Root) -> list[str]:
 Found = tuple[str, "os.DirEntry | str", "str | None"]
 
 
-def _memory_entries(root: Root, ordered: bool) -> Iterator[Found]:
+def _memory_entries(root: Root, ordered: bool) -> Iterator[list[Found]]:
+    """The memory files in batches (the run of files between two folders): the walk visits every
+    file on every `load`, and a generator step per file and folder level costs more than the stat."""
     base = root.path.resolve() if root.path.exists() else root.path
     for folder in MEMORY_FOLDERS:
         top = os.path.join(root.path, folder)
@@ -132,25 +136,28 @@ def _memory_entries(root: Root, ordered: bool) -> Iterator[Found]:
             yield from _walk(top, folder, base, ordered)
 
 
-def _walk(directory: str, rel: str, base: Path, ordered: bool) -> Iterator[Found]:
-    # Plain strings and DirEntry type bits: `load` walks every file on every call.
+def _walk(directory: str, rel: str, base: Path, ordered: bool) -> Iterator[list[Found]]:
     try:
         with os.scandir(directory) as listing:
             entries = sorted(listing, key=_entry_name) if ordered else list(listing)
     except OSError as exc:
-        yield rel + "/", directory, f"cannot list folder: {exc.strerror or exc}"
+        yield [(rel + "/", directory, f"cannot list folder: {exc.strerror or exc}")]
         return
-    prefix = rel + "/"
+    prefix, batch = rel + "/", []
     for entry in entries:
         name = entry.name
         if entry.is_symlink() and not _inside(Path(entry.path), base):
             if name.endswith(".md"):
-                yield prefix + name, entry, "symlink points outside the memory root"
-            continue
-        if entry.is_dir():
+                batch.append((prefix + name, entry, "symlink points outside the memory root"))
+        elif entry.is_dir():
+            if batch:
+                yield batch
+                batch = []
             yield from _walk(entry.path, prefix + name, base, ordered)
         elif name.endswith(".md") and entry.is_file():
-            yield prefix + name, entry, None
+            batch.append((prefix + name, entry, None))
+    if batch:
+        yield batch
 
 
 def _entry_name(entry: os.DirEntry) -> str:
