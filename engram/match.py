@@ -199,14 +199,14 @@ def match_layer(layer: Layer, anchors: list[Anchor], options: Options, skill_que
     plan = Plan(layer.conn, anchors)
     if not plan.terms:
         return None
-    hidden = dict(_plain(layer.conn).execute(HIDDEN_ROWS_SQL, options.visibility_params()).fetchall())
-    out_of_sight = layer.shadowed | hidden.keys()  # the workspace copy of an id wins over the global one
+    hidden = _hidden_by_reason(layer.conn, options)
+    out_of_sight = layer.shadowed.union(*hidden.values())  # the workspace copy of an id wins over the global one
     found, worth = LayerMatch(layer), {}
     for key, members in plan.groups().items():
         verdict = Verdict(plan, *key)
         if unseen := members & out_of_sight:
             members -= unseen
-            found.omitted += [Group(verdict, hidden[rowid], {rowid}) for rowid in unseen if rowid in hidden]
+            found.omitted += [Group(verdict, reason, unseen & rowids) for reason, rowids in hidden.items() if unseen & rowids]
         if not members:
             continue
         if not verdict.passes:
@@ -217,6 +217,12 @@ def match_layer(layer: Layer, anchors: list[Anchor], options: Options, skill_que
             found.unscored.append(Group(verdict, None, members))
     found.scored = _score(layer, plan, worth, options, skill_query)
     return found
+
+
+def _hidden_by_reason(conn: sqlite3.Connection, options: Options) -> dict[str, set[int]]:
+    """The layer's hidden memories, by reason (`HIDDEN_SQL`)."""
+    sql = f"SELECT hidden, group_concat(rowid) FROM ({HIDDEN_ROWS_SQL}) GROUP BY hidden"
+    return {reason: set(map(int, joined.split(","))) for reason, joined in _plain(conn).execute(sql, options.visibility_params())}
 
 
 def _score(layer: Layer, plan: Plan, worth: dict[int, Verdict], options: Options, skill_query: bool) -> list[Scored]:
