@@ -17,13 +17,11 @@ import fcntl
 import itertools
 import json
 import os
-import shutil
 import sqlite3
 import sys
 import time
 from collections import deque, namedtuple
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import terms
@@ -54,16 +52,16 @@ PARALLEL_CHUNK = 32  # files per task sent to a worker
 MAX_WORKERS = 4  # this process writes every row; more workers would wait on it
 
 
-@dataclass
 class CompileResult:
-    root: Root
-    total: int = 0
-    added: int = 0
-    changed: int = 0
-    removed: int = 0
-    invalid: int = 0
-    wrote: bool = False
-    problems: list[Problem] = field(default_factory=list)
+    def __init__(self, root: Root) -> None:
+        self.root = root
+        self.total = 0
+        self.added = 0
+        self.changed = 0
+        self.removed = 0
+        self.invalid = 0
+        self.wrote = False
+        self.problems: list[Problem] = []
 
 
 class IgnoreMatcher:
@@ -283,13 +281,19 @@ def _temp_path(root: Root) -> Path:
     return root.path / f".index.db.tmp-{os.getpid()}"
 
 
+def _copy_file(source: Path, target: Path) -> None:
+    import shutil  # only when something changed: a no-op `engram index` does without it
+
+    shutil.copyfile(source, target)
+
+
 def _rebuild_into_temp(
     root: Root, current: sqlite3.Connection | None, patterns: list[str], result: CompileResult, progress: bool
 ) -> None:
     temp = _temp_path(root)
     temp.unlink(missing_ok=True)
     if current is not None:
-        shutil.copyfile(root.index_path, temp)
+        _copy_file(root.index_path, temp)
     conn = sqlite3.connect(temp, isolation_level=None)
     conn.row_factory = sqlite3.Row
     try:
@@ -484,7 +488,7 @@ def export_index(root: Root, config: Config, output: Path) -> CompileResult:
     output.parent.mkdir(parents=True, exist_ok=True)
     temp = output.with_name(f".{output.name}.tmp-{os.getpid()}")
     try:
-        shutil.copyfile(root.index_path, temp)
+        _copy_file(root.index_path, temp)
         conn = sqlite3.connect(temp, isolation_level=None)
         rel = os.path.relpath(root.path.resolve(), output.parent)
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('source_root_rel', ?)", (Path(rel).as_posix(),))

@@ -8,7 +8,7 @@ string the author wrote (``2026-06-30`` stays a string, ``on`` is not
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections import namedtuple
 
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 TYPES = ("rule", "skill", "knowledge")
@@ -46,26 +46,19 @@ class ParseError(ValueError):
         return f"line {self.line}: {self.reason}" if self.line else self.reason
 
 
-@dataclass
-class Memory:
-    id: str
-    type: str
-    title: str
-    body: str
-    tags: list[str] = field(default_factory=list)
-    directive: str = ""
-    summary: str = ""
-    triggers: list[str] = field(default_factory=list)
-    applies_to: list[str] = field(default_factory=list)
-    depends_on: list[str] = field(default_factory=list)
-    level: int = 0
-    confidence: str = "medium"
-    authority: str = "instruction"
-    lifecycle: str = "active"
-    valid_until: str | None = None
-    roles: list[str] = field(default_factory=list)
-    updated: str | None = None
-    extra: dict = field(default_factory=dict)
+class Memory(
+    namedtuple(
+        "Memory",
+        "id type title body tags directive summary triggers applies_to depends_on level confidence authority"
+        " lifecycle valid_until roles updated extra",
+        defaults=(None,),
+    )
+):
+    """A parsed memory file. ``extra``: frontmatter keys engram does not know (None when the
+    memory is rebuilt from its index row). A named tuple, not a dataclass: `engram index` with
+    nothing to do must not pay for importing dataclasses."""
+
+    __slots__ = ()
 
     @property
     def card_text(self) -> str:
