@@ -61,7 +61,8 @@ def _matching(pattern: LazyPattern, label: str) -> _Check:
 
 # Markdown decoration allowed before a line-start marker: quotes, bullets,
 # numbers, headings, checkboxes, bold.
-_DECORATION = LazyPattern(r"[ \t]*(?:(?:[>*+-]|\d+[.)]|#{1,6}|\[[ xX]\])[ \t]*)*(?:\*\*)?")
+_DECORATION_RE = r"[ \t]*(?:(?:[>*+-]|\d+[.)]|#{1,6}|\[[ xX]\])[ \t]*)*(?:\*\*)?"
+_DECORATION = LazyPattern(_DECORATION_RE)
 
 
 def _at_line_start(text: str, index: int) -> bool:
@@ -354,7 +355,7 @@ def _persona_switch(text: str, index: int) -> str | None:
 
 
 _NEW_INSTRUCTIONS_HEADER = LazyPattern(
-    _DECORATION.pattern + r"(?:new|updated|revised|real|actual|true|hidden|secret)[ \t]+"
+    _DECORATION_RE + r"(?:new|updated|revised|real|actual|true|hidden|secret)[ \t]+"
     r"(?:system[ \t]+)?instructions?(?:\*\*)?[ \t]*:",
     re.I,
 )

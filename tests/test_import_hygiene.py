@@ -74,3 +74,17 @@ def test_a_plain_index_runs_without_typer(project, write_memory, tmp_path):
     again = _probe(["index"], project, tmp_path / "cfg")
     assert again["output"].startswith("indexed 1 memories (0 added, 0 changed")
     assert again["heavy"] == []  # nothing to parse: no yaml, and no dataclasses, argparse or typing either
+
+
+def test_importing_the_read_path_compiles_no_lazy_pattern():
+    """Regexes of the tokenizer and the safety screen compile on first use, not at import."""
+    code = (
+        "import gc, engram.load, engram.hook, engram.lazyre as lazy;"
+        "print(sum(isinstance(o, lazy.LazyPattern) for o in gc.get_objects()),"
+        " [o._args[0][:40] for o in gc.get_objects() if isinstance(o, lazy.LazyPattern) and o._compiled])"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    count, compiled = proc.stdout.split(" ", 1)
+    assert int(count) > 10  # the patterns are there, and seen
+    assert compiled.strip() == "[]"
