@@ -445,20 +445,20 @@ def _retry_duplicates(conn: sqlite3.Connection, builder: Builder) -> None:
 
 
 def _refresh_ignored(conn: sqlite3.Connection, ignored: IgnoreMatcher) -> None:
-    updates = [(int(ignored(rel)), rowid) for rowid, rel in conn.execute("SELECT rowid, rel FROM memories")]
-    conn.executemany("UPDATE memories SET ignored = ? WHERE rowid = ? AND ignored != ?", [(*u, u[0]) for u in updates])
+    # One statement, the matcher called by SQLite row by row: no list of every memory.
+    conn.create_function("engram_ignored", 1, lambda rel: int(ignored(rel)), deterministic=True)
+    conn.execute("UPDATE memories SET ignored = engram_ignored(rel) WHERE ignored != engram_ignored(rel)")
 
 
 def _write_meta(conn: sqlite3.Connection, root: Root, patterns: list[str]) -> None:
-    hashes = conn.execute("SELECT rel, sha256 FROM files").fetchall()
     meta = {
         "schema_version": str(conn.execute("PRAGMA user_version").fetchone()[0]),
         "tokenizer": terms.TOKENIZER_VERSION,
         "compiler": COMPILER_VERSION,
         "fts_tokenize": "unicode61 remove_diacritics 0 over engram terms (bigrams, folding, light stemming)",
-        "fingerprint": fingerprint(hashes),
+        "fingerprint": fingerprint(conn.execute("SELECT rel, sha256 FROM files ORDER BY rel")),
         "ignore_digest": ignore_digest(patterns),
-        "stat_digest": stat_digest([stat_line(*row) for row in conn.execute("SELECT rel, size, mtime_ns FROM files")]),
+        "stat_digest": stat_digest(stat_line(*row) for row in conn.execute("SELECT rel, size, mtime_ns FROM files ORDER BY rel")),
         "scope": root.scope,
         "source_root": str(root.path.resolve()),
         "source_root_rel": ".",

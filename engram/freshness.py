@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import sqlite3
 from collections import namedtuple
+from collections.abc import Iterable
 
 from . import terms
 from .config import Config
@@ -94,15 +96,24 @@ def needs_refresh(root: Root, conn: sqlite3.Connection | None, patterns: list[st
     meta = read_meta(conn)
     if meta.get("ignore_digest") != ignore_digest(patterns):
         return True
-    return meta.get("stat_digest") != stat_digest(stat_lines(root))
+    return meta.get("stat_digest") != stat_digest(sorted(stat_lines(root)))
 
 
-def stat_digest(lines: list[str]) -> str:
-    """One digest of every file's `stat_line`, in any order.
+DIGEST_CHUNK = 4096
+
+
+def stat_digest(lines: Iterable[str]) -> str:
+    """One digest of every file's `stat_line`, given in path order (a load sorts the walk's
+    lines; the compiler reads its files table ``ORDER BY rel``, the same order).
 
     The compiler stores it, so a load compares one value instead of reading a row per file.
+    Lines are hashed a chunk at a time: no list of the whole corpus.
     """
-    return hashlib.sha256("\n".join(sorted(lines)).encode("utf-8", "surrogateescape")).hexdigest()
+    digest, lines, separator = hashlib.sha256(), iter(lines), ""
+    while chunk := list(itertools.islice(lines, DIGEST_CHUNK)):
+        digest.update((separator + "\n".join(chunk)).encode("utf-8", "surrogateescape"))
+        separator = "\n"
+    return digest.hexdigest()
 
 
 def recorded_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
+from collections.abc import Iterator
 
 from .freshness import Problem, display_path
 from .sources import Root
@@ -22,13 +23,17 @@ def resolve_reference(ref: str, ids: set[str], stems: dict[str, str]) -> str | N
     return ref if ref in ids else stems.get(ref)
 
 
-def _references(conn: sqlite3.Connection):
-    rows = conn.execute("SELECT id, rel, depends_on FROM memories").fetchall()
-    ids = {r[0] for r in rows}
-    stems = {r[1].rsplit("/", 1)[-1][:-3]: r[0] for r in rows}
-    for memory_id, rel, raw in rows:
-        if raw == "[]":
-            continue  # most memories depend on nothing
+def _references(conn: sqlite3.Connection) -> Iterator[tuple[str, str, str, str | None]]:
+    """(id, rel, reference, resolved id or None) of every `depends_on` reference.
+
+    Only the ids and file stems of all memories are held; rows are read as they come.
+    """
+    ids, stems = set(), {}
+    for memory_id, rel in conn.execute("SELECT id, rel FROM memories ORDER BY id"):
+        ids.add(memory_id)
+        stems[rel.rsplit("/", 1)[-1][:-3]] = memory_id
+    # most memories depend on nothing; a covering index answers this
+    for memory_id, rel, raw in conn.execute("SELECT id, rel, depends_on FROM memories WHERE depends_on != '[]' ORDER BY id"):
         for ref in json.loads(raw):
             yield memory_id, rel, ref, resolve_reference(ref, ids, stems)
 
@@ -43,31 +48,34 @@ def rebuild_edges(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM edges")
     conn.executemany(
         "INSERT OR IGNORE INTO edges (src, dst, kind) VALUES (?, ?, 'depends_on')",
-        [(src, dst) for src, _, _, dst in _references(conn) if dst and dst != src],
+        ((src, dst) for src, _, _, dst in _references(conn) if dst and dst != src),
     )
     conn.executemany("INSERT OR IGNORE INTO edges (src, dst, kind, weight) VALUES (?, ?, 'related', ?)", related_edges(conn))
 
 
-def related_edges(conn: sqlite3.Connection) -> list[tuple[str, str, float]]:
+def related_edges(conn: sqlite3.Connection) -> Iterator[tuple[str, str, float]]:
     """Memories sharing tags, by Jaccard overlap; the strongest few per memory.
 
     They only rerank memories that already matched the query (route.py); they never admit one.
     A tag held by many memories says little about any pair of them, and skipping it keeps this
-    linear in the corpus size rather than quadratic.
+    linear in the corpus size rather than quadratic. Only the holders of the useful tags and
+    each memory's tag count are held; the edges stream into the table.
     """
-    tags = {mid: frozenset(json.loads(raw)) for mid, raw in conn.execute("SELECT id, tags FROM memories")}
     holders: dict[str, list[str]] = {}
-    for mid, own in tags.items():
+    sizes: dict[str, int] = {}
+    for mid, raw in conn.execute("SELECT id, tags FROM memories"):
+        own = set(json.loads(raw))
+        sizes[mid] = len(own)
         for tag in own:
             holders.setdefault(tag, []).append(mid)
-    limit = min(MAX_TAG_HOLDERS, max(8, COMMON_TAG_SHARE * len(tags)))  # small folders: any shared tag relates
-    out = []
-    for mid, own in tags.items():
-        shared = Counter(other for tag in own if len(holders[tag]) <= limit for other in holders[tag])
+    limit = min(MAX_TAG_HOLDERS, max(8, COMMON_TAG_SHARE * len(sizes)))  # small folders: any shared tag relates
+    holders = {tag: mids for tag, mids in holders.items() if len(mids) <= limit}
+    for mid, raw in conn.execute("SELECT id, tags FROM memories"):
+        own = set(json.loads(raw))
+        shared = Counter(other for tag in own if tag in holders for other in holders[tag])
         shared.pop(mid, None)
-        scored = sorted(((n / (len(own) + len(tags[o]) - n), o) for o, n in shared.items()), reverse=True)
-        out += [(mid, other, round(w, 3)) for w, other in scored[:RELATED_PER_MEMORY] if w >= MIN_RELATED_WEIGHT]
-    return out
+        scored = sorted(((n / (len(own) + sizes[o] - n), o) for o, n in shared.items()), reverse=True)
+        yield from ((mid, other, round(w, 3)) for w, other in scored[:RELATED_PER_MEMORY] if w >= MIN_RELATED_WEIGHT)
 
 
 def dependency_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:

@@ -112,8 +112,8 @@ def printed_digest(title: str, directive: str, summary: str, body: str) -> str:
 
 
 def fingerprint(rows) -> str:
-    """A digest over (rel, sha256) pairs of every source file, in path order."""
+    """A digest over (rel, sha256) pairs of every source file, given in path order (``ORDER BY rel``)."""
     digest = hashlib.sha256()
-    for rel, sha in sorted((row[0], row[1]) for row in rows):
+    for rel, sha in rows:
         digest.update(f"{rel}\0{sha or '-'}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()

@@ -36,7 +36,7 @@ def _findings(conn: sqlite3.Connection, path: Path) -> list[str]:
     for memory_id, rel, title, directive, summary, body, digest in rows:
         if printed_digest(title, directive, summary, body) != digest:
             findings.append(f"{path}: stored text of '{memory_id}' ({rel}) does not match its hash; {REBUILD}")
-    files = conn.execute("SELECT rel, sha256 FROM files").fetchall()
+    files = conn.execute("SELECT rel, sha256 FROM files ORDER BY rel")
     if meta.get("fingerprint") and fingerprint(files) != meta["fingerprint"]:
         findings.append(f"{path}: file hashes do not match the index fingerprint; {REBUILD}")
     orphans = conn.execute(

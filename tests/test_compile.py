@@ -14,8 +14,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from engram import compile, terms
+from engram.freshness import DIGEST_CHUNK, stat_digest
 from engram.compile import compile_root
 from engram.index import apply_migrations, fingerprint, migrations, printed_digest, schema_version
 from engram.workspace import open_workspace
@@ -97,7 +100,7 @@ def test_index_has_memories_fts_edges_files_and_meta(small):
     assert conn.execute("PRAGMA user_version").fetchone()[0] == schema_version("index")
     assert meta["tokenizer"] == terms.TOKENIZER_VERSION
     assert re.fullmatch(r"[0-9a-f]{64}", meta["fingerprint"])
-    assert meta["fingerprint"] == fingerprint(conn.execute("SELECT rel, sha256 FROM files").fetchall())
+    assert meta["fingerprint"] == fingerprint(conn.execute("SELECT rel, sha256 FROM files ORDER BY rel"))
 
 
 def test_files_table_holds_sha256_of_each_source(small):
@@ -397,3 +400,14 @@ def test_the_index_schema_constant_matches_the_last_migration():
     from engram.index import INDEX_SCHEMA_VERSION
 
     assert INDEX_SCHEMA_VERSION == schema_version("index")
+
+
+@given(st.lists(st.text(), max_size=20))
+def test_the_stat_digest_hashes_the_lines_joined(lines):
+    assert stat_digest(iter(lines)) == hashlib.sha256("\n".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+@pytest.mark.parametrize("count", [DIGEST_CHUNK - 1, DIGEST_CHUNK, DIGEST_CHUNK + 1, 3 * DIGEST_CHUNK + 7])
+def test_the_stat_digest_is_the_same_across_chunk_boundaries(count):
+    lines = [f"rules/m{n}.md\0{n}\0{n * 7}" for n in range(count)]
+    assert stat_digest(lines) == hashlib.sha256("\n".join(lines).encode()).hexdigest()
