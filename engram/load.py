@@ -44,7 +44,8 @@ FLAGS = (
     ("--index", "FILE", "use this prebuilt index file alone"),
 )
 DISCLOSURES = ("auto", "full")
-USAGE = "usage: engram load [--dry-run] [--all] [--full] [--json] [--id ID] [--budget-tokens N]\n" + (
+USAGE = (
+    "usage: engram load [--dry-run] [--all] [--full] [--json] [--id ID] [--budget-tokens N]\n"
     "                   [--disclosure auto|full] [--index FILE] [TASK ...]\n"
 )
 
@@ -83,7 +84,7 @@ def parse_args(argv: list[str]) -> LoadArgs:
             flag, wants = _flag(name)
             if wants is None:
                 if has_value:
-                    raise FlagError(f"argument {flag}: ignored explicit argument '{value}'")
+                    raise FlagError(f"argument {flag}: ignored explicit argument '{printable(value)}'")
                 setattr(args, _attribute(flag), True)
                 continue
             if not has_value:
@@ -100,8 +101,8 @@ def _flag(name: str) -> tuple[str, str | None]:
     if exact or len(matches) == 1:
         return (exact or matches)[0]
     if matches:
-        raise FlagError(f"ambiguous option: {name} could match {', '.join(flag for flag, _ in matches)}")
-    raise FlagError(f"unrecognized arguments: {name}")
+        raise FlagError(f"ambiguous option: {printable(name)} could match {', '.join(flag for flag, _ in matches)}")
+    raise FlagError(f"unrecognized arguments: {printable(name)}")
 
 
 def _attribute(flag: str) -> str:
@@ -114,7 +115,8 @@ def _set_value(args: LoadArgs, flag: str, value: str) -> None:
     elif flag == "--index":
         args.index = Path(value)
     elif flag == "--disclosure" and value not in DISCLOSURES:
-        raise FlagError(f"argument --disclosure: invalid choice: '{value}' (choose from 'auto', 'full')")
+        choices = ", ".join(f"'{choice}'" for choice in DISCLOSURES)
+        raise FlagError(f"argument --disclosure: invalid choice: '{printable(value)}' (choose from {choices})")
     else:
         setattr(args, _attribute(flag), value)
 

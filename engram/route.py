@@ -232,17 +232,19 @@ def _ranked_window(found: list[LayerMatch], anchors: list[Anchor], size: int | N
     picks: list[Pick] = [(m, s.rid, s.verdict, s) for m, s in scored[:size]]
     room = None if size is None else size - len(picks)
     if room is None or room > 0:
-        picks += [(m, rowid, group.verdict, None) for m, group, rowid in _best_by_coverage(found, "unscored", room)]
+        unscored = [(m, group) for m in found for group in m.unscored]
+        picks += [(m, rowid, group.verdict, None) for m, group, rowid in _best_by_coverage(unscored, room)]
     return _candidates(picks, anchors)
 
 
-def _best_by_coverage(found: list[LayerMatch], kind: str, size: int | None) -> list[tuple[LayerMatch, Group, int]]:
-    """The best ``size`` memories of the layers' unscored or omitted groups, by coverage.
+def _best_by_coverage(groups: list[tuple[LayerMatch, Group]], size: int | None) -> list[tuple[LayerMatch, Group, int]]:
+    """The best ``size`` memories of some groups (with their layer's match), by coverage.
 
     Only groups down to the coverage of the last one needed are spread into memories.
     """
-    groups = sorted(((m, g) for m in found for g in getattr(m, kind)), key=lambda e: -e[1].verdict.coverage)
-    taken, count = [], 0
+    groups = sorted(groups, key=lambda e: -e[1].verdict.coverage)
+    taken: list[tuple[LayerMatch, Group]] = []
+    count = 0
     for m, group in groups:
         if size is not None and count >= size and group.verdict.coverage < taken[-1][1].verdict.coverage:
             break
@@ -318,7 +320,7 @@ def _explain(routing: Routing, found: list[LayerMatch], anchors: list[Anchor]) -
     """The omitted candidates worth listing, how many more there are, and tags to narrow with."""
     packed = {c.key for c in routing.pack}
     cut = [c for c in routing.admitted if c.key not in packed]
-    pool = _best_by_coverage(found, "omitted", WINDOW)
+    pool = _best_by_coverage([(m, group) for m in found for group in m.omitted], WINDOW)
     hidden = _candidates([(m, rowid, group.verdict, None) for m, group, rowid in pool], anchors)
     for cand, (_, group, _) in zip(hidden, pool):
         cand.reason = group.reason
