@@ -62,10 +62,13 @@ def _first_string(data: dict, keys: tuple[str, ...]) -> list[str]:
     return []
 
 
+CLAUDE_FILE_TOOLS = {"Read": "file_path", "Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
+                     "NotebookEdit": "notebook_path"}  # fmt: skip
+
+
 def claude_paths(payload: dict) -> list[str]:
-    if payload.get("tool_name") not in ("Read", "Edit", "Write", "MultiEdit"):
-        return []
-    return _first_string(_tool_input(payload), ("file_path",))
+    key = CLAUDE_FILE_TOOLS.get(payload.get("tool_name"))
+    return _first_string(_tool_input(payload), (key,)) if key else []
 
 
 def codex_paths(payload: dict) -> list[str]:

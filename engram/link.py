@@ -59,7 +59,7 @@ _SPECS: dict[str, _HostSpec] = {
         events=(
             ("SessionStart", "startup|resume|clear|compact"),
             ("UserPromptSubmit", None),
-            ("PreToolUse", "Read|Edit|Write|MultiEdit"),
+            ("PreToolUse", "Read|Edit|Write|MultiEdit|NotebookEdit"),
             ("PreCompact", None),
             ("SubagentStart", None),
             ("InstructionsLoaded", None),

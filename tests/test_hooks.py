@@ -283,6 +283,16 @@ def test_claude_file_events_only_in_hook_mode(project: Project) -> None:
     assert project.hook("claude", claude_tool(project, "Read", "/elsewhere/src/http/client.py")) == {}
 
 
+def test_claude_notebook_edits_are_file_events(project: Project) -> None:
+    project.config({"hooks": {"path_rules": "hook"}})
+    notebook = str(project.path / "src/http/explore.ipynb")
+    payload = event_payload(project, "PreToolUse", tool_name="NotebookEdit", tool_use_id="toolu_02",
+                            tool_input={"notebook_path": notebook, "new_source": "x = 1", "edit_mode": "replace"})
+    assert project.hook("claude", payload) == nested("PreToolUse", HTTP_PACK)
+    no_path = {**payload, "tool_input": {"file_path": notebook, "new_source": "x = 1"}}  # its key is notebook_path
+    assert project.hook("claude", {**no_path, "session_id": "other"}) == {}
+
+
 def test_codex_apply_patch_paths(project: Project) -> None:
     patch = (
         "*** Begin Patch\n*** Update File: src/old.py\n*** Move to: src/http/session.py\n@@\n-old\n+new\n"

@@ -42,7 +42,7 @@ EXPECTED: dict[str, dict] = {
         "hooks": {
             "SessionStart": [{"matcher": "startup|resume|clear|compact", "hooks": [claude_handler()]}],
             "UserPromptSubmit": [{"hooks": [claude_handler()]}],
-            "PreToolUse": [{"matcher": "Read|Edit|Write|MultiEdit", "hooks": [claude_handler()]}],
+            "PreToolUse": [{"matcher": "Read|Edit|Write|MultiEdit|NotebookEdit", "hooks": [claude_handler()]}],
             "PreCompact": [{"hooks": [claude_handler()]}],
             "SubagentStart": [{"hooks": [claude_handler()]}],
             "InstructionsLoaded": [{"hooks": [claude_handler()]}],
