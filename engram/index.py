@@ -16,7 +16,7 @@ APPLICATION_ID = 1701728114  # "engr"
 # files (tests check it matches them).
 INDEX_SCHEMA_VERSION = 2
 # Bump when what the compiler stores changes without a schema change: indexes rebuild themselves.
-COMPILER_VERSION = "6"
+COMPILER_VERSION = "7"
 REQUIRED_TABLES = ("meta", "files", "memories", "edges", "memories_fts")
 FTS_COLUMNS = ("id", "tags", "directive", "summary", "triggers", "body", "paths")
 

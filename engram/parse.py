@@ -25,11 +25,18 @@ MAX_LEVEL = 1000
 HIDDEN_SECTIONS = ("context", "example", "examples", "origin")
 _NULLS = ("", "~", "null", "none")
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*\r?$\n?", re.S | re.M)
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")  # ATX; CommonMark allows 3 spaces of indent
+# A setext heading: one line of text, underlined with = (level 1) or - (level 2).
+_SETEXT_TEXT = re.compile(r"^ {0,3}(?![-*+>#=]|\d+[.)]|```|~~~)\S")  # not a list item, quote, fence or rule
+_SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _TITLE = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)  # _HEADING of level 1, on text with "\n" line breaks
-# Every hidden-section heading contains this; most bodies have none and skip the line-by-line pass.
-_HIDDEN_HEADING_HINT = re.compile(r"##[ \t]+\s*(?:context|example|origin)", re.I)
+# Every hidden-section heading contains this (ATX or setext); most bodies have none and skip the
+# line-by-line pass.
+_HIDDEN_HEADING_HINT = re.compile(
+    r"##[ \t]+\s*(?:context|example|origin)|(?:context|examples?|origin)[ \t]*[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]+ *-",
+    re.I,
+)
 # Line breaks of str.splitlines other than "\n"; bodies rarely hold any.
 _OTHER_LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 
@@ -154,21 +161,37 @@ def slugify(stem: str) -> str:
 
 
 def strip_hidden_sections(body: str) -> str:
-    """Drop ``## Context``, ``## Example`` and ``## Origin`` (until the next heading of level <= 2)."""
+    """Drop ``## Context``, ``## Example`` and ``## Origin`` (until the next heading of level <= 2),
+    written as ATX (``## Context``, indented up to 3 spaces) or setext (``Context`` over ``---``)."""
     if not _HIDDEN_HEADING_HINT.search(body):
         return _joined_lines(body).strip()
+    lines = body.splitlines()
     out: list[str] = []
     hiding = False
     in_fence = False
-    for line in body.splitlines():
+    for index, line in enumerate(lines):
         if _FENCE.match(line):
             in_fence = not in_fence
-        heading = None if in_fence else _HEADING.match(line)
-        if heading and len(heading.group(1)) <= 2:
-            hiding = len(heading.group(1)) == 2 and heading.group(2).strip().lower() in HIDDEN_SECTIONS
+        heading = None if in_fence else _heading(lines, index)
+        if heading and heading[0] <= 2:
+            hiding = heading[0] == 2 and heading[1].lower() in HIDDEN_SECTIONS
         if not hiding:
             out.append(line)
     return "\n".join(out).strip()
+
+
+def _heading(lines: list[str], index: int) -> tuple[int, str] | None:
+    """(level, text) when a heading starts at this line; a setext underline belongs to the line above."""
+    line = lines[index]
+    atx = _HEADING.match(line)
+    if atx:
+        return len(atx.group(1)), atx.group(2).strip()
+    opens_block = index == 0 or not lines[index - 1].strip()  # one-line paragraphs only
+    if opens_block and index + 1 < len(lines) and _SETEXT_TEXT.match(line):
+        underline = _SETEXT_UNDERLINE.match(lines[index + 1])
+        if underline:
+            return (1 if underline.group(1)[0] == "=" else 2), line.strip()
+    return None
 
 
 def _title(body: str) -> str:

@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 from engram.parse import Memory, ParseError, parse_memory
 
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-HIDDEN_HEADING = re.compile(r"^##[ \t]+(context|example|origin)[ \t#]*$", re.I)
+HIDDEN_HEADING = re.compile(r"^ {0,3}##[ \t]+(context|examples?|origin)[ \t#]*$", re.I)
+HIDDEN_SETEXT_TEXT = re.compile(r"^ {0,3}(context|examples?|origin)[ \t]*$", re.I)
+SETEXT_DASHES = re.compile(r"^ {0,3}-+[ \t]*$")
 FENCE = re.compile(r"^\s*(```|~~~)")
 
 
@@ -22,12 +24,20 @@ def doc(text: str) -> str:
 
 
 def hidden_headings_outside_fences(body: str) -> list[str]:
+    """ATX (``## Context``) and setext (``Context`` over ``---``) hidden headings left in a body."""
     found, in_fence = [], False
-    for line in body.splitlines():
+    lines = body.splitlines()
+    for index, line in enumerate(lines):
         if FENCE.match(line):
             in_fence = not in_fence
             continue
-        if not in_fence and HIDDEN_HEADING.match(line):
+        setext = (
+            HIDDEN_SETEXT_TEXT.match(line)
+            and (index == 0 or not lines[index - 1].strip())
+            and index + 1 < len(lines)
+            and SETEXT_DASHES.match(lines[index + 1])
+        )
+        if not in_fence and (HIDDEN_HEADING.match(line) or setext):
             found.append(line)
     return found
 
@@ -408,6 +418,7 @@ BODY_LINES = st.one_of(
         [
             "## Context", "## Example", "## Origin", "## Content", "## context", "## ORIGIN ##", "# Title",
             "### Context", "```", "~~~", "```python", "  ```", "---", "- item", "", "## Context ",
+            "   ## Origin", "Context", "Examples", "-------", "=====", "Usage", "1. step",
         ]
     ),
     st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30),
@@ -469,3 +480,38 @@ def test_any_text_parses_or_raises_parse_error(text, rel):
 def test_generated_frontmatter_parses_or_raises_parse_error(data, body, rel):
     fm = yaml.safe_dump(data, allow_unicode=True, sort_keys=False)
     _check_parse(f"---\n{fm}---\n{body}", rel)
+
+
+def test_setext_and_indented_hidden_headings_are_hidden_too():
+    body = doc(
+        """
+        # Deploy
+
+        Ship with the canary.
+
+        Context
+        -------
+        SETEXT-SECRET
+
+        Usage
+        -----
+        shown after a setext heading
+
+           ## Origin
+        INDENTED-SECRET
+
+        ## Notes
+        - item
+        ---
+        kept: a rule after a list item is no heading
+        """
+    )
+    m = parse_memory("---\nid: d\n---\n" + body, "rules/d.md")
+    assert "SETEXT-SECRET" not in m.body and "INDENTED-SECRET" not in m.body
+    assert "shown after a setext heading" in m.body and "kept: a rule after a list item" in m.body
+    assert hidden_headings_outside_fences(m.body) == []
+
+
+def test_a_level_one_setext_heading_named_origin_is_not_hidden():
+    m = parse_memory("---\nid: o\n---\n# T\n\nOrigin\n======\nvisible story\n", "rules/o.md")
+    assert "visible story" in m.body
