@@ -108,19 +108,21 @@ def set_load_limit(value: str = typer.Argument(..., help="N (1-32), status, or r
     limit = open_workspace().config.get("load.limit")
     typer.echo(f"Load limit: {limit} (default 8, range {low}-{high})")
 
-def _host_command(host: str, global_: bool, unlinking: bool) -> None:
+def _host_command(host: str, global_: bool, unlinking: bool, engram_command: str | None = None) -> None:
     from . import link as host_link
     from .config import user_config_dir
 
     if host not in host_link.HOSTS:
         raise fail(f"unknown host '{host}' (one of {', '.join(host_link.HOSTS)})", 2)
+    if engram_command is not None and not host_link.runs_engram(engram_command):
+        raise fail("--command must name engram (`engram`, /path/to/engram, python -m engram)", 2)
     project = open_workspace().root.project
     backups = user_config_dir() / "link-backups"
     try:
         if unlinking:
             result = host_link.unlink(host, project, global_=global_, backup_dir=backups)
         else:
-            command = host_link.default_engram_command()
+            command = engram_command or host_link.default_engram_command()
             result = host_link.link(host, project, global_=global_, engram_command=command, backup_dir=backups)
     except host_link.LinkError as exc:
         raise fail(str(exc)) from None
@@ -134,9 +136,12 @@ def _host_command(host: str, global_: bool, unlinking: bool) -> None:
 def link(
     host: str = typer.Argument(..., help="claude, codex, gemini or cursor"),
     global_: bool = typer.Option(False, "--global", help="Write the user-level config instead of the project's."),
+    command: str | None = typer.Option(
+        None, "--command", help="What the host runs for engram (default: its absolute path; `engram` for a config you commit)."
+    ),
 ) -> None:
     """Install engram's hooks for a host, keeping every other entry."""
-    _host_command(host, global_, unlinking=False)
+    _host_command(host, global_, unlinking=False, engram_command=command)
 
 
 @app.command()

@@ -114,6 +114,11 @@ def default_engram_command() -> str:
     return f"{_quote(sys.executable)} -m engram"
 
 
+def runs_engram(command: str) -> bool:
+    """Whether a hook command names engram: how link and unlink recognise their own entries."""
+    return "engram" in command
+
+
 def config_path(host: str, project: Path, global_: bool, home: Path | None = None) -> Path:
     """The host's hook config: under `project`, or under `home` (default: the user's) when global."""
     base = (home or Path.home()) if global_ else project
@@ -215,7 +220,7 @@ def _is_engram_handler(handler: object, host: str) -> bool:
     command = handler.get("command")
     return (
         isinstance(command, str)
-        and "engram" in command
+        and runs_engram(command)
         and re.search(rf" hook --host {re.escape(host)}(?!\S)", command) is not None
     )
 

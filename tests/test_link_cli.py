@@ -37,3 +37,23 @@ def test_link_refuses_a_broken_config_and_an_unknown_host(project, run_engram):
     assert proc.returncode == 1 and proc.stderr.startswith("engram: error: ")
     assert gemini.read_text() == "{not json"
     assert run_engram(["link", "vim"], project).returncode == 2
+
+
+def test_link_with_a_portable_command_for_a_committed_config(project, run_engram):
+    settings = project / ".claude" / "settings.json"
+    assert run_engram(["link", "claude", "--command", "engram"], project).returncode == 0
+    hooks = json.loads(settings.read_text())["hooks"]
+    assert hooks["UserPromptSubmit"][0]["hooks"][0]["command"] == "engram hook --host claude"
+    assert run_engram(["link", "claude", "--command", "engram"], project).stdout.startswith("unchanged claude: ")
+    relinked = run_engram(["link", "claude"], project)  # back to the absolute path: replaced, not added
+    assert relinked.stdout.startswith("linked claude: ")
+    handlers = json.loads(settings.read_text())["hooks"]["UserPromptSubmit"]
+    assert len(handlers) == 1 and handlers[0]["hooks"][0]["command"].startswith("/")
+    assert run_engram(["unlink", "claude"], project).returncode == 0
+    assert not settings.exists()
+
+
+def test_link_refuses_a_command_that_is_not_engram(project, run_engram):
+    proc = run_engram(["link", "claude", "--command", "memtool"], project)
+    assert proc.returncode == 2 and "--command" in proc.stderr
+    assert not (project / ".claude" / "settings.json").exists()
