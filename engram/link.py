@@ -29,6 +29,10 @@ CODEX_TRUST_MESSAGE = (
     "Codex runs new or changed hooks only after you trust them: "
     "open /hooks in Codex and trust the engram entries."
 )
+GEMINI_TRUST_MESSAGE = (
+    "Gemini CLI treats new or changed project hooks as untrusted and warns about them: "
+    "check the engram entries in /hooks panel (/hooks enable engram)."
+)
 
 
 class LinkError(Exception):
@@ -88,6 +92,7 @@ _SPECS: dict[str, _HostSpec] = {
         ),
         timeout=10_000,  # Gemini counts milliseconds
         handler_head=(("name", "engram"), ("type", "command")),
+        link_messages=(GEMINI_TRUST_MESSAGE,),
     ),
     "cursor": _HostSpec(
         file=".cursor/hooks.json",

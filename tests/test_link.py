@@ -465,7 +465,12 @@ def test_codex_link_returns_trust_message(project: Path, backups: Path) -> None:
     ]
 
 
-@pytest.mark.parametrize("host", ["claude", "gemini", "cursor"])
+def test_gemini_link_says_changed_hooks_are_untrusted(project: Path, backups: Path) -> None:
+    [message] = do_link("gemini", project, backups).messages
+    assert "untrusted" in message and "/hooks panel" in message
+
+
+@pytest.mark.parametrize("host", ["claude", "cursor"])
 def test_other_hosts_have_no_messages(host: str, project: Path, backups: Path) -> None:
     assert do_link(host, project, backups).messages == []
     assert do_unlink(host, project, backups).messages == []
