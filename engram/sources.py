@@ -149,6 +149,8 @@ def _walk(directory: str, rel: str, base: Path, ordered: bool) -> Iterator[list[
         if entry.is_symlink() and not _inside(Path(entry.path), base):
             if name.endswith(".md"):
                 batch.append((prefix + name, entry, "symlink points outside the memory root"))
+            elif entry.is_dir():  # said once, so memories that seem to be there but never load are explained
+                batch.append((prefix + name + "/", entry, "symlinked folder points outside the memory root"))
         elif entry.is_dir():
             if batch:
                 yield batch

@@ -173,6 +173,8 @@ def test_symlink_pointing_outside_the_root_is_refused(base, tmp_path, run_engram
     assert proc.returncode == 1
     line = assert_one_line_about(proc.stderr, "rules/linked.md")
     assert "symlink" in line or "outside" in line
+    folder_line = assert_one_line_about(proc.stderr, "rules/linked-dir")
+    assert "outside the memory root" in folder_line
     assert ids_in_index(base) == {"good"}
     loaded = run_engram(["load", "leaked outside text"], cwd=base)
     assert "leaked outside text" not in loaded.stdout
