@@ -335,7 +335,12 @@ def _explain(routing: Routing, found: list[LayerMatch], anchors: list[Anchor]) -
 
 
 def narrow_tags(anchors: list[Anchor], tally: Counter, size: int, count: int = 5) -> list[str]:
-    """Tags that best split the related candidates: frequent, but not in all of them."""
+    """Tags that best split the related candidates: frequent, but not in all of them, and able to
+    narrow a query (a tag made only of stopwords or generic memory words would be no anchor)."""
     words = {t for a in anchors for t in a.word.terms}
-    useful = {t: n for t, n in tally.items() if not terms.term_set(t) <= words and (n < size or size == 1)}
+    useful = {
+        t: n
+        for t, n in tally.items()
+        if not terms.term_set(t) <= words and (n < size or size == 1) and anchors_of(t)
+    }
     return sorted(useful, key=lambda t: (abs(useful[t] - size / 2), -useful[t], t))[:count]

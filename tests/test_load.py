@@ -581,6 +581,13 @@ def test_dry_run_shows_scores_reasons_omissions_and_narrowing_tags(project):
         assert body not in result.stdout
 
 
+def test_narrowing_tags_are_words_that_can_narrow_a_query(project):
+    project.write("deploy", "# Deploy\nStaging gate.", tags=["deploy", "agent", "release"])
+    project.write("deploy-canary", "# Canary\nFive percent.", tags=["deploy", "rules", "canary"])
+    narrow = [line for line in project.load("--dry-run", "deploy").lines if line.startswith("Narrow with tags: ")]
+    assert set(narrow[0].removeprefix("Narrow with tags: ").split(", ")) == {"release", "canary"}
+
+
 def test_a_broad_word_is_counted_in_full_but_only_the_best_candidates_are_listed(project):
     """`total related` counts every match; dry-run and JSON list the best WINDOW and count the rest."""
     from engram.route import WINDOW
