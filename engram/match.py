@@ -110,7 +110,9 @@ class Plan:
         self.total_weight = sum(w for i, w in enumerate(self.weights) if self.content_mask >> i & 1)
 
     def _add_anchor(self, conn: sqlite3.Connection, index: int, anchor: Anchor) -> tuple[float, bool]:
-        """The anchor's weight (the mean IDF of its terms) and whether any memory has it."""
+        """The anchor's weight and whether any memory has it. A CJK word's terms are its bigrams
+        (weight: their mean IDF); a Latin word's are alternatives, itself and the word an
+        abbreviation stands for (weight: the IDF of the memories either hits)."""
         weights: list[float] = []
         hits: set[int] = set()
         strong: set[int] = set()
@@ -126,7 +128,8 @@ class Plan:
                 strong |= _rowids(conn, fts_query(term, anchor.word.prefix, STRONG_COLUMNS))
         self.hits.append(hits)
         self.strong.append(strong)
-        return sum(weights) / len(weights), bool(hits)
+        weight = sum(weights) / len(weights) if anchor.word.cjk else idf(self.total, len(hits))
+        return weight, bool(hits)
 
     def groups(self) -> dict[tuple[int, int], set[int]]:
         """Every memory hit, grouped by (anchors hit, anchors hit in strong fields), one bit each."""

@@ -58,6 +58,17 @@ GENERIC_MEMORY_WORDS = frozenset(
     memory rule rules skill skills task tasks touch type types use used uses using""".split()
 )
 TYPE_WORDS = frozenset({"workflow", "workflows"})
+# Developer shorthand in a query for a word memories spell out: the anchor matches either form.
+ABBREVIATIONS = {
+    "msg": "message", "msgs": "messages", "repo": "repository", "repos": "repositories",
+    "env": "environment", "envs": "environments", "db": "database", "dbs": "databases",
+    "k8s": "kubernetes", "auth": "authentication", "authn": "authentication", "authz": "authorization",
+    "cfg": "configuration", "config": "configuration", "configs": "configurations", "deps": "dependencies",
+    "perf": "performance", "docs": "documentation", "impl": "implementation", "pkg": "package",
+    "pkgs": "packages", "func": "function", "fn": "function", "args": "arguments", "params": "parameters",
+    "prod": "production", "js": "javascript", "ts": "typescript", "py": "python", "btn": "button",
+    "img": "image", "imgs": "images", "nav": "navigation", "i18n": "internationalization",
+}  # fmt: skip
 
 _MEMO_LIMIT = 200_000
 
@@ -278,7 +289,10 @@ def meaningful(word: Word) -> Word | None:
     if is_stopword(word):
         return None
     if not word.cjk:
-        return None if word.text in GENERIC_MEMORY_WORDS else word
+        if word.text in GENERIC_MEMORY_WORDS:
+            return None
+        full = ABBREVIATIONS.get(word.text)
+        return Word(word.text, (*word.terms, stem(full)), False) if full else word
     kept = tuple(t for t in word.terms if t not in CJK_GENERIC_BIGRAMS and t not in CJK_STOP_BIGRAMS)
     return Word(word.text, kept, True) if kept else None
 

@@ -432,6 +432,14 @@ def test_cjk_and_vietnamese_queries_route(project, body, query):
     assert entry_ids(project.load_json(query)) == ["target"]
 
 
+def test_shorthand_in_a_query_finds_the_spelled_out_word(project):
+    project.write("commit-messages", "# Commit messages\nConventional commit messages: type(scope): subject.")
+    project.write("database-migrations", "# Migrations\nEvery database migration is reversible.")
+    assert entry_ids(project.load_json("write the commit msg")) == ["commit-messages"]
+    assert entry_ids(project.load_json("db migration")) == ["database-migrations"]
+    assert project.load_json("k8s")["selected"] == 0  # no memory says kubernetes
+
+
 def test_light_stemming_matches_inflections(project):
     project.write("deploy-steps", "# Deploy\nDeploys go through staging.", tags=["deployment"])
     for query in ("deploying", "deployed", "deploys", "DEPLOY"):

@@ -55,6 +55,14 @@ def test_cjk_generic_memory_words_are_not_anchors():
     assert anchors_of("记忆") == []
 
 
+def test_a_shorthand_anchor_also_matches_the_word_it_stands_for():
+    [anchor] = anchors_of("msg")
+    assert anchor.text == "msg" and anchor.word.terms == ("msg", terms.stem("message"))
+    assert [a.word.terms for a in anchors_of("db k8s")] == [("db", "databas"), ("k8s", "kubernet")]
+    # the index side is untouched: shorthand in a memory is indexed as written
+    assert terms.index_terms("bump the k8s db") == "bump k8s db"
+
+
 def test_token_estimate_counts_non_ascii_one_each():
     assert terms.estimate_tokens("abcd") == 1
     assert terms.estimate_tokens("abcde") == 2
