@@ -28,7 +28,7 @@ from .layers import Layer, open_layers
 from .pack import Pack, PackOptions, build_pack, with_prerequisites
 from .render import render_text
 from .route import Candidate, Options, Routing, route, visible_candidates
-from .state import fetch_counts, open_state, write_transaction
+from .state import ScreenCache, fetch_counts, open_state, write_transaction
 from .workspace import Workspace, open_workspace
 
 SESSION_TAGS = frozenset({"always", "session-start"})
@@ -317,7 +317,7 @@ def on_session_start(hook: Hook) -> str | None:
         if not chosen:
             return None
         routing = Routing([], chosen, chosen)
-        pack_options = PackOptions(limit=UNLIMITED, layered=False, budget=WITHIN_LIMITS)
+        pack_options = PackOptions(limit=UNLIMITED, layered=False, budget=WITHIN_LIMITS, screen=ScreenCache(hook.state))
         pack = build_pack(routing, options, pack_options, hook.overflow([]))
         mark_delivered(hook, bodies(pack))
     return context_text(pack, [])
@@ -366,6 +366,7 @@ def deliver_routed(hook: Hook, routing: Routing, options: Options) -> str | None
         layered=layered,
         budget=WITHIN_LIMITS,
         exclude=frozenset(delivered),
+        screen=ScreenCache(hook.state),
     )
     measure = hook.overflow(already, config.get("load.budget_tokens") if layered else None)
     pack = build_pack(routing, options, pack_options, measure)
@@ -391,7 +392,11 @@ def on_file(hook: Hook) -> str | None:
             return None
         routing = Routing([], matched, new)
         pack_options = PackOptions(
-            limit=options.limit, expand_top=FILE_EVENT_BODIES, budget=WITHIN_LIMITS, exclude=frozenset(delivered)
+            limit=options.limit,
+            expand_top=FILE_EVENT_BODIES,
+            budget=WITHIN_LIMITS,
+            exclude=frozenset(delivered),
+            screen=ScreenCache(hook.state),
         )
         pack = build_pack(routing, options, pack_options, hook.overflow([]))
         delivered_now = bodies(pack)

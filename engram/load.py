@@ -15,10 +15,10 @@ from . import terms
 from .config import BUDGET_RANGE, user_config_dir
 from .index import IndexFileError
 from .layers import Layer, open_layers
-from .pack import Entry, PackOptions, build_pack, checked_body, requires_of
+from .pack import Entry, PackOptions, Screen, build_pack, checked_body, requires_of, screen_text
 from .render import body_block, render_dry_run, render_json, render_text, skipped_line, source_path
 from .route import Candidate, Options, candidate_by_id, route
-from .state import fetch_counts, open_state, record_fetches
+from .state import ScreenCache, fetch_counts, open_state, record_fetches
 from .workspace import Workspace, open_workspace
 
 HIDDEN_REASONS = {"ignored": "ignored by .engramignore", "role": "hidden by the role filter"}
@@ -188,15 +188,29 @@ def _run(args: LoadArgs, budget: int | None, ws: Workspace) -> int:
     layers = open_layers(ws, args.index, messages)
     for message in messages:
         print(f"engram: warning: {message}", file=sys.stderr)
-    state_path = ws.root.state_path if ws.root.path.is_dir() else user_config_dir() / "state.db"
+    state = _open_state(ws.root.state_path if ws.root.path.is_dir() else user_config_dir() / "state.db")
     ids = [i.strip().lower() for raw in args.id for i in raw.split(",") if i.strip()]
     if ids:
-        return _fetch(layers, ids, ws, state_path)
-    return _load(layers, " ".join(args.task), args, budget, ws, state_path)
+        return _fetch(layers, ids, ws, state)
+    return _load(layers, " ".join(args.task), args, budget, ws, state)
 
 
-def _options(ws: Workspace, everything: bool, explain: bool, state_path: Path) -> Options:
-    counts = fetch_counts(open_state(state_path)) if state_path.exists() else {}
+def _open_state(path: Path) -> sqlite3.Connection | None:
+    """state.db (fetch counts, screened texts), created where its folder exists; None where it cannot be."""
+    if not path.parent.is_dir():
+        return None
+    try:
+        return open_state(path)
+    except (sqlite3.Error, OSError):
+        return None  # a read-only folder: load works without the boost and the screen cache
+
+
+def _screen(state: sqlite3.Connection | None) -> Screen:
+    return ScreenCache(state) if state is not None else screen_text
+
+
+def _options(ws: Workspace, everything: bool, explain: bool, state: sqlite3.Connection | None) -> Options:
+    counts = fetch_counts(state) if state is not None else {}
     return Options(
         limit=ws.config.get("load.limit"),
         roles=tuple(ws.config.get("roles")),
@@ -207,14 +221,18 @@ def _options(ws: Workspace, everything: bool, explain: bool, state_path: Path) -
     )
 
 
-def _load(layers: list[Layer], query: str, args: LoadArgs, budget: int | None, ws: Workspace, state_path: Path) -> int:
-    options = _options(ws, args.all, args.dry_run or args.json, state_path)
+def _load(
+    layers: list[Layer], query: str, args: LoadArgs, budget: int | None, ws: Workspace, state: sqlite3.Connection | None
+) -> int:
+    options = _options(ws, args.all, args.dry_run or args.json, state)
     routing = route(layers, query, options)
     layered = not (args.all or args.full or (args.disclosure or ws.config.get("load.disclosure")) == "full")
     if budget is None and layered:
         budget = ws.config.get("load.budget_tokens")
     limit = None if args.all else options.limit
-    pack_options = PackOptions(limit=limit, expand_top=ws.config.get("load.expand_top"), layered=layered, budget=budget)
+    pack_options = PackOptions(
+        limit=limit, expand_top=ws.config.get("load.expand_top"), layered=layered, budget=budget, screen=_screen(state)
+    )
     pack = build_pack(routing, options, pack_options, lambda p: terms.estimate_tokens(render_text(p)))
     if args.json:
         sys.stdout.write(render_json(routing, pack))
@@ -234,7 +252,7 @@ def _find(layers: list[Layer], memory_id: str, options: Options) -> Candidate | 
     return None
 
 
-def _fetch(layers: list[Layer], ids: list[str], ws: Workspace, state_path: Path) -> int:
+def _fetch(layers: list[Layer], ids: list[str], ws: Workspace, state: sqlite3.Connection | None) -> int:
     """`load --id a,b`: full bodies, still hidden when ignored or role-filtered."""
     options = Options(roles=tuple(ws.config.get("roles")), include_low=True)
     blocks, fetched, missing = [], [], 0
@@ -247,14 +265,14 @@ def _fetch(layers: list[Layer], ids: list[str], ws: Workspace, state_path: Path)
         if cand.reason in HIDDEN_REASONS:
             blocks.append(f"hidden {memory_id}: {HIDDEN_REASONS[cand.reason]}")
             continue
-        body, skip = checked_body(cand)
+        body, skip = checked_body(cand, _screen(state))
         if skip:
             blocks.append(skipped_line(source_path(cand), skip.label))
             continue
         blocks.append(body_block(Entry(cand, shown="body", body=body, requires=requires_of(cand))))
         fetched.append((cand.scope, cand.id))
-    if fetched and state_path.parent.is_dir():
-        record_fetches(open_state(state_path), fetched)
+    if fetched and state is not None:
+        record_fetches(state, fetched)
     if blocks:
         sys.stdout.write("\n".join(blocks) + "\n")
     return 1 if missing == len(dict.fromkeys(ids)) else 0

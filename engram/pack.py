@@ -63,6 +63,15 @@ class Pack:
         return [e.cand.id for e in self.entries if e.shown == "card"]
 
 
+# The safety screen as a pack calls it: (digest of the printed text, the text) -> label or None.
+Screen = Callable[[str, str], "str | None"]
+
+
+def screen_text(digest: str, text: str) -> str | None:
+    """The plain screen; `state.ScreenCache` remembers verdicts by digest."""
+    return scan(text)
+
+
 class PackOptions:
     def __init__(
         self,
@@ -71,17 +80,19 @@ class PackOptions:
         layered: bool = True,
         budget: int | None = None,
         exclude: frozenset[str] = frozenset(),
+        screen: Screen = screen_text,
     ) -> None:
         self.limit = limit  # None: no cap (--all)
         self.expand_top = expand_top
         self.layered = layered  # False for --full, --all and --disclosure full
         self.budget = budget
         self.exclude = exclude  # keys already delivered (hooks)
+        self.screen = screen
 
 
 def build_pack(routing: Routing, options: Options, pack_options: PackOptions, measure: Callable[[Pack], int]) -> Pack:
     members = [c for c in with_prerequisites(routing.pack, options, pack_options.limit) if c.key not in pack_options.exclude]
-    entries, skipped = _checked_entries(members)
+    entries, skipped = _checked_entries(members, pack_options.screen)
     for skip in skipped:
         skip.cand.reason = skip.reason
     member_keys = {c.key for c in members}
@@ -147,7 +158,7 @@ def requires_of(cand: Candidate) -> list[str]:
     return [r[0] for r in rows]
 
 
-def checked_body(cand: Candidate) -> tuple[str | None, Skipped | None]:
+def checked_body(cand: Candidate, screen: Screen = screen_text) -> tuple[str | None, Skipped | None]:
     """The stored body, if the stored texts still match their hash and pass the safety screen.
 
     Cards print the directive, summary or title, so those are checked as well as the body.
@@ -159,16 +170,16 @@ def checked_body(cand: Candidate) -> tuple[str | None, Skipped | None]:
     ).fetchone()
     if printed_digest(title, directive, summary, body) != digest:
         return None, Skipped(cand, "hash", "stored text does not match its hash; run `engram index`")
-    label = scan("\n".join((title, directive, summary, body)))
+    label = screen(digest, "\n".join((title, directive, summary, body)))
     if label:
         return None, Skipped(cand, "safety", label)
     return body, None
 
 
-def _checked_entries(members: list[Candidate]) -> tuple[list[Entry], list[Skipped]]:
+def _checked_entries(members: list[Candidate], screen: Screen) -> tuple[list[Entry], list[Skipped]]:
     entries, skipped = [], []
     for cand in members:
-        body, skip = checked_body(cand)
+        body, skip = checked_body(cand, screen)
         if skip:
             skipped.append(skip)
             continue

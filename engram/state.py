@@ -1,4 +1,5 @@
-"""Mutable runtime state in ``state.db``: fetch counts and hook sessions (stdlib only).
+"""Mutable runtime state in ``state.db``: fetch counts, hook sessions and the safety verdicts of
+texts already screened (stdlib only).
 
 Hosts run hooks in parallel, so the file is in WAL mode with a busy
 timeout, and every read-modify-write happens in one IMMEDIATE transaction.
@@ -10,7 +11,8 @@ import contextlib
 import sqlite3
 from pathlib import Path
 
-from .index import apply_migrations
+from .index import STATE_SCHEMA_VERSION, apply_migrations
+from .safety import scan, screen_fingerprint
 
 BUSY_TIMEOUT_MS = 5000
 
@@ -21,7 +23,7 @@ def open_state(path: Path) -> sqlite3.Connection:
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
         conn.execute("PRAGMA journal_mode = WAL")
-    if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
+    if conn.execute("PRAGMA user_version").fetchone()[0] < STATE_SCHEMA_VERSION:
         with contextlib.suppress(sqlite3.OperationalError):  # another process migrated first
             apply_migrations(conn, "state")
     return conn
@@ -49,3 +51,35 @@ def record_fetches(conn: sqlite3.Connection, keys: list[tuple[str, str]]) -> Non
             " ON CONFLICT (scope, id) DO UPDATE SET count = count + 1",
             keys,
         )
+
+
+class ScreenCache:
+    """The safety screen with its verdicts kept in state.db by the digest of the screened text.
+
+    Compiling the screen's patterns is most of a small project's pack time, and the same
+    memories are printed call after call. A cached verdict is only reused for text with the
+    same digest, computed from the text about to be printed, so text changed in the index
+    (tampered or rebuilt) is always screened; verdicts of other screen versions are dropped.
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.screen = screen_fingerprint()
+        self.pruned = False
+
+    def __call__(self, digest: str, text: str) -> str | None:
+        row = self.conn.execute(
+            "SELECT label FROM screened WHERE digest = ? AND screen = ?", (digest, self.screen)
+        ).fetchone()
+        if row is not None:
+            return row[0]
+        label = scan(text)
+        with contextlib.suppress(sqlite3.Error):  # a read-only or busy state.db costs the next call a scan
+            self._prune()
+            self.conn.execute("INSERT OR REPLACE INTO screened VALUES (?, ?, ?)", (digest, self.screen, label))
+        return label
+
+    def _prune(self) -> None:
+        if not self.pruned:
+            self.conn.execute("DELETE FROM screened WHERE screen != ?", (self.screen,))
+            self.pruned = True

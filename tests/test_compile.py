@@ -396,10 +396,25 @@ def test_migrations_ship_in_the_wheel_and_apply_from_it(tmp_path):
     assert not (site / "migrations").exists()  # so they can only have come from engram/_migrations
 
 
-def test_the_index_schema_constant_matches_the_last_migration():
-    from engram.index import INDEX_SCHEMA_VERSION
+def test_the_schema_constants_match_the_last_migrations():
+    from engram.index import INDEX_SCHEMA_VERSION, STATE_SCHEMA_VERSION
 
     assert INDEX_SCHEMA_VERSION == schema_version("index")
+    assert STATE_SCHEMA_VERSION == schema_version("state")
+
+
+def test_a_state_db_of_an_older_version_is_migrated(tmp_path):
+    from engram.state import open_state
+
+    path = tmp_path / "state.db"
+    old = sqlite3.connect(path, isolation_level=None)
+    old.executescript(dict(migrations("state"))[1])  # the first release's state.db
+    old.execute("INSERT INTO fetches VALUES ('workspace', 'deploy', 3)")
+    old.close()
+    conn = open_state(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema_version("state")
+    assert conn.execute("SELECT count FROM fetches").fetchone()[0] == 3  # kept
+    assert conn.execute("SELECT count(*) FROM screened").fetchone()[0] == 0
 
 
 @given(st.lists(st.text(), max_size=20))

@@ -23,7 +23,9 @@ try:
 except SystemExit:
     pass
 loaded = [m for m in {heavy!r} + {start_up!r} if m in sys.modules]
-real_stdout.write(json.dumps({{"heavy": loaded, "output": sys.stdout.getvalue()}}))
+safety = sys.modules.get("engram.safety")
+compiled = [name for name, value in vars(safety).items() if type(value).__name__ == "LazyPattern" and value._compiled] if safety else []
+real_stdout.write(json.dumps({{"heavy": loaded, "output": sys.stdout.getvalue(), "screen_patterns": compiled}}))
 """
 
 
@@ -41,9 +43,22 @@ def _probe(args: list[str], cwd, cfg, stdin: str = "") -> dict:
 def test_load_on_a_fresh_index_imports_nothing_heavy(project, write_memory, run_engram, tmp_path):
     write_memory(project, "rules/deploy.md", {"id": "deploy", "tags": ["deploy"]}, "# Deploy\nShip with the canary.\n")
     assert run_engram(["index"], project).returncode == 0
+    _probe(["load", "deploy the canary"], project, tmp_path / "cfg")  # creates state.db once
     result = _probe(["load", "deploy the canary"], project, tmp_path / "cfg")
     assert result["output"].startswith("loaded 1 memory files")
     assert result["heavy"] == []
+
+
+def test_a_second_load_does_not_screen_the_same_text_again(project, write_memory, run_engram, tmp_path):
+    """The safety verdict of an unchanged text is kept in state.db: no screen pattern compiles."""
+    body = "# Deploy\nNever ignore the token rotation; the api key lives in the vault.\n"
+    write_memory(project, "rules/deploy.md", {"id": "deploy", "tags": ["deploy"]}, body)
+    assert run_engram(["index"], project).returncode == 0
+    first = _probe(["load", "deploy"], project, tmp_path / "cfg")
+    second = _probe(["load", "deploy"], project, tmp_path / "cfg")
+    assert "token rotation" in first["output"] and second["output"] == first["output"]
+    assert first["screen_patterns"]  # this text makes the screen compile its patterns
+    assert second["screen_patterns"] == []
 
 
 def test_load_on_a_stale_index_refreshes_through_the_compiler(project, write_memory, run_engram, tmp_path):
