@@ -255,6 +255,7 @@ def _find(layers: list[Layer], memory_id: str, options: Options) -> Candidate | 
 def _fetch(layers: list[Layer], ids: list[str], ws: Workspace, state: sqlite3.Connection | None) -> int:
     """`load --id a,b`: full bodies, still hidden when ignored or role-filtered."""
     options = Options(roles=tuple(ws.config.get("roles")), include_low=True)
+    screen = _screen(state)
     blocks, fetched, missing = [], [], 0
     for memory_id in dict.fromkeys(ids):
         cand = _find(layers, memory_id, options)
@@ -265,7 +266,7 @@ def _fetch(layers: list[Layer], ids: list[str], ws: Workspace, state: sqlite3.Co
         if cand.reason in HIDDEN_REASONS:
             blocks.append(f"hidden {memory_id}: {HIDDEN_REASONS[cand.reason]}")
             continue
-        body, skip = checked_body(cand, _screen(state))
+        body, skip = checked_body(cand, screen)
         if skip:
             blocks.append(skipped_line(source_path(cand), skip.label))
             continue
