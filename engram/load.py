@@ -7,6 +7,7 @@ locale lookups, shutil for the terminal width) cost more than the routing.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import sys
 from pathlib import Path
@@ -18,7 +19,7 @@ from .layers import Layer, open_layers
 from .pack import Entry, PackOptions, Screen, build_pack, checked_body, requires_of, screen_text
 from .render import body_block, render_dry_run, render_json, render_text, skipped_line, source_path
 from .route import Candidate, Options, candidate_by_id, route
-from .state import ScreenCache, fetch_counts, open_state, record_fetches
+from .state import ScreenCache, fetch_counts, open_state, record_fetches, write_transaction
 from .workspace import Workspace, open_workspace
 
 HIDDEN_REASONS = {"ignored": "ignored by .engramignore", "role": "hidden by the role filter"}
@@ -209,6 +210,10 @@ def _screen(state: sqlite3.Connection | None) -> Screen:
     return ScreenCache(state) if state is not None else screen_text
 
 
+def _batched(state: sqlite3.Connection | None):
+    return write_transaction(state, "DEFERRED") if state is not None else contextlib.nullcontext()
+
+
 def _options(ws: Workspace, everything: bool, explain: bool, state: sqlite3.Connection | None) -> Options:
     counts = fetch_counts(state) if state is not None else {}
     return Options(
@@ -233,7 +238,8 @@ def _load(
     pack_options = PackOptions(
         limit=limit, expand_top=ws.config.get("load.expand_top"), layered=layered, budget=budget, screen=_screen(state)
     )
-    pack = build_pack(routing, options, pack_options, lambda p: terms.estimate_tokens(render_text(p)))
+    with _batched(state):  # verdicts the screen keeps: one commit
+        pack = build_pack(routing, options, pack_options, lambda p: terms.estimate_tokens(render_text(p)))
     if args.json:
         sys.stdout.write(render_json(routing, pack))
     elif args.dry_run:
@@ -256,6 +262,19 @@ def _fetch(layers: list[Layer], ids: list[str], ws: Workspace, state: sqlite3.Co
     """`load --id a,b`: full bodies, still hidden when ignored or role-filtered."""
     options = Options(roles=tuple(ws.config.get("roles")), include_low=True)
     screen = _screen(state)
+    with _batched(state):
+        blocks, fetched, missing = _fetched_blocks(layers, ids, options, screen)
+    if fetched and state is not None:
+        record_fetches(state, fetched)
+    if blocks:
+        sys.stdout.write("\n".join(blocks) + "\n")
+    return 1 if missing == len(dict.fromkeys(ids)) else 0
+
+
+def _fetched_blocks(
+    layers: list[Layer], ids: list[str], options: Options, screen: Screen
+) -> tuple[list[str], list[tuple[str, str]], int]:
+    """The printed blocks, the (scope, id) fetched, and how many ids were not found."""
     blocks, fetched, missing = [], [], 0
     for memory_id in dict.fromkeys(ids):
         cand = _find(layers, memory_id, options)
@@ -272,9 +291,5 @@ def _fetch(layers: list[Layer], ids: list[str], ws: Workspace, state: sqlite3.Co
             continue
         blocks.append(body_block(Entry(cand, shown="body", body=body, requires=requires_of(cand))))
         fetched.append((cand.scope, cand.id))
-    if fetched and state is not None:
-        record_fetches(state, fetched)
-    if blocks:
-        sys.stdout.write("\n".join(blocks) + "\n")
-    return 1 if missing == len(dict.fromkeys(ids)) else 0
+    return blocks, fetched, missing
 

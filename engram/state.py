@@ -30,8 +30,10 @@ def open_state(path: Path) -> sqlite3.Connection:
 
 
 @contextlib.contextmanager
-def write_transaction(conn: sqlite3.Connection):
-    conn.execute("BEGIN IMMEDIATE")
+def write_transaction(conn: sqlite3.Connection, mode: str = "IMMEDIATE"):
+    """One transaction: IMMEDIATE for a read-modify-write; DEFERRED to batch writes that may not
+    happen (no lock is taken until the first one)."""
+    conn.execute(f"BEGIN {mode}")
     try:
         yield conn
     except BaseException:
