@@ -70,13 +70,15 @@ class ScreenCache:
         self.pruned = False
 
     def __call__(self, digest: str, text: str) -> str | None:
-        row = self.conn.execute(
-            "SELECT label FROM screened WHERE digest = ? AND screen = ?", (digest, self.screen)
-        ).fetchone()
-        if row is not None:
-            return row[0]
+        # A state.db that is read-only, busy or not migrated costs a scan, never the load.
+        with contextlib.suppress(sqlite3.Error):
+            row = self.conn.execute(
+                "SELECT label FROM screened WHERE digest = ? AND screen = ?", (digest, self.screen)
+            ).fetchone()
+            if row is not None:
+                return row[0]
         label = scan(text)
-        with contextlib.suppress(sqlite3.Error):  # a read-only or busy state.db costs the next call a scan
+        with contextlib.suppress(sqlite3.Error):
             self._prune()
             self.conn.execute("INSERT OR REPLACE INTO screened VALUES (?, ?, ?)", (digest, self.screen, label))
         return label

@@ -12,7 +12,7 @@ import sqlite3
 
 import pytest
 
-from engram.index import printed_digest
+from engram.index import migrations, printed_digest
 
 from readpath_helpers import (  # noqa: F401 - `project` is a fixture
     COUNT_LINE,
@@ -956,3 +956,16 @@ def test_related_edges_rerank_matches_but_never_admit(project):
     with sqlite3.connect(project.root / "index.db") as conn:
         related = set(conn.execute("SELECT src, dst FROM edges WHERE kind = 'related'"))
     assert ("rollout-guide", "cluster-sizing") in related  # the edge exists, and still did not admit it
+
+
+def test_a_state_db_that_cannot_be_migrated_only_costs_a_screen(project):
+    """A state.db left at the first release's version (its migration fails here because a view
+    holds the new table's name): loads still print, the text screened each time."""
+    project.write("deploy-steps", "# Deploy\nSTUCKBODY staging.", tags=["deploy"])
+    conn = sqlite3.connect(project.root / "state.db", isolation_level=None)
+    conn.executescript(dict(migrations("state"))[1])
+    conn.execute("CREATE VIEW screened AS SELECT 1 AS unrelated")
+    conn.close()
+    for _ in range(2):
+        result = project.load("deploy")
+        assert result.returncode == 0 and "STUCKBODY" in result.stdout, result.stderr
