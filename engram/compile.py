@@ -445,9 +445,10 @@ def _retry_duplicates(conn: sqlite3.Connection, builder: Builder) -> None:
 
 
 def _refresh_ignored(conn: sqlite3.Connection, ignored: IgnoreMatcher) -> None:
-    # One statement, the matcher called by SQLite row by row: no list of every memory.
+    # One statement, the matcher called by SQLite once per row: no list of every memory. The flag
+    # is 0 or 1, so a row whose flag differs from the matcher's takes the other value.
     conn.create_function("engram_ignored", 1, lambda rel: int(ignored(rel)), deterministic=True)
-    conn.execute("UPDATE memories SET ignored = engram_ignored(rel) WHERE ignored != engram_ignored(rel)")
+    conn.execute("UPDATE memories SET ignored = 1 - ignored WHERE ignored != engram_ignored(rel)")
 
 
 def _write_meta(conn: sqlite3.Connection, root: Root, patterns: list[str]) -> None:
