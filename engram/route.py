@@ -62,8 +62,8 @@ class Candidate:
     """A memory on its way into a pack: its row, and how it was judged."""
 
     __slots__ = (
-        "layer", "row", "score", "anchors_hit", "strong_hit", "coverage", "strong_coverage", "specific",
-        "covers", "multipliers", "reason", "stale", "prerequisite_of", "focused",
+        "layer", "row", "score", "anchors_hit", "verdict", "multipliers", "reason", "stale", "prerequisite_of",
+        "focused",
     )  # fmt: skip
 
     def __init__(self, layer: Layer, row: sqlite3.Row, reason: str | None = None) -> None:
@@ -71,11 +71,7 @@ class Candidate:
         self.row = row
         self.score = 0.0
         self.anchors_hit: list[Anchor] = []
-        self.strong_hit = False
-        self.coverage = 0.0
-        self.strong_coverage = 0.0
-        self.specific = False  # a strong-field hit on a rare word
-        self.covers = False  # focused enough on the query to pack (`Verdict.covers`)
+        self.verdict: Verdict | None = None  # how its anchor hits fared; None when fetched by id, tag or path
         self.multipliers: list[tuple[str, float]] = []
         self.reason = reason  # omission reason, one word
         self.stale = False
@@ -85,6 +81,15 @@ class Candidate:
     @property
     def id(self) -> str:
         return self.row["id"]
+
+    @property
+    def coverage(self) -> float:
+        return self.verdict.coverage if self.verdict else 0.0
+
+    @property
+    def covers(self) -> bool:
+        """Focused enough on the query to pack (`Verdict.covers`)."""
+        return bool(self.verdict and self.verdict.covers)
 
     @property
     def scope(self) -> str:
@@ -185,9 +190,7 @@ def candidate_by_id(layer: Layer, memory_id: str, options: Options) -> Candidate
 def _candidate(layer: Layer, row: sqlite3.Row, verdict: Verdict | None = None, reason: str | None = None) -> Candidate:
     cand = Candidate(layer, row, reason)
     cand.stale = layer.is_stale(row["rel"], row["source_sha256"])
-    if verdict is not None:
-        cand.coverage, cand.strong_coverage = verdict.coverage, verdict.strong_coverage
-        cand.strong_hit, cand.specific, cand.covers = verdict.strong_hit, verdict.specific, verdict.covers
+    cand.verdict = verdict
     return cand
 
 
