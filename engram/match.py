@@ -209,7 +209,7 @@ def match_layer(layer: Layer, anchors: list[Anchor], options: Options, skill_que
         verdict = Verdict(plan, *key)
         if unseen := members & out_of_sight:
             members -= unseen
-            found.omitted += [Group(verdict, reason, unseen & rowids) for reason, rowids in hidden.items() if unseen & rowids]
+            found.omitted += [Group(verdict, reason, part) for reason, rowids in hidden.items() if (part := unseen & rowids)]
         if not members:
             continue
         if not verdict.passes:
