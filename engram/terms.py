@@ -249,15 +249,19 @@ def words(text: str) -> list[Word]:
 def is_stopword(word: Word) -> bool:
     if word.cjk:
         return all(t in CJK_STOP_BIGRAMS for t in word.terms)
-    return word.text in ENGLISH_STOPWORDS or word.text in VIETNAMESE_STOPWORDS or len(word.text) < 2
+    return _latin_stopword(word.text)
 
 
 _LATIN_STOPWORDS = ENGLISH_STOPWORDS | VIETNAMESE_STOPWORDS
 
 
+def _latin_stopword(text: str) -> bool:
+    return len(text) < 2 or text in _LATIN_STOPWORDS
+
+
 def _index_term(word: str) -> str:
     """A word's term in the index, or "" for a stopword."""
-    return "" if len(word) < 2 or word in _LATIN_STOPWORDS else _stem(word)
+    return "" if _latin_stopword(word) else _stem(word)
 
 
 _TERM_OF = _Memo(_index_term)
