@@ -31,7 +31,11 @@ FETCH_BOOST_MAX = 1.2
 SKILL_BOOST = 1.25  # `workflow` in the query routes to skill memories
 MANY_ANCHORS = 4
 SPECIFIC_SHARE = 0.15  # a strong-field hit on a word at most this share of memories have is "specific"
-ABSENT_WEIGHT = 1.0  # a word no memory has weighs at most this times the mean of the words found
+# A word no memory has weighs at most this times the mean of the words found. A Latin word
+# the corpus never saw hints at another subject (or a typo); an absent CJK run is mostly a
+# segmentation fragment (particles, a split word), so it weighs no more than a found one.
+ABSENT_WEIGHT = 1.4
+ABSENT_CJK_WEIGHT = 1.0
 # A memory covers the query (and may pack) with this share of the anchor weight, or this share
 # matched in strong fields, or a strong-field hit on a specific word and this share.
 MIN_COVERAGE = 0.6
@@ -109,10 +113,10 @@ class Plan:
         self.weights = _cap_absent(weighed)
         self.total_weight = sum(w for i, w in enumerate(self.weights) if self.content_mask >> i & 1)
 
-    def _add_anchor(self, conn: sqlite3.Connection, index: int, anchor: Anchor) -> tuple[float, bool]:
-        """The anchor's weight and whether any memory has it. A CJK word's terms are its bigrams
-        (weight: their mean IDF); a Latin word's are alternatives, itself and the word an
-        abbreviation stands for (weight: the IDF of the memories either hits)."""
+    def _add_anchor(self, conn: sqlite3.Connection, index: int, anchor: Anchor) -> tuple[float, bool, bool]:
+        """The anchor's weight, whether any memory has it, and whether it is CJK. A CJK word's
+        terms are its bigrams (weight: their mean IDF); a Latin word's are alternatives, itself
+        and the word an abbreviation stands for (weight: the IDF of the memories either hits)."""
         weights: list[float] = []
         hits: set[int] = set()
         strong: set[int] = set()
@@ -129,7 +133,7 @@ class Plan:
         self.hits.append(hits)
         self.strong.append(strong)
         weight = sum(weights) / len(weights) if anchor.word.cjk else idf(self.total, len(hits))
-        return weight, bool(hits)
+        return weight, bool(hits), anchor.word.cjk
 
     def groups(self) -> dict[tuple[int, int], set[int]]:
         """Every memory hit, grouped by (anchors hit, anchors hit in strong fields), one bit each."""
@@ -156,13 +160,15 @@ def _split(parts: dict[tuple[int, int], set[int]], bit: int, hits: set[int], str
     return out
 
 
-def _cap_absent(weighed: list[tuple[float, bool]]) -> list[float]:
-    """Words no memory contains still count against coverage, but no more than a typical found word."""
-    present = [w for w, found in weighed if found]
+def _cap_absent(weighed: list[tuple[float, bool, bool]]) -> list[float]:
+    """Words no memory contains still count against coverage, at most ``ABSENT_WEIGHT`` times the
+    mean found word (a CJK fragment ``ABSENT_CJK_WEIGHT`` times)."""
+    present = [w for w, found, _ in weighed if found]
     if not present:
-        return [w for w, _ in weighed]
-    cap = ABSENT_WEIGHT * sum(present) / len(present)
-    return [w if found else min(w, cap) for w, found in weighed]
+        return [w for w, *_ in weighed]
+    mean = sum(present) / len(present)
+    caps = {False: mean * ABSENT_WEIGHT, True: mean * ABSENT_CJK_WEIGHT}
+    return [w if found else min(w, caps[cjk]) for w, found, cjk in weighed]
 
 
 class Group:

@@ -476,6 +476,18 @@ def test_refinement_keeps_half_matches_out_unless_a_strong_field_matches(project
     assert entry_ids(project.load_json("deploy kafka")) == ["ship-notes"]
 
 
+def test_words_no_memory_knows_weigh_more_than_a_found_one(project):
+    """A homonym query: one word names a stack in a strong field, the rest are words the corpus
+    never saw. Those words say the query is about something else, so nothing loads; the same
+    stack word with words the corpus knows still loads the memory."""
+    for n in range(18):
+        project.write(f"filler-{n}", f"# Filler\nNotes on subject {n}, to improve things.")
+    project.write("flutter-guidelines", "# Flutter\nKeep widgets small; rebuild only what changed.",
+                  tags=["flutter"], directive="Prefer const Flutter widgets.")
+    assert project.load_json("how do I improve my flutter kick in freestyle swimming")["selected"] == 0
+    assert entry_ids(project.load_json("improve how my flutter widgets rebuild")) == ["flutter-guidelines"]
+
+
 def test_the_best_hit_is_the_best_memory_that_covers_the_query(project):
     """A memory repeating half the query scores far above a long one that has all of it, but it
     does not cover the query, so it is no "best hit" that would push the covering one out."""
