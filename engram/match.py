@@ -1,8 +1,9 @@
 """Read flow, step 3: judge every memory of one index that a query word matched.
 
 One FTS5 match per term gives the memories each anchor hits (cheap, rowids
-only). A memory's judgement (coverage, strong-field hits, the anchor rule)
-depends only on which anchors it hit, so memories are grouped by that pattern
+only), and for a rare term the memories whose body repeats it (FTS5's
+``fts5vocab`` instance table). A memory's judgement (coverage, strong-field
+hits, the anchor rule) depends only on which anchors it hit and how, so memories are grouped by that pattern
 with set operations and judged once per group, not once per memory: a word can
 be in thousands of them. Visibility comes from one scan of a covering index.
 BM25 is the costly part, so only admitted memories that cover the query (the
@@ -31,11 +32,17 @@ FETCH_BOOST_MAX = 1.2
 SKILL_BOOST = 1.25  # `workflow` in the query routes to skill memories
 MANY_ANCHORS = 4
 SPECIFIC_SHARE = 0.15  # a strong-field hit on a word at most this share of memories have is "specific"
+# A body that repeats a word at most this share of memories have, this many times and this often
+# per token, is about that word (a keyword of the memory): its hit is specific, as in a strong field.
+KEYWORD_SHARE = 0.05
+KEYWORD_MIN_COUNT = 2
+KEYWORD_DENSITY = 0.004
 # A word no memory has weighs at most this times the mean of the words found. A Latin word
-# the corpus never saw hints at another subject (or a typo); an absent CJK run is mostly a
-# segmentation fragment (particles, a split word), so it weighs no more than a found one.
+# the corpus never saw hints at another subject (or a typo); a number or code (`12`, `5k`) does
+# not, and an absent CJK run is mostly a segmentation fragment (particles, a split word), so
+# those weigh no more than a found word.
 ABSENT_WEIGHT = 1.4
-ABSENT_CJK_WEIGHT = 1.0
+ABSENT_FRAGMENT_WEIGHT = 1.0
 # A memory covers the query (and may pack) with this share of the anchor weight, or this share
 # matched in strong fields, or a strong-field hit on a specific word and this share.
 MIN_COVERAGE = 0.6
@@ -57,6 +64,10 @@ SCORE_SQL = (
     "SELECT memories_fts.rowid, bm25(memories_fts, {weights}) FROM memories_fts"
     " CROSS JOIN temp.worth AS w ON w.rid = memories_fts.rowid WHERE memories_fts MATCH ?"
 ).format(weights=", ".join(map(str, COLUMN_WEIGHTS)))
+KEYWORD_SQL = (
+    "SELECT v.doc FROM temp.memories_vocab AS v JOIN memories AS m ON m.rowid = v.doc"
+    " WHERE v.term = ? AND v.col = 'body' GROUP BY v.doc HAVING count(*) >= ? AND count(*) >= ? * m.tokens"
+)
 FACTS_SQL = (
     "SELECT m.rowid, m.id, m.lifecycle, m.confidence, m.type, m.rel, m.source_sha256"
     " FROM temp.worth AS w JOIN memories AS m ON m.rowid = w.rid"
@@ -66,17 +77,18 @@ FACTS_SQL = (
 class Verdict:
     """How one pattern of anchor hits fares: shared by every memory with that pattern."""
 
-    __slots__ = ("anchors", "coverage", "strong_coverage", "strong_hit", "specific", "passes", "covers")
+    __slots__ = ("anchors", "keywords", "coverage", "strong_coverage", "strong_hit", "specific", "passes", "covers")
 
-    def __init__(self, plan: Plan, hit_mask: int, strong_mask: int) -> None:
+    def __init__(self, plan: Plan, hit_mask: int, strong_mask: int, keyword_mask: int) -> None:
         content = hit_mask & plan.content_mask
         self.anchors = [i for i in range(len(plan.weights)) if hit_mask >> i & 1]
         strong = [i for i in self.anchors if strong_mask >> i & 1]
+        self.keywords = [i for i in self.anchors if keyword_mask >> i & 1]
         share = 1 / plan.total_weight if plan.total_weight else 0.0
         self.coverage = share * sum(plan.weights[i] for i in self.anchors if content >> i & 1)
         self.strong_coverage = share * sum(plan.weights[i] for i in strong)
         self.strong_hit = bool(strong)
-        self.specific = any(plan.weights[i] >= plan.specific_weight for i in strong)
+        self.specific = any(plan.weights[i] >= plan.specific_weight for i in strong + self.keywords)
         hits = content.bit_count()
         self.passes = hits >= 1 and (not plan.many or hits >= 2 or self.strong_hit)  # the anchor rule
         self.covers = self.passes and (
@@ -109,17 +121,19 @@ class Plan:
         self.terms: list[tuple[str, float]] = []  # (FTS match, BM25 factor) of every term found
         self.hits: list[set[int]] = []  # per anchor: the rowids it hits
         self.strong: list[set[int]] = []  # per anchor: the rowids it hits in strong fields (none for type words)
+        self.keyword: list[set[int]] = []  # per anchor: the rowids whose body repeats it (`KEYWORD_SHARE`)
         weighed = [self._add_anchor(conn, index, anchor) for index, anchor in enumerate(anchors)]
         self.weights = _cap_absent(weighed)
         self.total_weight = sum(w for i, w in enumerate(self.weights) if self.content_mask >> i & 1)
 
-    def _add_anchor(self, conn: sqlite3.Connection, index: int, anchor: Anchor) -> tuple[float, bool, bool]:
-        """The anchor's weight, whether any memory has it, and whether it is CJK. A CJK word's
+    def _add_anchor(self, conn: sqlite3.Connection, index: int, anchor: Anchor) -> tuple[float, bool, float]:
+        """The anchor's weight, whether any memory has it, and its `_absent_factor`. A CJK word's
         terms are its bigrams (weight: their mean IDF); a Latin word's are alternatives, itself
         and the word an abbreviation stands for (weight: the IDF of the memories either hits)."""
         weights: list[float] = []
         hits: set[int] = set()
         strong: set[int] = set()
+        keyword: set[int] = set()
         for term in anchor.word.terms:
             match = fts_query(term, anchor.word.prefix)
             rowids = _rowids(conn, match)
@@ -130,45 +144,49 @@ class Plan:
             hits |= rowids
             if not anchor.is_type_word:
                 strong |= _rowids(conn, fts_query(term, anchor.word.prefix, STRONG_COLUMNS))
+                if len(rowids) <= KEYWORD_SHARE * self.total and not anchor.word.prefix:
+                    keyword |= _keyword_rowids(conn, term)
         self.hits.append(hits)
         self.strong.append(strong)
+        self.keyword.append(keyword)
         weight = sum(weights) / len(weights) if anchor.word.cjk else idf(self.total, len(hits))
-        return weight, bool(hits), anchor.word.cjk
+        return weight, bool(hits), _absent_factor(anchor)
 
-    def groups(self) -> dict[tuple[int, int], set[int]]:
-        """Every memory hit, grouped by (anchors hit, anchors hit in strong fields), one bit each."""
-        parts = {(0, 0): set().union(*self.hits)}
-        for index, (hits, strong) in enumerate(zip(self.hits, self.strong)):
-            if hits:
-                parts = _split(parts, 1 << index, hits, strong)
+    def groups(self) -> dict[tuple[int, int, int], set[int]]:
+        """Every memory hit, grouped by (anchors hit, hit in strong fields, repeated as keywords),
+        one bit per anchor in each mask."""
+        parts = {(0, 0, 0): set().union(*self.hits)}
+        for index, sets in enumerate(zip(self.hits, self.strong, self.keyword)):
+            for position, members in enumerate(sets):
+                if members:  # strong and keyword hits are hits: no group gets a bit without its hit bit
+                    parts = _cut(parts, position, 1 << index, members)
         return parts
 
 
-def _split(parts: dict[tuple[int, int], set[int]], bit: int, hits: set[int], strong: set[int]) -> dict:
-    """Each group cut by one anchor: not hit, hit only elsewhere, hit in a strong field."""
+def _cut(parts: dict[tuple[int, ...], set[int]], position: int, bit: int, chosen: set[int]) -> dict:
+    """Each group cut in two by a set: its members in the set get ``bit`` in mask ``position``."""
     out = {}
-    for (hit_mask, strong_mask), members in parts.items():
-        inside = members & hits
-        strong_inside = inside & strong
-        for key, group in (
-            ((hit_mask, strong_mask), members - inside),
-            ((hit_mask | bit, strong_mask), inside - strong_inside),
-            ((hit_mask | bit, strong_mask | bit), strong_inside),
-        ):
-            if group:
-                out[key] = group
+    for key, members in parts.items():
+        if inside := members & chosen:
+            out[key[:position] + (key[position] | bit,) + key[position + 1 :]] = inside
+        if rest := members - inside:
+            out[key] = rest
     return out
 
 
-def _cap_absent(weighed: list[tuple[float, bool, bool]]) -> list[float]:
-    """Words no memory contains still count against coverage, at most ``ABSENT_WEIGHT`` times the
-    mean found word (a CJK fragment ``ABSENT_CJK_WEIGHT`` times)."""
+def _absent_factor(anchor: Anchor) -> float:
+    word = anchor.word
+    return ABSENT_WEIGHT if word.text.isalpha() and not word.cjk else ABSENT_FRAGMENT_WEIGHT
+
+
+def _cap_absent(weighed: list[tuple[float, bool, float]]) -> list[float]:
+    """Words no memory contains still count against coverage, at most their `_absent_factor`
+    times the mean found word."""
     present = [w for w, found, _ in weighed if found]
     if not present:
         return [w for w, *_ in weighed]
     mean = sum(present) / len(present)
-    caps = {False: mean * ABSENT_WEIGHT, True: mean * ABSENT_CJK_WEIGHT}
-    return [w if found else min(w, caps[cjk]) for w, found, cjk in weighed]
+    return [w if found else min(w, mean * factor) for w, found, factor in weighed]
 
 
 class Group:
@@ -295,6 +313,12 @@ def _plain(conn: sqlite3.Connection) -> sqlite3.Cursor:
     cursor = conn.cursor()
     cursor.row_factory = None  # tuples: thousands of rows come back
     return cursor
+
+
+def _keyword_rowids(conn: sqlite3.Connection, term: str) -> set[int]:
+    """The memories whose body repeats a term (`KEYWORD_MIN_COUNT`, `KEYWORD_DENSITY`)."""
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_vocab USING fts5vocab(main, memories_fts, instance)")
+    return {doc for (doc,) in _plain(conn).execute(KEYWORD_SQL, (term, KEYWORD_MIN_COUNT, KEYWORD_DENSITY))}
 
 
 def _rowids(conn: sqlite3.Connection, match: str) -> set[int]:

@@ -104,12 +104,14 @@ class Candidate:
         return json.loads(self.row["tags"])
 
     def matched_fields(self) -> dict[str, list[str]]:
-        """For each anchor hit, the fields it hit (computed on demand, for dry-run reasons)."""
+        """For each anchor hit, the fields it hit (computed on demand, for dry-run reasons);
+        a body that repeats the anchor as a keyword (`match.KEYWORD_SHARE`) says so."""
         fields = _field_terms(self.row, self.layer)
+        hit, repeated = (self.verdict.anchors, set(self.verdict.keywords)) if self.verdict else ([], set())
         out = {}
-        for anchor in self.anchors_hit:
-            names = [name for name, found in fields.items() if set(anchor.word.terms) & found]
-            out[anchor.text] = names or ["body"]
+        for index, anchor in zip(hit, self.anchors_hit):
+            names = [name for name, found in fields.items() if set(anchor.word.terms) & found] or ["body"]
+            out[anchor.text] = [f"{n} (repeated)" if n == "body" and index in repeated else n for n in names]
         return out
 
 

@@ -488,6 +488,33 @@ def test_words_no_memory_knows_weigh_more_than_a_found_one(project):
     assert entry_ids(project.load_json("improve how my flutter widgets rebuild")) == ["flutter-guidelines"]
 
 
+def test_numbers_no_memory_has_weigh_no_more_than_a_found_word(project):
+    """Ticket numbers, versions and sizes are no other subject: unlike an unknown word, an absent
+    number does not tip a two-topic prompt below coverage."""
+    topics = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
+    for topic in topics:
+        project.write(f"topic-{topic}", f"# {topic}\nThe {topic} subsystem body.", tags=[topic],
+                      directive=f"{topic.title()} notes.")
+    assert sorted(entry_ids(project.load_json("alpha and delta subsystem 4711"))) == ["topic-alpha", "topic-delta"]
+
+
+def test_a_rare_word_the_body_repeats_makes_the_memory_about_it(project):
+    """One rare query word in a body that keeps coming back to it is what that memory is about,
+    as a tag would say; the same word mentioned once, or twice in a long body, is not."""
+    for n in range(20):
+        words = " ".join(w for w, every in (("search", 4), ("box", 5)) if n % every == 0)
+        project.write(f"filler-{n}", f"# Filler {n}\nNotes on subject {n}. {words}")
+    project.write("tall-stack", "# TALL\nUse Livewire components for forms. Livewire keeps state on the "
+                  "server; test Livewire actions with the Livewire test helpers.")
+    project.write("once", "# Once\nWe looked at Hotwire and moved on.")
+    project.write("long", "# Long\n" + "Plain platform notes without the word. " * 60 + "Stimulus, then Stimulus again.")
+    payload = project.load_json("--dry-run", "livewire search box")
+    assert entry_ids(payload) == ["tall-stack"]
+    assert "livewire -> body (repeated)" in project.load("--dry-run", "livewire search box").stdout
+    assert project.load_json("hotwire search box")["selected"] == 0
+    assert project.load_json("stimulus search box")["selected"] == 0
+
+
 def test_the_best_hit_is_the_best_memory_that_covers_the_query(project):
     """A memory repeating half the query scores far above a long one that has all of it, but it
     does not cover the query, so it is no "best hit" that would push the covering one out."""
