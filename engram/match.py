@@ -129,8 +129,11 @@ class Plan:
     def _add_anchor(self, conn: sqlite3.Connection, index: int, anchor: Anchor) -> tuple[float, bool, float]:
         """The anchor's weight, whether any memory has it, and its `_absent_factor`. A CJK word's
         terms are its bigrams (weight: their mean IDF); a Latin word's are alternatives, itself
-        and the word an abbreviation stands for (weight: the IDF of the memories either hits)."""
+        and the word an abbreviation stands for (weight: the IDF of the memories either hits,
+        which is also what each alternative's BM25 is scaled to: a rare literal `msg` must not
+        outrank the memories about messages)."""
         weights: list[float] = []
+        counts: list[tuple[str, int]] = []  # (FTS match, memories it hits) of each term found
         hits: set[int] = set()
         strong: set[int] = set()
         keyword: set[int] = set()
@@ -140,7 +143,7 @@ class Plan:
             weights.append(idf(self.total, len(rowids)))
             if not rowids:
                 continue
-            self.terms.append((match, weights[-1] / _fts_idf(self.total, len(rowids))))
+            counts.append((match, len(rowids)))
             hits |= rowids
             if not anchor.is_type_word:
                 strong |= _rowids(conn, fts_query(term, anchor.word.prefix, STRONG_COLUMNS))
@@ -150,6 +153,9 @@ class Plan:
         self.strong.append(strong)
         self.keyword.append(keyword)
         weight = sum(weights) / len(weights) if anchor.word.cjk else idf(self.total, len(hits))
+        for match, count in counts:
+            term_weight = idf(self.total, count) if anchor.word.cjk else weight
+            self.terms.append((match, term_weight / _fts_idf(self.total, count)))
         return weight, bool(hits), _absent_factor(anchor)
 
     def groups(self) -> dict[tuple[int, int, int], set[int]]:

@@ -442,6 +442,17 @@ def test_shorthand_in_a_query_finds_the_spelled_out_word(project):
     assert project.load_json("k8s")["selected"] == 0  # no memory says kubernetes
 
 
+def test_a_rare_literal_abbreviation_does_not_outrank_the_spelled_out_word(project):
+    """`msg` is an anchor for itself or `message`, weighed as one word: a body that happens to say
+    `msg.sender` (a rare literal) must not rank above the memory about commit messages."""
+    for n in range(10):
+        project.write(f"filler-{n}", f"# Filler {n}\nA message about subject {n}.")
+    project.write("solidity-notes", "# Solidity\nCheck msg.sender and msg.value; commit state before calls.")
+    project.write("commit-messages", "# Commit messages\nWrite commit messages in the imperative.",
+                  tags=["commit", "messages"], directive="Conventional commit messages.")
+    assert entry_ids(project.load_json("--all", "commit msg"))[0] == "commit-messages"
+
+
 def test_light_stemming_matches_inflections(project):
     project.write("deploy-steps", "# Deploy\nDeploys go through staging.", tags=["deployment"])
     for query in ("deploying", "deployed", "deploys", "DEPLOY"):
