@@ -56,6 +56,7 @@ TASKS = (
     "add a spring boot JPA repository for orders",
     "fix flaky pytest fixtures in the django app",
 )
+LONG_PROMPT_CHARS = 10_000  # a pasted document: hundreds of distinct words
 EDITED_FILE = "src/api/users.ts"
 HEADING = re.compile(r"^#{1,3} ")
 FENCE = re.compile(r"^\s*(```|~~~)")
@@ -306,8 +307,15 @@ def append_line(root: Path, size: int, seeds: list[Seed], i: int) -> None:
         handle.write(f"\n- Bench edit {i}: keep this memory current.\n")
 
 
+def long_prompt(seeds: list[Seed]) -> str:
+    """A task followed by a pasted document of about LONG_PROMPT_CHARS, from the seed rules."""
+    pasted = "\n".join(section for seed in seeds for section in seed.sections)
+    return f"{TASKS[0]}, see the notes below:\n{pasted}"[:LONG_PROMPT_CHARS]
+
+
 def engram_cases(engram: str, project: Path, size: int, seeds: list[Seed], runs: int) -> list[Case]:
     root = project / ".agents" / ".engram"
+    pasted = long_prompt(seeds)
     index, hook = always([engram, "index"]), always([engram, "hook", "--host", "claude"])
     edit = {"file_path": str(project / EDITED_FILE), "old_string": "a", "new_string": "b"}
     return [
@@ -334,6 +342,13 @@ def engram_cases(engram: str, project: Path, size: int, seeds: list[Seed], runs:
             runs,
             stdin=lambda i: hook_payload(project, "UserPromptSubmit", i, prompt=TASKS[i % len(TASKS)]),
             ok=injects,
+        ),
+        Case(
+            "hook long prompt",
+            hook,
+            max(MIN_RUNS, runs // 4),
+            stdin=lambda i: hook_payload(project, "UserPromptSubmit", i, prompt=pasted),
+            ok=lambda out: out.startswith("{"),
         ),
         Case(
             "hook file",

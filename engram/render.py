@@ -61,7 +61,8 @@ def reasons(cand: Candidate) -> list[str]:
 def render_dry_run(routing: Routing, pack: Pack) -> str:
     lines = [f"Routed memories ({len(pack.selected)} of {pack.total_related})"]
     anchors = ", ".join(a.text for a in routing.anchors) or "(none)"
-    lines.append(f"anchors: {anchors}")
+    unused = f" (and {routing.unused_words} later words, not anchors)" if routing.unused_words else ""
+    lines.append(f"anchors: {anchors}{unused}")
     for position, entry in enumerate(pack.selected, 1):
         cand = entry.cand
         lines.append(f"{position}. {cand.id} [{cand.scope}] score {cand.score:.3f} ({entry.shown})")

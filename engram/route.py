@@ -18,6 +18,10 @@ from .layers import Layer
 from .match import HIDDEN_SQL, Group, LayerMatch, Scored, Verdict, match_layer
 
 RELATED_BOOST = 0.1  # times the tag overlap with the best hit
+# A query's first words up to this many are its anchors. A pasted log or file is no task
+# description, and judging memories costs time per anchor and per distinct pattern of hits
+# (a 10 KB prompt with 600 distinct words took 15 s at 10,000 memories).
+MAX_ANCHORS = 32
 # Score relative to the best hit, below which a candidate stays out. Only memories that cover
 # the query (`Verdict.covers`) are scored, so the best hit is the best covering one.
 MIN_RELATIVE = 0.6
@@ -156,6 +160,7 @@ class Options:
 class Routing:
     def __init__(self, anchors: list[Anchor], admitted: list[Candidate], pack: list[Candidate]) -> None:
         self.anchors = anchors
+        self.unused_words = 0  # meaningful query words past MAX_ANCHORS
         self.admitted = admitted  # passed visibility, lifecycle and the anchor rule, ranked (the best WINDOW)
         self.pack = pack  # the refined compact selection, ranked
         self.total_related = len(admitted)  # route() counts past the window
@@ -215,8 +220,10 @@ def _in_chunks(layer: Layer, sql: str, rowids: list[int]) -> list[sqlite3.Row]:
 
 
 def route(layers: list[Layer], query: str, options: Options) -> Routing:
-    anchors = anchors_of(query)
+    meaningful = anchors_of(query)
+    anchors = meaningful[:MAX_ANCHORS]
     routing = Routing(anchors, [], [])
+    routing.unused_words = len(meaningful) - len(anchors)
     scoring = [a for a in anchors if not a.is_type_word]
     if not scoring:
         return routing  # no anchors, or only a type word: never a broad match

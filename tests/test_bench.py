@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-METRICS = ("compile", "no-op refresh", "edit-one refresh", "load", "hook prompt", "hook file")
+METRICS = ("compile", "no-op refresh", "edit-one refresh", "load", "hook prompt", "hook long prompt", "hook file")
 TIMED_FIELDS = ("runs", "p50_ms", "p95_ms", "p50_ratio", "p95_ratio", "peak_rss_kb")
 
 

@@ -453,6 +453,19 @@ def test_a_rare_literal_abbreviation_does_not_outrank_the_spelled_out_word(proje
     assert entry_ids(project.load_json("--all", "commit msg"))[0] == "commit-messages"
 
 
+def test_only_the_first_32_meaningful_words_are_anchors(project):
+    """A pasted log or file in a prompt: later words are no anchors, and dry-run says how many."""
+    project.write("early", "# Early\nNotes on word1 and word2.", tags=["word1"])
+    project.write("late", "# Late\nNotes on word40.", tags=["word40"])
+    query = " ".join(f"word{n}" for n in range(1, 41))
+    dry = project.load("--dry-run", query)
+    assert "word32" in dry.lines[1] and "word33" not in dry.lines[1]
+    assert dry.lines[1].endswith("(and 8 later words, not anchors)")
+    payload = project.load_json("--all", query)
+    assert entry_ids(payload) == ["early"]
+    assert entry_ids(project.load_json("--all", "word40")) == ["late"]
+
+
 def test_light_stemming_matches_inflections(project):
     project.write("deploy-steps", "# Deploy\nDeploys go through staging.", tags=["deployment"])
     for query in ("deploying", "deployed", "deploys", "DEPLOY"):
