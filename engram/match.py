@@ -161,7 +161,8 @@ class Plan:
     def groups(self) -> dict[tuple[int, int, int], set[int]]:
         """Every memory hit, grouped by (anchors hit, hit in strong fields, repeated as keywords),
         one bit per anchor in each mask."""
-        parts = {(0, 0, 0): set().union(*self.hits)}
+        everything = set().union(*self.hits)
+        parts = {(0, 0, 0): everything} if everything else {}
         for index, sets in enumerate(zip(self.hits, self.strong, self.keyword)):
             for position, members in enumerate(sets):
                 if members:  # strong and keyword hits are hits: no group gets a bit without its hit bit

@@ -290,3 +290,31 @@ def test_any_hook_stdin_prints_one_json_object(inproc, fuzz_project, host):
         assert_nothing_flagged(out)
 
     check()
+
+
+@st.composite
+def _anchor_hits(draw):
+    """Per anchor: the memories it hits, and subsets hit in strong fields and repeated as keywords."""
+    hits = draw(st.lists(st.frozensets(st.integers(0, 40), max_size=25), max_size=8))
+    strong = [draw(st.frozensets(st.sampled_from(sorted(h)))) if h else frozenset() for h in hits]
+    keyword = [draw(st.frozensets(st.sampled_from(sorted(h)))) if h else frozenset() for h in hits]
+    return [set(h) for h in hits], [set(s) for s in strong], [set(k) for k in keyword]
+
+
+@FUZZ
+@given(_anchor_hits())
+def test_memories_are_grouped_exactly_by_their_pattern_of_hits(sets):
+    """`Plan.groups` partitions with set operations; a memory's key must be the three bit masks
+    one would compute for it alone."""
+    from engram.match import Plan
+
+    plan = Plan.__new__(Plan)  # the grouping only reads the per-anchor sets
+    plan.hits, plan.strong, plan.keyword = sets
+    expected: dict[tuple[int, int, int], set[int]] = {}
+    for rowid in set().union(*plan.hits):
+        key = tuple(
+            sum(1 << i for i, members in enumerate(per_anchor) if rowid in members)
+            for per_anchor in (plan.hits, plan.strong, plan.keyword)
+        )
+        expected.setdefault(key, set()).add(rowid)
+    assert plan.groups() == expected
