@@ -3,9 +3,9 @@
 One FTS5 match per term gives the memories each anchor hits (cheap, rowids
 only), and for a rare term the memories whose body repeats it (FTS5's
 ``fts5vocab`` instance table). A memory's judgement (coverage, strong-field
-hits, the anchor rule) depends only on which anchors it hit and how, so memories are grouped by that pattern
-with set operations and judged once per group, not once per memory: a word can
-be in thousands of them. Visibility comes from one scan of a covering index.
+hits, the anchor rule) depends only on which anchors it hit and how, so
+memories are grouped by that pattern with set operations and judged once per
+group, not once per memory: a word can be in thousands of them. Visibility comes from one scan of a covering index.
 BM25 is the costly part, so only admitted memories that cover the query (the
 only ones that can pack) are scored: FTS5 ``bm25()`` with column weights, divided by
 FTS5's own IDF (clamped to 1e-6 for a term in half the rows or more, which
@@ -182,6 +182,7 @@ def _cut(parts: dict[tuple[int, ...], set[int]], position: int, bit: int, chosen
 
 
 def _absent_factor(anchor: Anchor) -> float:
+    """How many mean found words an absent anchor may weigh: more for a word than a fragment."""
     word = anchor.word
     return ABSENT_WEIGHT if word.text.isalpha() and not word.cjk else ABSENT_FRAGMENT_WEIGHT
 
