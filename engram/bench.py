@@ -194,21 +194,56 @@ class Metric:
     memories_per_s: float | None = None  # compile only
 
 
-def run_once(argv: list[str], cwd: Path, env: dict[str, str], stdin: str = "") -> Sample:
-    """One process, timed from outside; os.wait4 gives that child's own peak RSS."""
-    with tempfile.TemporaryFile() as inp, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        inp.write(stdin.encode("utf-8"))
-        inp.seek(0)
-        start = time.perf_counter()
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=inp, stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        seconds = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, so Popen must not wait again
-        out.seek(0)
-        err.seek(0)
-        if proc.returncode != 0:
-            raise BenchError(f"`{' '.join(argv[1:])}` exited {proc.returncode}: {err.read().decode()[-500:]}")
-        return Sample(seconds, usage.ru_maxrss, out.read().decode("utf-8", "replace"))
+# Runs one command per input line and answers [seconds, peak RSS KB, exit code]. Measured commands
+# start from this small process, not from the harness: Linux counts the parent's resident memory
+# at fork in a child's peak RSS (the high-water mark survives exec), and the harness holds a
+# generated corpus, which made `python -c pass` read 27 MB at 10,000 memories.
+SPAWNER = """
+import json, os, sys, time
+for line in sys.stdin:
+    argv, cwd, env, paths = json.loads(line)
+    flags = (os.O_RDONLY, os.O_WRONLY | os.O_TRUNC, os.O_WRONLY | os.O_TRUNC)
+    actions = [(os.POSIX_SPAWN_OPEN, fd, path, flag, 0) for fd, path, flag in zip((0, 1, 2), paths, flags)]
+    os.chdir(cwd)
+    start = time.perf_counter()
+    try:
+        pid = os.posix_spawn(argv[0], argv, env, file_actions=actions)
+    except OSError as error:
+        print(json.dumps([0, 0, 127, str(error)]), flush=True)
+        continue
+    _, status, usage = os.wait4(pid, 0)
+    print(json.dumps([time.perf_counter() - start, usage.ru_maxrss, os.waitstatus_to_exitcode(status), ""]), flush=True)
+"""
+
+
+class Spawner:
+    """A small long-lived process that runs each measured command (see SPAWNER)."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.paths = [str(workdir / name) for name in ("stdin", "stdout", "stderr")]
+        for path in self.paths:
+            Path(path).touch()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", SPAWNER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+
+    def run(self, argv: list[str], cwd: Path, env: dict[str, str], stdin: str = "") -> Sample:
+        """One process, timed by the spawner around spawn and wait; os.wait4 gives its own peak RSS."""
+        Path(self.paths[0]).write_text(stdin, encoding="utf-8")
+        self.proc.stdin.write(json.dumps([argv, str(cwd), env, self.paths]) + "\n")
+        self.proc.stdin.flush()
+        answer = self.proc.stdout.readline()
+        if not answer:
+            raise BenchError("the process spawner stopped")
+        seconds, rss_kb, code, error = json.loads(answer)
+        if code != 0:
+            detail = error or Path(self.paths[2]).read_text(encoding="utf-8", errors="replace")[-500:]
+            raise BenchError(f"`{' '.join(argv[1:])}` exited {code}: {detail}")
+        return Sample(seconds, rss_kb, Path(self.paths[1]).read_text(encoding="utf-8", errors="replace"))
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait()
 
 
 def always(argv: list[str]) -> Callable[[int], list[str]]:
@@ -240,18 +275,18 @@ class Case:
     warmup: bool = True
 
 
-def measure(case: Case, cwd: Path, env: dict[str, str]) -> list[Sample]:
+def measure(spawner: Spawner, case: Case, cwd: Path, env: dict[str, str]) -> list[Sample]:
     """Up to case.runs samples, fewer once the row has spent ROW_BUDGET_S and has MIN_RUNS."""
     if case.warmup:  # page cache, .pyc files and state.db are in place after one run
         case.before(-1)
-        run_once(case.argv(-1), cwd, env, case.stdin(-1))
+        spawner.run(case.argv(-1), cwd, env, case.stdin(-1))
     samples: list[Sample] = []
     started = time.perf_counter()
     for i in range(case.runs):
         if len(samples) >= MIN_RUNS and time.perf_counter() - started > ROW_BUDGET_S:
             break
         case.before(i)
-        samples.append(run_once(case.argv(i), cwd, env, case.stdin(i)))
+        samples.append(spawner.run(case.argv(i), cwd, env, case.stdin(i)))
     return samples
 
 
@@ -381,7 +416,7 @@ def bench_env(config_dir: Path) -> dict[str, str]:
     return env
 
 
-def bench_size(base: Path, engram: str, size: int, seeds: list[Seed], runs: int) -> SizeResult:
+def bench_size(spawner: Spawner, base: Path, engram: str, size: int, seeds: list[Seed], runs: int) -> SizeResult:
     """Generate one corpus, measure the baseline then every case, and delete the corpus."""
     progress(f"{size:,} memories: generating")
     started = time.perf_counter()
@@ -390,11 +425,11 @@ def bench_size(base: Path, engram: str, size: int, seeds: list[Seed], runs: int)
     env = bench_env(base / "config")
     # Per size, so a drift in machine load over a long run shifts both sides of each ratio.
     python = Case("python -c pass", always([sys.executable, "-c", "pass"]), BASELINE_RUNS)
-    baseline = summarize(measure(python, project, env), None, python.ok)
+    baseline = summarize(measure(spawner, python, project, env), None, python.ok)
     metrics = {}
     for case in engram_cases(engram, project, size, seeds, runs):
         progress(f"{size:,} memories: {case.name} x{case.runs}")
-        metrics[case.name] = summarize(measure(case, project, env), baseline.p50_ms, case.ok)
+        metrics[case.name] = summarize(measure(spawner, case, project, env), baseline.p50_ms, case.ok)
     metrics["compile"].memories_per_s = round(size / (metrics["compile"].p50_ms / 1000))
     index_bytes = (project / ".agents" / ".engram" / "index.db").stat().st_size
     shutil.rmtree(project)
@@ -584,7 +619,11 @@ def run(args: argparse.Namespace) -> dict:
     byte_compile_engram()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="engram-bench-") as tmp:
-        results = [bench_size(Path(tmp), engram, size, seeds, args.runs) for size in args.sizes]
+        spawner = Spawner(Path(tmp))
+        try:
+            results = [bench_size(spawner, Path(tmp), engram, size, seeds, args.runs) for size in args.sizes]
+        finally:
+            spawner.close()
     checked = check_targets(results)
     print_tables([timing_table(results), size_table(results), target_table(checked)])
     return {

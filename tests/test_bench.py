@@ -34,3 +34,20 @@ def test_bench_reports_every_metric_with_ratios(tmp_path):
     assert "engram speed" in proc.stdout and "p50/python" in proc.stdout
     for name in ("python -c pass", *METRICS):
         assert name in proc.stdout
+
+
+def test_peak_rss_is_the_commands_own_not_the_harness(tmp_path):
+    """Linux counts a parent's resident memory at fork in the child's peak RSS; the harness
+    holds whole corpora, so commands are started from a small spawner process."""
+    from engram.bench import Spawner
+
+    ballast = bytearray(120 * 1024 * 1024)
+    ballast[:: 4096] = b"\x01" * len(ballast[:: 4096])  # touch every page: resident, not just reserved
+    spawner = Spawner(tmp_path)
+    try:
+        sample = spawner.run([sys.executable, "-c", "print('hi')"], tmp_path, {}, "")
+    finally:
+        spawner.close()
+    assert sample.stdout == "hi\n"
+    assert 0 < sample.rss_kb < 60 * 1024, sample.rss_kb
+    assert len(ballast) > 0
