@@ -216,6 +216,10 @@ class Hook:
         config = self.ws.config
         return Options(limit=config.get("load.limit"), roles=tuple(config.get("roles")), fetch_counts=fetch_counts(self.state))
 
+    def screen(self) -> ScreenCache:
+        """The safety screen, remembering verdicts in this project's state.db."""
+        return ScreenCache(self.state)
+
     def overflow(self, already: list[str], token_budget: int | None = None) -> Callable[[Pack], int]:
         """build_pack's measure against the host cap (and load's token budget when given).
 
@@ -317,7 +321,7 @@ def on_session_start(hook: Hook) -> str | None:
         if not chosen:
             return None
         routing = Routing([], chosen, chosen)
-        pack_options = PackOptions(limit=UNLIMITED, layered=False, budget=WITHIN_LIMITS, screen=ScreenCache(hook.state))
+        pack_options = PackOptions(limit=UNLIMITED, layered=False, budget=WITHIN_LIMITS, screen=hook.screen())
         pack = build_pack(routing, options, pack_options, hook.overflow([]))
         mark_delivered(hook, bodies(pack))
     return context_text(pack, [])
@@ -366,7 +370,7 @@ def deliver_routed(hook: Hook, routing: Routing, options: Options) -> str | None
         layered=layered,
         budget=WITHIN_LIMITS,
         exclude=frozenset(delivered),
-        screen=ScreenCache(hook.state),
+        screen=hook.screen(),
     )
     measure = hook.overflow(already, config.get("load.budget_tokens") if layered else None)
     pack = build_pack(routing, options, pack_options, measure)
@@ -396,7 +400,7 @@ def on_file(hook: Hook) -> str | None:
             expand_top=FILE_EVENT_BODIES,
             budget=WITHIN_LIMITS,
             exclude=frozenset(delivered),
-            screen=ScreenCache(hook.state),
+            screen=hook.screen(),
         )
         pack = build_pack(routing, options, pack_options, hook.overflow([]))
         delivered_now = bodies(pack)
