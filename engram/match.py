@@ -40,9 +40,12 @@ KEYWORD_DENSITY = 0.004
 # A word no memory has weighs at most this times the mean of the words found. A Latin word
 # the corpus never saw hints at another subject (or a typo); a number or code (`12`, `5k`) does
 # not, and an absent CJK run is mostly a segmentation fragment (particles, a split word), so
-# those weigh no more than a found word.
+# those weigh no more than a found word. Absence says more the more memories there are: in a
+# folder of a few dozen many ordinary words are simply not written yet, so the extra weight
+# grows with the folder and is whole from ABSENT_FULL_AT memories.
 ABSENT_WEIGHT = 1.4
 ABSENT_FRAGMENT_WEIGHT = 1.0
+ABSENT_FULL_AT = 100
 # A memory covers the query (and may pack) with this share of the anchor weight, or this share
 # matched in strong fields, or a strong-field hit on a specific word and this share.
 MIN_COVERAGE = 0.6
@@ -115,6 +118,7 @@ class Plan:
 
     def __init__(self, conn: sqlite3.Connection, anchors: list[Anchor]) -> None:
         self.total = conn.execute("SELECT count(*) FROM memories_fts_docsize").fetchone()[0]
+        self.absent_word_weight = 1 + (ABSENT_WEIGHT - 1) * min(1.0, self.total / ABSENT_FULL_AT)
         self.specific_weight = idf(self.total, max(1.0, SPECIFIC_SHARE * self.total))
         self.many = len(anchors) >= MANY_ANCHORS
         self.content_mask = sum(1 << i for i, a in enumerate(anchors) if not a.is_type_word)
@@ -156,7 +160,12 @@ class Plan:
         for match, count in counts:
             term_weight = idf(self.total, count) if anchor.word.cjk else weight
             self.terms.append((match, term_weight / _fts_idf(self.total, count)))
-        return weight, bool(hits), _absent_factor(anchor)
+        return weight, bool(hits), self._absent_factor(anchor)
+
+    def _absent_factor(self, anchor: Anchor) -> float:
+        """How many mean found words the anchor may weigh if absent: more for a word than a fragment."""
+        word = anchor.word
+        return self.absent_word_weight if word.text.isalpha() and not word.cjk else ABSENT_FRAGMENT_WEIGHT
 
     def groups(self) -> dict[tuple[int, int, int], set[int]]:
         """Every memory hit, grouped by (anchors hit, hit in strong fields, repeated as keywords),
@@ -181,14 +190,8 @@ def _cut(parts: dict[tuple[int, ...], set[int]], position: int, bit: int, chosen
     return out
 
 
-def _absent_factor(anchor: Anchor) -> float:
-    """How many mean found words an absent anchor may weigh: more for a word than a fragment."""
-    word = anchor.word
-    return ABSENT_WEIGHT if word.text.isalpha() and not word.cjk else ABSENT_FRAGMENT_WEIGHT
-
-
 def _cap_absent(weighed: list[tuple[float, bool, float]]) -> list[float]:
-    """Words no memory contains still count against coverage, at most their `_absent_factor`
+    """Words no memory contains still count against coverage, at most their `Plan._absent_factor`
     times the mean found word."""
     present = [w for w, found, _ in weighed if found]
     if not present:

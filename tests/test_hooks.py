@@ -485,7 +485,7 @@ def test_concurrent_prompts_deliver_each_memory_once(tmp_path: Path) -> None:
     for topic in topics:
         project.memory(f"topic-{topic}", f"The {topic} subsystem body.", tags=(topic,), directive=f"{topic.title()} notes.")
     project.index()  # no state.db yet: the racing hooks also create and migrate it
-    prompts = [f"{topics[i % 10]} and {topics[(i + 3) % 10]} subsystem notes {i}" for i in range(20)]
+    prompts = [f"{topics[i % 10]} and {topics[(i + 3) % 10]} subsystem change {i}" for i in range(20)]
     procs = [
         subprocess.Popen([ENGRAM, "hook", "--host", "claude"], cwd=project.path, env=project.env,
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

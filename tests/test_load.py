@@ -500,26 +500,40 @@ def test_refinement_keeps_half_matches_out_unless_a_strong_field_matches(project
     assert entry_ids(project.load_json("deploy kafka")) == ["ship-notes"]
 
 
+HOMONYM_QUERY = "how do I improve my flutter kick in freestyle swimming"
+
+
+def _flutter_folder(project, fillers: int) -> None:
+    for n in range(fillers):
+        project.write(f"filler-{n}", f"# Filler\nNotes on subject {n}, to improve things.")
+    project.write("flutter-guidelines", "# Flutter\nKeep widgets small; rebuild only what changed.",
+                  tags=["flutter"], directive="Prefer const Flutter widgets.")
+
+
 def test_words_no_memory_knows_weigh_more_than_a_found_one(project):
     """A homonym query: one word names a stack in a strong field, the rest are words the corpus
     never saw. Those words say the query is about something else, so nothing loads; the same
     stack word with words the corpus knows still loads the memory."""
-    for n in range(18):
-        project.write(f"filler-{n}", f"# Filler\nNotes on subject {n}, to improve things.")
-    project.write("flutter-guidelines", "# Flutter\nKeep widgets small; rebuild only what changed.",
-                  tags=["flutter"], directive="Prefer const Flutter widgets.")
-    assert project.load_json("how do I improve my flutter kick in freestyle swimming")["selected"] == 0
+    _flutter_folder(project, fillers=99)
+    assert project.load_json(HOMONYM_QUERY)["selected"] == 0
     assert entry_ids(project.load_json("improve how my flutter widgets rebuild")) == ["flutter-guidelines"]
 
 
+def test_in_a_small_folder_an_unknown_word_says_little(project):
+    """With 19 memories most ordinary words are simply not written yet: the extra weight of an
+    unknown word grows with the folder, so the same query still loads the rule here."""
+    _flutter_folder(project, fillers=18)
+    assert entry_ids(project.load_json(HOMONYM_QUERY)) == ["flutter-guidelines"]
+
+
 def test_numbers_no_memory_has_weigh_no_more_than_a_found_word(project):
-    """Ticket numbers, versions and sizes are no other subject: unlike an unknown word, an absent
-    number does not tip a two-topic prompt below coverage."""
-    topics = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
-    for topic in topics:
-        project.write(f"topic-{topic}", f"# {topic}\nThe {topic} subsystem body.", tags=[topic],
-                      directive=f"{topic.title()} notes.")
-    assert sorted(entry_ids(project.load_json("alpha and delta subsystem 4711"))) == ["topic-alpha", "topic-delta"]
+    """Ticket numbers, versions and sizes are no other subject: an absent number weighs like a
+    found word, an absent word more (in a folder of 100, where that weight is whole)."""
+    for n in range(99):
+        project.write(f"filler-{n}", f"# Filler\nNotes on item {n}." + " The subsystem." * (n % 9 == 0))
+    project.write("notes-one", "# Notes\nThe alpha subsystem runbook.")
+    assert entry_ids(project.load_json("alpha subsystem 4711")) == ["notes-one"]
+    assert project.load_json("alpha subsystem zebra")["selected"] == 0
 
 
 def test_a_rare_word_the_body_repeats_makes_the_memory_about_it(project):
