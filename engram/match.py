@@ -5,12 +5,12 @@ only), and for a rare term the memories whose body repeats it (FTS5's
 ``fts5vocab`` instance table). A memory's judgement (coverage, strong-field
 hits, the anchor rule) depends only on which anchors it hit and how, so
 memories are grouped by that pattern with set operations and judged once per
-group, not once per memory: a word can be in thousands of them. Visibility comes from one scan of a covering index.
-BM25 is the costly part, so only admitted memories that cover the query (the
-only ones that can pack) are scored: FTS5 ``bm25()`` with column weights, divided by
-FTS5's own IDF (clamped to 1e-6 for a term in half the rows or more, which
-makes small folders rank by noise) and multiplied by an unclamped one.
-Stdlib only.
+group, not once per memory: a word can be in thousands of them. Visibility
+comes from one scan of a covering index. BM25 is the costly part, so only
+admitted memories that cover the query (the only ones that can pack) are
+scored: FTS5 ``bm25()`` with column weights, divided by FTS5's own IDF (clamped
+to 1e-6 for a term in half the rows or more, which makes small folders rank by
+noise) and multiplied by an unclamped one. Stdlib only.
 """
 
 from __future__ import annotations
