@@ -68,6 +68,7 @@ ABBREVIATIONS = {
     "pkgs": "packages", "func": "function", "fn": "function", "args": "arguments", "params": "parameters",
     "prod": "production", "js": "javascript", "ts": "typescript", "py": "python", "btn": "button",
     "img": "image", "imgs": "images", "nav": "navigation", "i18n": "internationalization",
+    "postgres": "postgresql", "pg": "postgresql", "mongo": "mongodb",
 }  # fmt: skip
 
 _MEMO_LIMIT = 200_000

@@ -440,6 +440,8 @@ def test_shorthand_in_a_query_finds_the_spelled_out_word(project):
     assert entry_ids(project.load_json("write the commit msg")) == ["commit-messages"]
     assert entry_ids(project.load_json("db migration")) == ["database-migrations"]
     assert project.load_json("k8s")["selected"] == 0  # no memory says kubernetes
+    project.write("pg-maintenance", "# Maintenance\nPostgreSQL autovacuum settings per table.")
+    assert entry_ids(project.load_json("postgres autovacuum")) == ["pg-maintenance"]
 
 
 def test_a_rare_literal_abbreviation_does_not_outrank_the_spelled_out_word(project):
