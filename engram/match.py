@@ -31,6 +31,8 @@ FETCH_BOOST_STEP = 0.05  # per earlier `load --id`, up to FETCH_BOOST_MAX
 FETCH_BOOST_MAX = 1.2
 SKILL_BOOST = 1.25  # `workflow` in the query routes to skill memories
 MANY_ANCHORS = 4
+# Up to this many anchors, memories are grouped with set operations; beyond, by a mask per memory.
+FEW_ANCHORS = 8
 SPECIFIC_SHARE = 0.15  # a strong-field hit on a word at most this share of memories have is "specific"
 # A body that repeats a word at most this share of memories have, this many times and this often
 # per token, is about that word (a keyword of the memory): its hit is specific, as in a strong field.
@@ -123,9 +125,7 @@ class Plan:
         self.many = len(anchors) >= MANY_ANCHORS
         self.content_mask = sum(1 << i for i, a in enumerate(anchors) if not a.is_type_word)
         self.terms: list[tuple[str, float]] = []  # (FTS match, BM25 factor) of every term found
-        self.hits: list[set[int]] = []  # per anchor: the rowids it hits
-        self.strong: list[set[int]] = []  # per anchor: the rowids it hits in strong fields (none for type words)
-        self.keyword: list[set[int]] = []  # per anchor: the rowids whose body repeats it (`KEYWORD_SHARE`)
+        self.grouping = SetGrouping() if len(anchors) <= FEW_ANCHORS else MaskGrouping()
         weighed = [self._add_anchor(conn, index, anchor) for index, anchor in enumerate(anchors)]
         self.weights = _cap_absent(weighed)
         self.total_weight = sum(w for i, w in enumerate(self.weights) if self.content_mask >> i & 1)
@@ -153,9 +153,7 @@ class Plan:
                 strong |= _rowids(conn, fts_query(term, anchor.word.prefix, STRONG_COLUMNS))
                 if len(rowids) <= KEYWORD_SHARE * self.total and not anchor.word.prefix:
                     keyword |= _keyword_rowids(conn, term)
-        self.hits.append(hits)
-        self.strong.append(strong)
-        self.keyword.append(keyword)
+        self.grouping.add(index, (hits, strong, keyword))
         weight = sum(weights) / len(weights) if anchor.word.cjk else idf(self.total, len(hits))
         for match, count in counts:
             term_weight = idf(self.total, count) if anchor.word.cjk else weight
@@ -167,14 +165,34 @@ class Plan:
         word = anchor.word
         return self.absent_word_weight if word.text.isalpha() and not word.cjk else ABSENT_FRAGMENT_WEIGHT
 
-    def groups(self) -> dict[tuple[int, int, int], set[int]]:
-        """Every memory hit, grouped by (anchors hit, hit in strong fields, repeated as keywords),
-        one bit per anchor in each mask."""
-        everything = set().union(*self.hits)
+    def groups(self) -> dict[Masks, set[int]]:
+        """Every memory hit, grouped by its masks: (anchors hit, hit in strong fields, repeated as
+        keywords), one bit per anchor in each."""
+        return self.grouping.groups()
+
+
+# An anchor's memories: (hit, hit in a strong field, repeated as a keyword), the last two within the first.
+AnchorSets = tuple[set[int], set[int], set[int]]
+Masks = tuple[int, int, int]
+
+
+class SetGrouping:
+    """Few anchors: each anchor's sets cut the groups in two, with set operations. No entry per
+    memory, so a word in most of them costs little; but every anchor cuts every group, and with
+    many anchors the groups multiply (see MaskGrouping)."""
+
+    def __init__(self) -> None:
+        self.sets: list[AnchorSets] = []  # in anchor order
+
+    def add(self, index: int, sets: AnchorSets) -> None:
+        self.sets.append(sets)
+
+    def groups(self) -> dict[Masks, set[int]]:
+        everything = set().union(*(hits for hits, _, _ in self.sets))
         parts = {(0, 0, 0): everything} if everything else {}
-        for index, sets in enumerate(zip(self.hits, self.strong, self.keyword)):
+        for index, sets in enumerate(self.sets):
             for position, members in enumerate(sets):
-                if members:  # strong and keyword hits are hits: no group gets a bit without its hit bit
+                if members:
                     parts = _cut(parts, position, 1 << index, members)
         return parts
 
@@ -188,6 +206,35 @@ def _cut(parts: dict[tuple[int, ...], set[int]], position: int, bit: int, chosen
         if rest := members - inside:
             out[key] = rest
     return out
+
+
+class MaskGrouping:
+    """Many anchors (a pasted document): a mask per memory, filled as each anchor comes and
+    holding no set per anchor; time and memory grow with the hits, not anchors x groups."""
+
+    def __init__(self) -> None:
+        self.masks: dict[int, list[int]] = {}
+
+    def add(self, index: int, sets: AnchorSets) -> None:
+        bit, (hits, strong, keyword), masks = 1 << index, sets, self.masks
+        for rowid in hits:
+            if (mask := masks.get(rowid)) is None:
+                masks[rowid] = [bit, 0, 0]
+            else:
+                mask[0] |= bit
+        for position, members in ((1, strong), (2, keyword)):
+            for rowid in members:
+                masks[rowid][position] |= bit
+
+    def groups(self) -> dict[Masks, set[int]]:
+        out: dict[Masks, set[int]] = {}
+        for rowid, mask in self.masks.items():
+            key = (mask[0], mask[1], mask[2])
+            if (group := out.get(key)) is None:
+                out[key] = {rowid}
+            else:
+                group.add(rowid)
+        return out
 
 
 def _cap_absent(weighed: list[tuple[float, bool, float]]) -> list[float]:

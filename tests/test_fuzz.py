@@ -304,17 +304,19 @@ def _anchor_hits(draw):
 @FUZZ
 @given(_anchor_hits())
 def test_memories_are_grouped_exactly_by_their_pattern_of_hits(sets):
-    """`Plan.groups` partitions with set operations; a memory's key must be the three bit masks
-    one would compute for it alone."""
-    from engram.match import Plan
+    """Both groupings (set cuts for few anchors, a mask per memory for many) must give each memory
+    the three bit masks one would compute for it alone."""
+    from engram.match import MaskGrouping, SetGrouping
 
-    plan = Plan.__new__(Plan)  # the grouping only reads the per-anchor sets
-    plan.hits, plan.strong, plan.keyword = sets
+    hits, strong, keyword = sets
     expected: dict[tuple[int, int, int], set[int]] = {}
-    for rowid in set().union(*plan.hits):
+    for rowid in set().union(*hits):
         key = tuple(
             sum(1 << i for i, members in enumerate(per_anchor) if rowid in members)
-            for per_anchor in (plan.hits, plan.strong, plan.keyword)
+            for per_anchor in (hits, strong, keyword)
         )
         expected.setdefault(key, set()).add(rowid)
-    assert plan.groups() == expected
+    for grouping in (SetGrouping(), MaskGrouping()):
+        for index, anchor_sets in enumerate(zip(hits, strong, keyword)):
+            grouping.add(index, anchor_sets)
+        assert grouping.groups() == expected, type(grouping).__name__
