@@ -85,15 +85,14 @@ class Verdict:
     __slots__ = ("anchors", "keywords", "coverage", "strong_coverage", "strong_hit", "specific", "passes", "covers")
 
     def __init__(self, plan: Plan, hit_mask: int, strong_mask: int, keyword_mask: int) -> None:
-        content = hit_mask & plan.content_mask
-        self.anchors = [i for i in range(len(plan.weights)) if hit_mask >> i & 1]
-        strong = [i for i in self.anchors if strong_mask >> i & 1]
-        self.keywords = [i for i in self.anchors if keyword_mask >> i & 1]
-        share = 1 / plan.total_weight if plan.total_weight else 0.0
-        self.coverage = share * sum(plan.weights[i] for i in self.anchors if content >> i & 1)
-        self.strong_coverage = share * sum(plan.weights[i] for i in strong)
-        self.strong_hit = bool(strong)
-        self.specific = any(plan.weights[i] >= plan.specific_weight for i in strong + self.keywords)
+        # Thousands of patterns for a long prompt: work per set bit, not per anchor.
+        weights, content = plan.weights, hit_mask & plan.content_mask
+        self.anchors = _bits(hit_mask)
+        self.keywords = _bits(keyword_mask)  # within the hits, as strong ones are
+        self.coverage = plan.share * sum([weights[i] for i in _bits(content)])
+        self.strong_coverage = plan.share * sum([weights[i] for i in _bits(strong_mask)])
+        self.strong_hit = bool(strong_mask)
+        self.specific = bool((strong_mask | keyword_mask) & plan.specific_mask)
         hits = content.bit_count()
         self.passes = hits >= 1 and (not plan.many or hits >= 2 or self.strong_hit)  # the anchor rule
         self.covers = self.passes and (
@@ -129,6 +128,8 @@ class Plan:
         weighed = [self._add_anchor(conn, index, anchor) for index, anchor in enumerate(anchors)]
         self.weights = _cap_absent(weighed)
         self.total_weight = sum(w for i, w in enumerate(self.weights) if self.content_mask >> i & 1)
+        self.share = 1 / self.total_weight if self.total_weight else 0.0  # of the weight, per unit
+        self.specific_mask = sum(1 << i for i, w in enumerate(self.weights) if w >= self.specific_weight)
 
     def _add_anchor(self, conn: sqlite3.Connection, index: int, anchor: Anchor) -> tuple[float, bool, float]:
         """The anchor's weight, whether any memory has it, and its `_absent_factor`. A CJK word's
@@ -235,6 +236,16 @@ class MaskGrouping:
             else:
                 group.add(rowid)
         return out
+
+
+def _bits(mask: int) -> list[int]:
+    """The indices of a mask's set bits, ascending."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
 
 
 def _cap_absent(weighed: list[tuple[float, bool, float]]) -> list[float]:
