@@ -82,13 +82,12 @@ FACTS_SQL = (
 class Verdict:
     """How one pattern of anchor hits fares: shared by every memory with that pattern."""
 
-    __slots__ = ("anchors", "keywords", "coverage", "strong_coverage", "strong_hit", "specific", "passes", "covers")
+    __slots__ = ("hit_mask", "keyword_mask", "coverage", "strong_coverage", "strong_hit", "specific", "passes", "covers")
 
     def __init__(self, plan: Plan, hit_mask: int, strong_mask: int, keyword_mask: int) -> None:
         # Thousands of patterns for a long prompt: work per set bit, not per anchor.
         weights, content = plan.weights, hit_mask & plan.content_mask
-        self.anchors = _bits(hit_mask)
-        self.keywords = _bits(keyword_mask)  # within the hits, as strong ones are
+        self.hit_mask, self.keyword_mask = hit_mask, keyword_mask  # keyword hits are hits, as strong ones
         self.coverage = plan.share * sum([weights[i] for i in _bits(content)])
         self.strong_coverage = plan.share * sum([weights[i] for i in _bits(strong_mask)])
         self.strong_hit = bool(strong_mask)
@@ -100,6 +99,16 @@ class Verdict:
             or self.strong_coverage >= MIN_STRONG_COVERAGE
             or (self.specific and self.coverage >= MIN_SPECIFIC_COVERAGE)
         )
+
+    @property
+    def anchors(self) -> list[int]:
+        """The anchors hit (indices), for the few memories that become candidates."""
+        return _bits(self.hit_mask)
+
+    @property
+    def keywords(self) -> list[int]:
+        """The anchors the memory's body repeats as keywords (indices)."""
+        return _bits(self.keyword_mask)
 
 
 class Scored:
