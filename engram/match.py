@@ -161,7 +161,7 @@ class Plan:
             hits |= rowids
             if not anchor.is_type_word:
                 strong |= _rowids(conn, fts_query(term, anchor.word.prefix, STRONG_COLUMNS))
-                if len(rowids) <= KEYWORD_SHARE * self.total and not anchor.word.prefix:
+                if len(rowids) <= max(1.0, KEYWORD_SHARE * self.total) and not anchor.word.prefix:
                     keyword |= _keyword_rowids(conn, term)
         self.grouping.add(index, (hits, strong, keyword))
         weight = sum(weights) / len(weights) if anchor.word.cjk else idf(self.total, len(hits))

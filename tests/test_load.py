@@ -555,6 +555,16 @@ def test_a_rare_word_the_body_repeats_makes_the_memory_about_it(project):
     assert project.load_json("stimulus search box")["selected"] == 0
 
 
+def test_in_a_small_folder_a_word_one_memory_repeats_is_its_keyword(project):
+    """5 % of ten memories is less than one: a word only one memory has still qualifies."""
+    for n in range(9):
+        words = " ".join(w for w, every in (("search", 3), ("box", 4)) if n % every == 0)
+        project.write(f"filler-{n}", f"# Filler {n}\nNotes on subject {n}. {words}")
+    project.write("tall-stack", "# TALL\nUse Livewire components for forms. Livewire keeps state on the "
+                  "server; test Livewire actions with the Livewire test helpers.")
+    assert entry_ids(project.load_json("livewire search box")) == ["tall-stack"]
+
+
 def test_the_best_hit_is_the_best_memory_that_covers_the_query(project):
     """A memory repeating half the query scores far above a long one that has all of it, but it
     does not cover the query, so it is no "best hit" that would push the covering one out."""
