@@ -4,8 +4,9 @@ One FTS5 match per term gives the memories each anchor hits (cheap, rowids
 only), and for a rare term the memories whose body repeats it (FTS5's
 ``fts5vocab`` instance table). A memory's judgement (coverage, strong-field
 hits, the anchor rule) depends only on which anchors it hit and how, so
-memories are grouped by that pattern with set operations and judged once per
-group, not once per memory: a word can be in thousands of them. Visibility
+memories are grouped by that pattern (with set operations, or for a long query
+a mask per memory) and judged once per group, not once per memory: a word can
+be in thousands of them. Visibility
 comes from one scan of a covering index. BM25 is the costly part, so only
 admitted memories that cover the query (the only ones that can pack) are
 scored: FTS5 ``bm25()`` with column weights, divided by FTS5's own IDF (clamped
@@ -34,8 +35,9 @@ MANY_ANCHORS = 4
 # Up to this many anchors, memories are grouped with set operations; beyond, by a mask per memory.
 FEW_ANCHORS = 8
 SPECIFIC_SHARE = 0.15  # a strong-field hit on a word at most this share of memories have is "specific"
-# A body that repeats a word at most this share of memories have, this many times and this often
-# per token, is about that word (a keyword of the memory): its hit is specific, as in a strong field.
+# A body that repeats a word at most this share of memories have (one memory at least, for small
+# folders), this many times and this often per token, is about that word (a keyword of the
+# memory): its hit is specific, as in a strong field.
 KEYWORD_SHARE = 0.05
 KEYWORD_MIN_COUNT = 2
 KEYWORD_DENSITY = 0.004
