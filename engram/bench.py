@@ -194,7 +194,7 @@ class Metric:
     memories_per_s: float | None = None  # compile only
 
 
-# Runs one command per input line and answers [seconds, peak RSS KB, exit code]. Measured commands
+# Runs one command per input line and answers [seconds, peak RSS KB, exit code, error]. Measured commands
 # start from this small process, not from the harness: Linux counts the parent's resident memory
 # at fork in a child's peak RSS (the high-water mark survives exec), and the harness holds a
 # generated corpus, which made `python -c pass` read 27 MB at 10,000 memories.
