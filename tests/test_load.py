@@ -538,6 +538,17 @@ def test_numbers_no_memory_has_weigh_no_more_than_a_found_word(project):
     assert project.load_json("alpha subsystem zebra")["selected"] == 0
 
 
+def test_a_cjk_fragment_no_memory_has_weighs_like_a_found_word(project):
+    """A CJK run cut at kana leaves fragments (削 of 削る) that no memory has: segmentation, not
+    another subject, so unlike an unknown Latin word it does not tip the query below coverage
+    (in a folder of 100, where an unknown word's extra weight is whole)."""
+    for n in range(90):
+        project.write(f"filler-{n}", f"# Filler\nNotes on item {n}.")
+    for n in range(10):
+        project.write(f"deploy-{n}", f"# Notes {n}\n本番環境へのデプロイ手順です。")
+    assert project.load_json("デプロイ手順を削る")["selected"] > 0
+
+
 def test_a_rare_word_the_body_repeats_makes_the_memory_about_it(project):
     """One rare query word in a body that keeps coming back to it is what that memory is about,
     as a tag would say; the same word mentioned once, or twice in a long body, is not."""

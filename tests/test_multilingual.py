@@ -93,6 +93,6 @@ def test_off_topic_cjk_queries_load_nothing(layers):
     ("工作区和全局索引里有重复条目时，以哪个为准？", "zh-read-flow"),
 ])
 def test_a_cjk_fragment_no_memory_has_does_not_outweigh_the_words_found(layers, query, expected):
-    """CJK runs cut at kana and function characters leave fragments (削, 个为准) no memory has;
-    unlike an unknown Latin word they are no sign of another subject, so the pack still loads."""
+    """Runs cut at kana and function characters leave fragments (削, 个为准) no memory has; these
+    questions still find their section (the weight rule itself: test_load.py, at 100 memories)."""
     assert [c.id for c in route(layers, query, Options()).pack][:1] == [expected]
