@@ -31,7 +31,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m engram.bench
 
-## quality: routing quality of the benchmark fixtures (tuning set, two held-out sets, multilingual)
+## quality: routing quality of the benchmark fixtures (tuning set, two held-out sets, multilingual, small folders)
 quality: $(STAMP)
 	rm -rf $(DEMO) && mkdir -p $(DEMO)
 	cp -r fixtures/cursorrules/.agents $(DEMO)/
@@ -40,6 +40,7 @@ quality: $(STAMP)
 	cd $(DEMO) && ../../$(BIN)/engram benchmark ../../fixtures/bench/cursorrules-heldout-2.json
 	rm -rf build/multilingual && cp -r fixtures/multilingual build/multilingual
 	cd build/multilingual && ../../$(BIN)/engram benchmark ../../fixtures/bench/multilingual.json
+	$(BIN)/python -m engram.subsets
 
 clean:
 	rm -rf $(VENV) build

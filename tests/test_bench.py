@@ -51,3 +51,18 @@ def test_peak_rss_is_the_commands_own_not_the_harness(tmp_path):
     assert sample.stdout == "hi\n"
     assert 0 < sample.rss_kb < 60 * 1024, sample.rss_kb
     assert len(ballast) > 0
+
+
+def test_small_folder_quality_runs_on_the_bundled_rules():
+    """`python -m engram.subsets` builds a folder from a random subset of the rules and routes the
+    fixture queries whose rules are in it."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "engram.subsets", "--sizes", "15", "--samples", "1"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    header, row = proc.stdout.splitlines()
+    assert header.split() == ["rules", "queries", "hit_at_pack", "recall_at_pack", "mrr", "precision", "off_topic_silent"]
+    size, queries, *ratios = row.split()
+    assert size == "15" and float(queries) > 10
+    assert all(0.0 <= float(value) <= 1.0 for value in ratios)
