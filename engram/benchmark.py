@@ -94,9 +94,16 @@ def run_benchmark(fixture: Path) -> dict:
     }
 
 
+COLUMNS = ("queries", "hit_at_pack", "recall_at_pack", "mrr", "precision", "off_topic_silent")
+
+
+def table_line(name: str, cells) -> str:
+    """One line of the report table: a row name, then one right-aligned cell per column."""
+    return f"{name:<8}" + "".join(f"{cell:>17}" for cell in cells)
+
+
 def format_report(report: dict) -> str:
-    columns = ("queries", "hit_at_pack", "recall_at_pack", "mrr", "precision", "off_topic_silent")
-    lines = [f"{'group':<8}" + "".join(f"{c:>17}" for c in columns)]
+    lines = [table_line("group", COLUMNS)]
     for name, summary in report["results"].items():
-        lines.append(f"{name:<8}" + "".join(f"{summary[c]:>17}" for c in columns))
+        lines.append(table_line(name, (summary[c] for c in COLUMNS)))
     return "\n".join(lines) + "\n"

@@ -21,12 +21,12 @@ import tempfile
 from pathlib import Path
 
 from .bench import SEED_RULES, bench_env
+from .benchmark import COLUMNS, table_line
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "bench"
 FIXTURE_FILES = ("cursorrules.json", "cursorrules-heldout.json", "cursorrules-heldout-2.json")
 SIZES = (15, 30, 60, 120)
 SAMPLES = 6
-COLUMNS = ("queries", "hit_at_pack", "recall_at_pack", "mrr", "precision", "off_topic_silent")
 
 
 def load_cases() -> list[dict]:
@@ -76,11 +76,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=SAMPLES, help="random folders per size")
     args = parser.parse_args(argv)
     cases = load_cases()
-    print(f"{'rules':<8}" + "".join(f"{c:>17}" for c in COLUMNS))
+    print(table_line("rules", COLUMNS))
     with tempfile.TemporaryDirectory(prefix="engram-subsets-") as tmp:
         for size in args.sizes:
             means = mean_scores(Path(tmp), cases, size, args.samples)
-            print(f"{size:<8}" + "".join(f"{means[c]:>17}" for c in COLUMNS), flush=True)
+            print(table_line(str(size), (means[c] for c in COLUMNS)), flush=True)
     return 0
 
 
