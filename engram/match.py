@@ -147,7 +147,7 @@ class Plan:
         terms are its bigrams (weight: their mean IDF); a Latin word's are alternatives, itself
         and the word an abbreviation stands for (weight: the IDF of the memories either hits,
         which is also what each alternative's BM25 is scaled to: a rare literal `msg` must not
-        outrank the memories about messages)."""
+        outrank the memories about messages), and it glued to a neighbour in strong fields."""
         weights: list[float] = []
         counts: list[tuple[str, int]] = []  # (FTS match, memories it hits) of each term found
         hits: set[int] = set()
@@ -165,6 +165,12 @@ class Plan:
                 strong |= _rowids(conn, fts_query(term, anchor.word.prefix, STRONG_COLUMNS))
                 if len(rowids) <= max(1.0, KEYWORD_SHARE * self.total) and not anchor.word.prefix:
                     keyword |= _keyword_rowids(conn, term)
+        for term in () if anchor.is_type_word else anchor.joined:  # strong fields only (`Anchor.joined`)
+            match = fts_query(term, False, STRONG_COLUMNS)
+            if rowids := _rowids(conn, match):
+                counts.append((match, len(rowids)))
+                hits |= rowids
+                strong |= rowids
         self.grouping.add(index, (hits, strong, keyword))
         weight = sum(weights) / len(weights) if anchor.word.cjk else idf(self.total, len(hits))
         for match, count in counts:

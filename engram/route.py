@@ -33,13 +33,18 @@ MEMORY_FIELDS = (
     "directive", "summary", "title", "applies_to", "depends_on", "tokens", "ignored", "safety", "source_sha256",
 )  # fmt: skip
 MEMORY_COLUMNS = ", ".join(f"m.{name}" for name in MEMORY_FIELDS)
+STRONG_FIELDS = ("id", "tags", "directive", "applies_to")  # match.STRONG_COLUMNS, as dry-run names them
 
 
 class Anchor:
-    __slots__ = ("word",)
+    __slots__ = ("word", "joined")
 
-    def __init__(self, word: terms.Word) -> None:
+    def __init__(self, word: terms.Word, joined: tuple[str, ...] = ()) -> None:
         self.word = word
+        # The anchor glued to the query word before or after it (`spring boot` -> `springboot`),
+        # as a name is often written in an id or tag; matched in strong fields only, where such
+        # a name is the memory's subject (a body's `ApolloClient` is incidental).
+        self.joined = joined
 
     @property
     def text(self) -> str:
@@ -49,16 +54,34 @@ class Anchor:
     def is_type_word(self) -> bool:
         return self.word.text in terms.TYPE_WORDS
 
+    def found_in(self, field: str, field_terms: set[str]) -> bool:
+        """Whether the anchor hits a field of a memory, given the field's terms."""
+        joined = self.joined if field in STRONG_FIELDS else ()
+        return not field_terms.isdisjoint(self.word.terms + joined)
+
 
 def anchors_of(query: str) -> list[Anchor]:
     """The meaningful query words: no stopwords, no generic memory words, no repeats."""
     seen: set[tuple[str, ...]] = set()
     out = []
-    for word in map(terms.meaningful, terms.words(query)):
+    found = list(map(terms.meaningful, terms.words(query)))
+    glued = _glued_pairs(found)
+    for position, word in enumerate(found):
         if word is None or word.terms in seen:
             continue
         seen.add(word.terms)
-        out.append(Anchor(word))
+        joined = (glued.get(position - 1), glued.get(position))
+        out.append(Anchor(word, tuple(term for term in joined if term and term not in word.terms)))
+    return out
+
+
+def _glued_pairs(found: list[terms.Word | None]) -> dict[int, str]:
+    """For two adjacent Latin anchors made of letters, the term of both glued, by the first one's
+    position. A stopword between them breaks the pair: "spring boot", not "spring of boot"."""
+    out = {}
+    for position, (first, second) in enumerate(zip(found, found[1:])):
+        if first and second and not (first.cjk or second.cjk) and (first.text + second.text).isalpha():
+            out[position] = terms.stem(first.text + second.text)
     return out
 
 
@@ -114,7 +137,7 @@ class Candidate:
         hit, repeated = (self.verdict.anchors, set(self.verdict.keywords)) if self.verdict else ([], set())
         out = {}
         for index, anchor in zip(hit, self.anchors_hit):
-            names = [name for name, found in fields.items() if set(anchor.word.terms) & found] or ["body"]
+            names = [name for name, found in fields.items() if anchor.found_in(name, found)] or ["body"]
             out[anchor.text] = [f"{n} (repeated)" if n == "body" and index in repeated else n for n in names]
         return out
 

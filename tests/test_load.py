@@ -444,6 +444,19 @@ def test_shorthand_in_a_query_finds_the_spelled_out_word(project):
     assert entry_ids(project.load_json("postgres autovacuum")) == ["pg-maintenance"]
 
 
+def test_two_query_words_find_a_name_written_as_one_in_an_id_or_tag(project):
+    """`spring boot` finds the memory named `java-springboot-jpa`; a body that merely mentions
+    `SpringBoot` is not about it, and stays out."""
+    project.write("java-springboot-jpa", "# JPA\nFetch lazy associations inside the transaction.")
+    project.write("war-stories", "# War stories\nWe once shipped a SpringBoot service on a Friday.")
+    project.write("gardening", "# Gardening\nPrune roses in early spring; wear a boot in the mud.", tags=["garden"])
+    assert entry_ids(project.load_json("--all", "spring boot")) == ["java-springboot-jpa", "gardening"]
+    dry = project.load("--dry-run", "spring boot")
+    assert "   spring -> id" in dry.lines and "   boot -> id" in dry.lines
+    # strong-field hits: half the query is enough for the memory named so, not for the mentions
+    assert entry_ids(project.load_json("spring boot zebra quokka")) == ["java-springboot-jpa"]
+
+
 def test_a_rare_literal_abbreviation_does_not_outrank_the_spelled_out_word(project):
     """`msg` is an anchor for itself or `message`, weighed as one word: a body that happens to say
     `msg.sender` (a rare literal) must not rank above the memory about commit messages."""

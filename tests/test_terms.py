@@ -63,6 +63,14 @@ def test_a_shorthand_anchor_also_matches_the_word_it_stands_for():
     assert terms.index_terms("bump the k8s db") == "bump k8s db"
 
 
+def test_adjacent_anchors_also_match_the_two_glued():
+    spring, boot, jpa = anchors_of("Spring Boot JPA")
+    assert (spring.joined, boot.joined, jpa.joined) == (("springboot",), ("springboot", "bootjpa"), ("bootjpa",))
+    assert [a.joined for a in anchors_of("spring of boot")] == [(), ()]  # a stopword between breaks the pair
+    assert [a.joined for a in anchors_of("nextjs 15")] == [(), ()]  # letters only
+    assert [a.joined for a in anchors_of("部署 手順")] == [(), ()]
+
+
 def test_token_estimate_counts_non_ascii_one_each():
     assert terms.estimate_tokens("abcd") == 1
     assert terms.estimate_tokens("abcde") == 2
