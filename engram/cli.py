@@ -34,24 +34,25 @@ def fail(message: str, code: int = 1) -> typer.Exit:
 def init() -> None:
     """Create .agents/.engram/{rules,skills,knowledge}, config, .gitignore and .engramignore."""
     ws = open_workspace()
+    root = Path(ws.root.path)
     created = []
     for folder in ("rules", "skills", "knowledge"):
-        path = ws.root.path / folder
+        path = root / folder
         if not path.is_dir():
             path.mkdir(parents=True)
             created.append(path)
     defaults = {
-        ws.root.config_path: json.dumps({"load": {"limit": 8}}, indent=2) + "\n",
-        ws.root.path / ".gitignore": ROOT_GITIGNORE,
-        ws.root.ignore_path: ENGRAMIGNORE,
+        Path(ws.root.config_path): json.dumps({"load": {"limit": 8}}, indent=2) + "\n",
+        root / ".gitignore": ROOT_GITIGNORE,
+        Path(ws.root.ignore_path): ENGRAMIGNORE,
     }
     for path, text in defaults.items():
         if not path.exists():
             path.write_text(text, encoding="utf-8")
             created.append(path)
     for path in created:
-        typer.echo(f"created {_shown(path, ws.root.project)}")
-    typer.echo(f"engram root: {_shown(ws.root.path, ws.root.project)}")
+        typer.echo(f"created {_shown(path, Path(ws.root.project))}")
+    typer.echo(f"engram root: {_shown(root, Path(ws.root.project))}")
 
 def _shown(path: Path, project: Path) -> str:
     try:
@@ -116,8 +117,8 @@ def _host_command(host: str, global_: bool, unlinking: bool, engram_command: str
         raise fail(f"unknown host '{host}' (one of {', '.join(host_link.HOSTS)})", 2)
     if engram_command is not None and not host_link.runs_engram(engram_command):
         raise fail("--command must name engram (`engram`, /path/to/engram, python -m engram)", 2)
-    project = open_workspace().root.project
-    backups = user_config_dir() / "link-backups"
+    project = Path(open_workspace().root.project)
+    backups = Path(user_config_dir()) / "link-backups"
     try:
         if unlinking:
             result = host_link.unlink(host, project, global_=global_, backup_dir=backups)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -43,7 +44,7 @@ def run_index(output: Path | None, scope: str) -> int:
     if scope == "global" and ws.global_root is None:
         _err("error: no global root: set ENGRAM_GLOBAL_DIR or global_path")
         return 1
-    if not ws.root.path.is_dir() and ws.global_root is None:
+    if not os.path.isdir(ws.root.path) and ws.global_root is None:
         _err(f"error: no memory root at {ws.root.path}; run `engram init`")
         return 1
     try:

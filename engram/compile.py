@@ -22,7 +22,6 @@ import sys
 import time
 from collections import deque, namedtuple
 from collections.abc import Iterator
-from pathlib import Path
 
 from . import terms
 from .config import Config
@@ -42,6 +41,7 @@ from .freshness import (
 from .graph import rebuild_edges
 from .index import COMPILER_VERSION, apply_migrations, fingerprint, printed_digest
 from .parse import Memory, ParseError, parse_memory
+from .paths import remove_if_present
 from .safety import scan
 from .sources import Root, SourceFile, source_file, stat_line, walk_memory_files
 
@@ -50,6 +50,7 @@ PROGRESS_THRESHOLD = 200
 PARALLEL_MIN_FILES = 400  # fewer files to parse: starting worker processes would cost more than it saves
 PARALLEL_CHUNK = 32  # files per task sent to a worker
 MAX_WORKERS = 4  # this process writes every row; more workers would wait on it
+TEMP_PREFIX = ".index.db.tmp-"  # a build's copy of the index, renamed over it when done
 
 
 class CompileResult:
@@ -228,7 +229,7 @@ class Builder:
 @contextlib.contextmanager
 def root_lock(root: Root):
     """Serialise compilers of one root across processes (two `engram index` at once)."""
-    lock_path = root.path / ".index.lock"
+    lock_path = os.path.join(root.path, ".index.lock")
     handle = open(lock_path, "a+")  # noqa: SIM115 - held for the duration of the block
     try:
         deadline = time.monotonic() + LOCK_TIMEOUT_S
@@ -248,7 +249,7 @@ def root_lock(root: Root):
 def compile_root(root: Root, config: Config, progress: bool = False) -> CompileResult:
     """Bring ``root/index.db`` up to date with the root's sources."""
     result = CompileResult(root)
-    if not root.path.is_dir():
+    if not os.path.isdir(root.path):
         return result
     patterns = ignore_patterns(root, config)
     with root_lock(root):
@@ -273,15 +274,16 @@ def _summarise(conn: sqlite3.Connection, result: CompileResult) -> None:
 
 def _remove_leftovers(root: Root) -> None:
     """Temp files of a build that was killed; safe because the lock is held."""
-    for leftover in root.path.glob(".index.db.tmp-*"):
-        leftover.unlink(missing_ok=True)
+    for name in os.listdir(root.path):
+        if name.startswith(TEMP_PREFIX):
+            remove_if_present(os.path.join(root.path, name))
 
 
-def _temp_path(root: Root) -> Path:
-    return root.path / f".index.db.tmp-{os.getpid()}"
+def _temp_path(root: Root) -> str:
+    return os.path.join(root.path, f"{TEMP_PREFIX}{os.getpid()}")
 
 
-def _copy_file(source: Path, target: Path) -> None:
+def _copy_file(source: str, target: str) -> None:
     import shutil  # only when something changed: a no-op `engram index` does without it
 
     shutil.copyfile(source, target)
@@ -291,7 +293,7 @@ def _rebuild_into_temp(
     root: Root, current: sqlite3.Connection | None, patterns: list[str], result: CompileResult, progress: bool
 ) -> None:
     temp = _temp_path(root)
-    temp.unlink(missing_ok=True)
+    remove_if_present(temp)
     if current is not None:
         _copy_file(root.index_path, temp)
     conn = sqlite3.connect(temp, isolation_level=None)
@@ -305,7 +307,7 @@ def _rebuild_into_temp(
         result.wrote = True
     except BaseException:
         conn.close()
-        temp.unlink(missing_ok=True)
+        remove_if_present(temp)
         raise
 
 
@@ -437,8 +439,8 @@ def _retry_duplicates(conn: sqlite3.Connection, builder: Builder) -> None:
     """A file that lost a duplicate-id clash may be valid now that the other one changed."""
     rows = conn.execute("SELECT rel FROM files WHERE status = 'invalid' AND error LIKE '[\"duplicate id%'").fetchall()
     for (rel,) in rows:
-        path = builder.root.path / rel
-        if not path.is_file():
+        path = os.path.join(builder.root.path, rel)
+        if not os.path.isfile(path):
             continue
         source = source_file(rel, path)
         builder.compile_file(source, prepare(source))
@@ -461,7 +463,7 @@ def _write_meta(conn: sqlite3.Connection, root: Root, patterns: list[str]) -> No
         "ignore_digest": ignore_digest(patterns),
         "stat_digest": stat_digest(stat_line(*row) for row in conn.execute("SELECT rel, size, mtime_ns FROM files ORDER BY rel")),
         "scope": root.scope,
-        "source_root": str(root.path.resolve()),
+        "source_root": os.path.realpath(root.path),
         "source_root_rel": ".",
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
@@ -482,21 +484,22 @@ def _progress(root: Root, enabled: bool):
         yield lambda: bar.advance(task)
 
 
-def export_index(root: Root, config: Config, output: Path) -> CompileResult:
+def export_index(root: Root, config: Config, output: str | os.PathLike[str]) -> CompileResult:
     """Compile ``root`` and write a self-contained copy to ``output`` for sharing."""
     result = compile_root(root, config)
-    output = output.resolve()
-    output.parent.mkdir(parents=True, exist_ok=True)
-    temp = output.with_name(f".{output.name}.tmp-{os.getpid()}")
+    output = os.path.realpath(output)
+    folder = os.path.dirname(output)
+    os.makedirs(folder, exist_ok=True)
+    temp = os.path.join(folder, f".{os.path.basename(output)}.tmp-{os.getpid()}")
     try:
         _copy_file(root.index_path, temp)
         conn = sqlite3.connect(temp, isolation_level=None)
-        rel = os.path.relpath(root.path.resolve(), output.parent)
-        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('source_root_rel', ?)", (Path(rel).as_posix(),))
+        rel = os.path.relpath(os.path.realpath(root.path), folder)
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('source_root_rel', ?)", (rel.replace(os.sep, "/"),))
         conn.execute("VACUUM")
         conn.close()
         os.replace(temp, output)
     except BaseException:
-        temp.unlink(missing_ok=True)
+        remove_if_present(temp)
         raise
     return result

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
+
+from .paths import read_text
 
 DEFAULTS: dict = {
     "load": {"limit": 8, "expand_top": 3, "disclosure": "auto", "budget_tokens": 1600},
@@ -39,13 +40,13 @@ class Config:
         return node
 
 
-def user_config_dir() -> Path:
-    return Path(os.environ.get("ENGRAM_CONFIG_DIR") or Path.home() / ".engram")
+def user_config_dir() -> str:
+    return os.environ.get("ENGRAM_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".engram")
 
 
-def read_json(path: Path, problems: list[str]) -> dict:
+def read_json(path: str, problems: list[str]) -> dict:
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = read_text(path)
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
@@ -70,11 +71,11 @@ def _merge(base: dict, over: dict) -> None:
             base[key] = value
 
 
-def load_config(*paths: Path) -> Config:
+def load_config(*paths: str) -> Config:
     """Merge the config files in order (later wins) over the defaults, then validate."""
     problems: list[str] = []
     data = _copy(DEFAULTS)
-    for path in (user_config_dir() / "engram.config.json", *paths):
+    for path in (os.path.join(user_config_dir(), "engram.config.json"), *paths):
         _merge(data, read_json(path, problems))
     _validate(data, problems)
     return Config(data, problems)
@@ -126,10 +127,10 @@ def _validate(data: dict, problems: list[str]) -> None:
             data[key] = None
 
 
-def update_config_file(path: Path, dotted: str, value) -> None:
+def update_config_file(path: str, dotted: str, value) -> None:
     """Set one dotted key in a config file, keeping every other key as it was."""
     problems: list[str] = []
-    data = read_json(path, problems) if path.exists() else {}
+    data = read_json(path, problems) if os.path.exists(path) else {}
     if problems:
         raise ValueError(problems[0])
     node = data
@@ -142,7 +143,8 @@ def update_config_file(path: Path, dotted: str, value) -> None:
         node.pop(last, None)
     else:
         node[last] = value
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     os.replace(tmp, path)

@@ -10,6 +10,7 @@ import contextlib
 import hashlib
 import itertools
 import json
+import os
 import sqlite3
 from collections import namedtuple
 from collections.abc import Iterable
@@ -17,6 +18,7 @@ from collections.abc import Iterable
 from . import terms
 from .config import Config
 from .index import COMPILER_VERSION, IndexFileError, check_schema, read_meta, sha256_text
+from .paths import read_bytes, read_text, relative_posix, sqlite_uri
 from .sources import Root, SourceFile, stat_lines, walk_memory_files
 
 
@@ -38,17 +40,15 @@ class Problem(namedtuple("Problem", "where reason line kind", defaults=(None, "i
 
 def display_path(root: Root, rel: str) -> str:
     """A source path as the user knows it: relative to the project, or absolute for global roots."""
-    path = root.path / rel
-    if root.scope == "workspace":
-        with contextlib.suppress(ValueError):
-            return path.relative_to(root.project).as_posix()
-    return str(path)
+    path = os.path.join(root.path, rel)
+    shown = relative_posix(path, root.project) if root.scope == "workspace" else None
+    return shown or path
 
 
 def ignore_patterns(root: Root, config: Config) -> list[str]:
     lines: list[str] = []
     with contextlib.suppress(OSError, UnicodeDecodeError):
-        lines = root.ignore_path.read_text(encoding="utf-8").splitlines()
+        lines = read_text(root.ignore_path).splitlines()
     return [*lines, *config.get("ignore.also")]
 
 
@@ -63,10 +63,10 @@ def open_current(root: Root, thorough: bool = False) -> sqlite3.Connection | Non
     right for `index` and `check`, which must notice a damaged file behind a valid header.
     """
     path = root.index_path
-    if not path.is_file():
+    if not os.path.isfile(path):
         return None
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        conn = sqlite3.connect(sqlite_uri(path), uri=True)
         conn.row_factory = sqlite3.Row
         check_schema(conn, path)
         meta = read_meta(conn)
@@ -92,7 +92,7 @@ def stat_unchanged(stored, source: SourceFile) -> bool:
 def needs_refresh(root: Root, conn: sqlite3.Connection | None, patterns: list[str]) -> bool:
     """True when any source differs from the index by stat, or the ignore rules changed."""
     if conn is None:
-        return root.path.is_dir()
+        return os.path.isdir(root.path)
     meta = read_meta(conn)
     if meta.get("ignore_digest") != ignore_digest(patterns):
         return True
@@ -132,7 +132,7 @@ def read_source(source: SourceFile) -> tuple[bytes | None, str | None]:
     if source.problem:
         return None, None
     try:
-        data = source.path.read_bytes()
+        data = read_bytes(source.fspath)
     except OSError:
         return None, None
     return data, hashlib.sha256(data).hexdigest()
@@ -155,7 +155,7 @@ def check_sources(root: Root, config: Config) -> Freshness:
     report = Freshness(root)
     conn = open_current(root, thorough=True)
     if conn is None:
-        if root.path.is_dir():
+        if os.path.isdir(root.path):
             report.problems.append(Problem(display_path(root, "index.db"), "no usable index; run `engram index`", kind="missing"))
         return report
     try:

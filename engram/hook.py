@@ -20,12 +20,12 @@ import sqlite3
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from . import terms
 from .globs import literal_length, matches
 from .layers import Layer, open_layers
 from .pack import Pack, PackOptions, build_pack, with_prerequisites
+from .paths import relative_posix
 from .render import render_text
 from .route import Candidate, Options, Routing, route, visible_candidates
 from .state import ScreenCache, fetch_counts, open_state, write_transaction
@@ -200,10 +200,9 @@ class Hook:
         self.agent = agent  # a subagent's agent_id; "" for the main agent
 
     @property
-    def base_dir(self) -> Path:
+    def base_dir(self) -> str:
         """What relative tool paths are relative to."""
-        cwd = _payload_cwd(self.payload)
-        return Path(cwd) if cwd else self.ws.root.project
+        return _payload_cwd(self.payload) or self.ws.root.project
 
     def layers(self) -> list[Layer]:
         messages: list[str] = []
@@ -464,13 +463,10 @@ def _specificity(globs: list[str], paths: list[str]) -> int | None:
 
 def project_path(raw: str, hook: Hook) -> str | None:
     """A tool's path as a posix path relative to the project root, or None when outside it."""
-    path = Path(raw).expanduser()
-    if not path.is_absolute():
-        path = hook.base_dir / path
-    project = hook.ws.root.project
-    for candidate in (Path(os.path.normpath(path)), path.resolve()):
-        with contextlib.suppress(ValueError):
-            rel = candidate.relative_to(project).as_posix()
+    path = os.path.join(hook.base_dir, os.path.expanduser(raw))  # an absolute path stays as it is
+    for candidate in (os.path.normpath(path), os.path.realpath(path)):
+        rel = relative_posix(candidate, hook.ws.root.project)
+        if rel is not None:
             return rel if rel != "." else None
     return None
 
@@ -512,8 +508,8 @@ def run(argv: list[str], raw: bytes) -> dict:
         raise Silent(f"event {event!r} not handled for {host_name}")
     if host.cursor_guard and ("cursor_version" in payload or os.environ.get("CURSOR_VERSION")):
         raise Silent("running under Cursor, which has its own engram hooks")
-    ws = open_workspace(Path(host.project_dir(payload) or os.getcwd()))
-    if not ws.root.path.is_dir():
+    ws = open_workspace(host.project_dir(payload) or os.getcwd())
+    if not os.path.isdir(ws.root.path):
         raise Silent(f"no engram root at {ws.root.path}")
     state = open_state(ws.root.state_path)
     try:

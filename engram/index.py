@@ -8,8 +8,10 @@ source checkout they are read from the top-level ``migrations/`` folder.
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
-from pathlib import Path
+
+from .paths import read_text, sqlite_uri
 
 APPLICATION_ID = 1701728114  # "engr"
 # The last index migration's number; a constant, so opening an index never reads the migration
@@ -26,19 +28,20 @@ class IndexFileError(Exception):
     """An index file that cannot be used; the message is one line for the user."""
 
 
-def _migrations_dir(kind: str) -> Path:
+def _migrations_dir(kind: str) -> str:
     from importlib import resources  # only when a database is created: keeps `load` starting fast
 
     packaged = resources.files("engram") / "_migrations" / kind
     if packaged.is_dir():
-        return Path(str(packaged))
-    return Path(__file__).resolve().parents[1] / "migrations" / kind
+        return str(packaged)
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "migrations", kind)
 
 
 def migrations(kind: str) -> tuple[tuple[int, str], ...]:
     """(version, sql) pairs for ``index`` or ``state``, in order; read only when a database is created."""
-    paths = sorted(_migrations_dir(kind).glob("*.sql"))
-    return tuple((int(path.name.split("_", 1)[0]), path.read_text(encoding="utf-8")) for path in paths)
+    folder = _migrations_dir(kind)
+    names = sorted(name for name in os.listdir(folder) if name.endswith(".sql"))
+    return tuple((int(name.split("_", 1)[0]), read_text(os.path.join(folder, name))) for name in names)
 
 
 def schema_version(kind: str) -> int:
@@ -56,20 +59,20 @@ def apply_migrations(conn: sqlite3.Connection, kind: str) -> None:
                 raise
 
 
-def connect_readonly(path: Path) -> sqlite3.Connection:
+def connect_readonly(path: str) -> sqlite3.Connection:
     """Open an index without ever writing to it (works on read-only media)."""
-    uri = f"{path.resolve().as_uri()}?mode=ro"
-    conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+    conn = sqlite3.connect(sqlite_uri(path), uri=True, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     return conn
 
 
-def open_index(path: Path) -> sqlite3.Connection:
+def open_index(path: str | os.PathLike[str]) -> sqlite3.Connection:
     """Open and validate an index read-only; raise IndexFileError with a one-line reason."""
-    if not path.is_file():
+    path = os.fspath(path)
+    if not os.path.isfile(path):
         raise IndexFileError(f"{path}: no index file")
     try:
-        with path.open("rb") as handle:
+        with open(path, "rb") as handle:
             header = handle.read(16)
     except OSError as exc:
         raise IndexFileError(f"{path}: cannot read index ({exc.strerror or exc})") from None
@@ -83,7 +86,7 @@ def open_index(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def check_schema(conn: sqlite3.Connection, path: Path) -> None:
+def check_schema(conn: sqlite3.Connection, path: str) -> None:
     app_id = conn.execute("PRAGMA application_id").fetchone()[0]
     if app_id != APPLICATION_ID:
         raise IndexFileError(f"{path}: not an engram index (a foreign SQLite file)")

@@ -11,12 +11,12 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-from pathlib import Path
 
 from .config import Config
 from .freshness import ignore_patterns, needs_refresh, open_current
 from .index import IndexFileError, open_index, read_meta
-from .sources import Root
+from .paths import read_bytes, sqlite_uri
+from .sources import MEMORY_FOLDERS, Root
 from .workspace import Workspace
 
 
@@ -24,7 +24,7 @@ class Layer:
     """One index the read path routes over."""
 
     def __init__(
-        self, scope: str, conn: sqlite3.Connection, index_path: Path, source_root: Path | None, check_sources: bool
+        self, scope: str, conn: sqlite3.Connection, index_path: str, source_root: str | None, check_sources: bool
     ) -> None:
         self.scope = scope
         self.conn = conn
@@ -39,13 +39,13 @@ class Layer:
         if not self.check_sources or self.source_root is None:
             return False
         if rel not in self._stale:
-            self._stale[rel] = _source_differs(self.source_root / rel, source_sha)
+            self._stale[rel] = _source_differs(os.path.join(self.source_root, rel), source_sha)
         return self._stale[rel]
 
 
-def _source_differs(path: Path, recorded_sha: str) -> bool:
+def _source_differs(path: str, recorded_sha: str) -> bool:
     try:
-        data = path.read_bytes()
+        data = read_bytes(path)
     except FileNotFoundError:
         return True
     except OSError:
@@ -53,7 +53,7 @@ def _source_differs(path: Path, recorded_sha: str) -> bool:
     return hashlib.sha256(data).hexdigest() != recorded_sha
 
 
-def open_layers(ws: Workspace, index_file: Path | None, messages: list[str]) -> list[Layer]:
+def open_layers(ws: Workspace, index_file: str | None, messages: list[str]) -> list[Layer]:
     if index_file is not None:
         return [open_prebuilt(index_file, "workspace")]
     layers = []
@@ -62,7 +62,7 @@ def open_layers(ws: Workspace, index_file: Path | None, messages: list[str]) -> 
         layers.append(root_layer)
     global_index = ws.config.get("global_index")
     if global_index:
-        layers.append(open_prebuilt(Path(os.path.expanduser(global_index)), "global"))
+        layers.append(open_prebuilt(os.path.expanduser(global_index), "global"))
     elif ws.global_root:
         global_layer = _root_layer(ws.global_root, ws.config, messages)
         if global_layer:
@@ -75,30 +75,31 @@ def _shadow(layers: list[Layer]) -> None:
     """The workspace copy of an id wins: a lower layer's memories with an id held above are hidden."""
     for position, layer in enumerate(layers):
         for upper in layers[:position]:
-            layer.conn.execute("ATTACH DATABASE ? AS upper", (f"{upper.index_path.resolve().as_uri()}?mode=ro",))
+            layer.conn.execute("ATTACH DATABASE ? AS upper", (sqlite_uri(upper.index_path),))
             rows = layer.conn.execute("SELECT rowid FROM memories WHERE id IN (SELECT id FROM upper.memories)")
             layer.shadowed |= {rowid for (rowid,) in rows}
             layer.conn.execute("DETACH DATABASE upper")
 
 
-def open_prebuilt(path: Path, scope: str) -> Layer:
+def open_prebuilt(path: str | os.PathLike[str], scope: str) -> Layer:
     """A shared index file: read-only, validated; raises IndexFileError with one line."""
+    path = os.fspath(path)
     conn = open_index(path)
     meta = read_meta(conn)
     return Layer(scope, conn, path, _recorded_sources(path, meta), True)
 
 
-def _recorded_sources(index_path: Path, meta: dict[str, str]) -> Path | None:
+def _recorded_sources(index_path: str, meta: dict[str, str]) -> str | None:
     """The sources of a prebuilt index: relative to the index file's folder, else absolute."""
-    candidates = [index_path.resolve().parent / meta.get("source_root_rel", "."), Path(meta.get("source_root", ""))]
-    for candidate in candidates:
-        if str(candidate) and any((candidate / f).is_dir() for f in ("rules", "skills", "knowledge")):
+    beside = os.path.join(os.path.dirname(os.path.realpath(index_path)), meta.get("source_root_rel", "."))
+    for candidate in (os.path.normpath(beside), meta.get("source_root", "")):
+        if candidate and any(os.path.isdir(os.path.join(candidate, f)) for f in MEMORY_FOLDERS):
             return candidate
     return None
 
 
 def _root_layer(root: Root, config: Config, messages: list[str]) -> Layer | None:
-    if not root.path.is_dir():
+    if not os.path.isdir(root.path):
         return None
     conn = open_current(root)
     behind = needs_refresh(root, conn, ignore_patterns(root, config))

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import os
 import sys
-from pathlib import Path
 
 from . import terms
 from .config import BUDGET_RANGE, user_config_dir
@@ -60,7 +60,7 @@ class LoadArgs:
         self.id: list[str] = []
         self.budget_tokens: str | None = None
         self.disclosure: str | None = None
-        self.index: Path | None = None
+        self.index: str | None = None
 
 
 def help_text() -> str:
@@ -114,7 +114,7 @@ def _set_value(args: LoadArgs, flag: str, value: str) -> None:
     if flag == "--id":
         args.id.append(value)
     elif flag == "--index":
-        args.index = Path(value)
+        args.index = value
     elif flag == "--disclosure" and value not in DISCLOSURES:
         choices = ", ".join(f"'{choice}'" for choice in DISCLOSURES)
         raise FlagError(f"argument --disclosure: invalid choice: '{printable(value)}' (choose from {choices})")
@@ -189,16 +189,16 @@ def _run(args: LoadArgs, budget: int | None, ws: Workspace) -> int:
     layers = open_layers(ws, args.index, messages)
     for message in messages:
         print(f"engram: warning: {message}", file=sys.stderr)
-    state = _open_state(ws.root.state_path if ws.root.path.is_dir() else user_config_dir() / "state.db")
+    state = _open_state(ws.root.state_path if os.path.isdir(ws.root.path) else os.path.join(user_config_dir(), "state.db"))
     ids = [i.strip().lower() for raw in args.id for i in raw.split(",") if i.strip()]
     if ids:
         return _fetch(layers, ids, ws, state)
     return _load(layers, " ".join(args.task), args, budget, ws, state)
 
 
-def _open_state(path: Path) -> sqlite3.Connection | None:
+def _open_state(path: str) -> sqlite3.Connection | None:
     """state.db (fetch counts, screened texts), created where its folder exists; None where it cannot be."""
-    if not path.parent.is_dir():
+    if not os.path.isdir(os.path.dirname(path)):
         return None
     try:
         return open_state(path)

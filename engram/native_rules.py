@@ -149,7 +149,7 @@ def make_plan(root: Root, config: Config) -> Plan | None:
 
 def wanted_files(root: Root, config: Config) -> dict[Path, str] | None:
     """Every rule file engram should have written, path -> content."""
-    if config.get("hooks.path_rules") != "native" or not root.path.is_dir():
+    if config.get("hooks.path_rules") != "native" or not os.path.isdir(root.path):
         return {}
     # `index` and `check` have just read every page of this index, so no second quick_check here;
     # a damaged page still ends in None (nothing to compare), never in a traceback.
@@ -163,8 +163,8 @@ def wanted_files(root: Root, config: Config) -> dict[Path, str] | None:
             if not globs:
                 continue  # only comments or blanks: nothing a host could match
             head = marker(display_path(root, row["rel"]))
-            files[root.project / CLAUDE_DIR / f"{row['id']}.md"] = claude_rule(globs, head, body)
-            files[root.project / CURSOR_DIR / f"{row['id']}.mdc"] = cursor_rule(row, globs, head, body)
+            files[Path(root.project, CLAUDE_DIR, f"{row['id']}.md")] = claude_rule(globs, head, body)
+            files[Path(root.project, CURSOR_DIR, f"{row['id']}.mdc")] = cursor_rule(row, globs, head, body)
         return files
     except sqlite3.DatabaseError:
         return None
@@ -247,7 +247,7 @@ def _existing_files(root: Root) -> list[Path]:
     out: list[Path] = []
     for folder, suffix in ((CLAUDE_DIR, ".md"), (CURSOR_DIR, ".mdc")):
         with contextlib.suppress(OSError):
-            out += sorted(p for p in (root.project / folder).iterdir() if p.suffix == suffix and p.is_file())
+            out += sorted(p for p in Path(root.project, folder).iterdir() if p.suffix == suffix and p.is_file())
     return out
 
 
@@ -274,5 +274,5 @@ def _write_atomic(path: Path, content: str) -> None:
 
 def _shown(root: Root, path: Path) -> str:
     with contextlib.suppress(ValueError):
-        return path.relative_to(root.project).as_posix()
+        return path.relative_to(Path(root.project)).as_posix()
     return str(path)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 from collections import namedtuple
 from collections.abc import Iterator
-from pathlib import Path
 
-ROOT_DIR = Path(".agents") / ".engram"
+from .paths import is_inside
+
+ROOT_DIR = os.path.join(".agents", ".engram")
 MEMORY_FOLDERS = ("rules", "skills", "knowledge")
 MAX_FILE_BYTES = 1024 * 1024
 IGNORE_FILE = ".engramignore"
@@ -21,55 +22,59 @@ class Root(namedtuple("Root", "path scope project")):
     """A memory root: the folder holding rules/, skills/ and knowledge/.
 
     ``path``: the root folder; ``scope``: "workspace" or "global"; ``project``: where
-    .engramignore and generated rule files live.
+    .engramignore and generated rule files live. Paths are strings (`engram.paths`).
     """
 
     __slots__ = ()
 
     @property
-    def index_path(self) -> Path:
-        return self.path / "index.db"
+    def index_path(self) -> str:
+        return os.path.join(self.path, "index.db")
 
     @property
-    def state_path(self) -> Path:
-        return self.path / "state.db"
+    def state_path(self) -> str:
+        return os.path.join(self.path, "state.db")
 
     @property
-    def config_path(self) -> Path:
-        return self.path / "engram.config.json"
+    def config_path(self) -> str:
+        return os.path.join(self.path, "engram.config.json")
 
     @property
-    def ignore_path(self) -> Path:
-        return self.project / IGNORE_FILE
+    def ignore_path(self) -> str:
+        return os.path.join(self.project, IGNORE_FILE)
 
 
 class SourceFile(namedtuple("SourceFile", "rel fspath size mtime_ns problem", defaults=(None,))):
     """A memory file found by the walk.
 
-    ``rel``: posix path relative to the root, e.g. "rules/x.md"; ``fspath``: a string, not a
-    Path (`load` walks every file and most are never opened); ``problem``: set when the file
-    must be skipped before reading.
+    ``rel``: posix path relative to the root, e.g. "rules/x.md"; ``fspath``: its path;
+    ``problem``: set when the file must be skipped before reading.
     """
 
     __slots__ = ()
 
-    @property
-    def path(self) -> Path:
-        return Path(self.fspath)
 
-
-def find_project(start: Path | None = None) -> Path:
+def find_project(start: str | os.PathLike[str] | None = None) -> str:
     """Nearest ancestor holding .agents/.engram/, else the git top level, else the start."""
-    start = (start or Path.cwd()).resolve()
-    for folder in (start, *start.parents):
-        if (folder / ROOT_DIR).is_dir():
+    start = os.path.realpath(start or os.getcwd())
+    for folder in _self_and_parents(start):
+        if os.path.isdir(os.path.join(folder, ROOT_DIR)):
             return folder
     return _git_top(start) or start
 
 
-def _git_top(start: Path) -> Path | None:
-    for folder in (start, *start.parents):
-        if (folder / ".git").exists():
+def _self_and_parents(folder: str) -> Iterator[str]:
+    while True:
+        yield folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return
+        folder = parent
+
+
+def _git_top(start: str) -> str | None:
+    for folder in _self_and_parents(start):
+        if os.path.exists(os.path.join(folder, ".git")):
             return folder
     import subprocess  # rarely reached: most projects have .agents/.engram or a .git folder
 
@@ -79,12 +84,13 @@ def _git_top(start: Path) -> Path | None:
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
+    top = out.stdout.strip()
+    return os.path.realpath(top) if out.returncode == 0 and top else None
 
 
-def workspace_root(start: Path | None = None) -> Root:
+def workspace_root(start: str | os.PathLike[str] | None = None) -> Root:
     project = find_project(start)
-    return Root(project / ROOT_DIR, "workspace", project)
+    return Root(os.path.join(project, ROOT_DIR), "workspace", project)
 
 
 def global_root(configured: str | None) -> Root | None:
@@ -92,7 +98,7 @@ def global_root(configured: str | None) -> Root | None:
     raw = os.environ.get("ENGRAM_GLOBAL_DIR") or configured
     if not raw:
         return None
-    path = Path(os.path.expanduser(raw)).resolve()
+    path = os.path.realpath(os.path.expanduser(raw))
     return Root(path, "global", path)
 
 
@@ -129,14 +135,14 @@ Found = tuple[str, "os.DirEntry | str", "str | None"]
 def _memory_entries(root: Root, ordered: bool) -> Iterator[list[Found]]:
     """The memory files in batches (the run of files between two folders): the walk visits every
     file on every `load`, and a generator step per file and folder level costs more than the stat."""
-    base = root.path.resolve() if root.path.exists() else root.path
+    base = os.path.realpath(root.path)
     for folder in MEMORY_FOLDERS:
         top = os.path.join(root.path, folder)
         if os.path.isdir(top):
             yield from _walk(top, folder, base, ordered)
 
 
-def _walk(directory: str, rel: str, base: Path, ordered: bool) -> Iterator[list[Found]]:
+def _walk(directory: str, rel: str, base: str, ordered: bool) -> Iterator[list[Found]]:
     try:
         with os.scandir(directory) as listing:
             entries = sorted(listing, key=_entry_name) if ordered else list(listing)
@@ -146,7 +152,7 @@ def _walk(directory: str, rel: str, base: Path, ordered: bool) -> Iterator[list[
     prefix, batch = rel + "/", []
     for entry in entries:
         name = entry.name
-        if entry.is_symlink() and not _inside(Path(entry.path), base):
+        if entry.is_symlink() and not is_inside(entry.path, base):
             if name.endswith(".md"):
                 batch.append((prefix + name, entry, "symlink points outside the memory root"))
             elif entry.is_dir():  # said once, so memories that seem to be there but never load are explained
@@ -166,16 +172,9 @@ def _entry_name(entry: os.DirEntry) -> str:
     return entry.name
 
 
-def _inside(path: Path, base: Path) -> bool:
+def source_file(rel: str, path: str | os.DirEntry) -> SourceFile:
     try:
-        return path.resolve().is_relative_to(base)
-    except OSError:
-        return False
-
-
-def source_file(rel: str, path: Path | os.DirEntry) -> SourceFile:
-    try:
-        st = path.stat()
+        st = os.stat(path)
     except OSError as exc:
         return SourceFile(rel, os.fspath(path), 0, 0, f"cannot read: {exc.strerror or exc}")
     problem = None

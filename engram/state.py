@@ -8,8 +8,8 @@ timeout, and every read-modify-write happens in one IMMEDIATE transaction.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
-from pathlib import Path
 
 from .index import STATE_SCHEMA_VERSION, apply_migrations
 from .safety import scan, screen_fingerprint
@@ -17,8 +17,8 @@ from .safety import scan, screen_fingerprint
 BUSY_TIMEOUT_MS = 5000
 
 
-def open_state(path: Path) -> sqlite3.Connection:
-    path.parent.mkdir(parents=True, exist_ok=True)
+def open_state(path: str) -> sqlite3.Connection:
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from .config import Config, load_config
 from .sources import Root, global_root, workspace_root
@@ -20,7 +20,7 @@ class Workspace:
         return [self.root, *([self.global_root] if self.global_root else [])]
 
 
-def open_workspace(start: Path | None = None) -> Workspace:
+def open_workspace(start: str | os.PathLike[str] | None = None) -> Workspace:
     root = workspace_root(start)
     first = load_config(root.config_path)
     glob = global_root(first.get("global_path"))

@@ -103,13 +103,13 @@ def test_nearest_ancestor_with_a_root_wins(tmp_path, run_engram, write_memory):
 def test_find_project_fallbacks(tmp_path):
     plain = tmp_path / "plain" / "a" / "b"
     plain.mkdir(parents=True)
-    assert find_project(plain) == plain.resolve()  # no root, no git: the working directory
+    assert find_project(plain) == str(plain.resolve())  # no root, no git: the working directory
     git = tmp_path / "git"
     (git / ".git").mkdir(parents=True)
     (git / "x" / "y").mkdir(parents=True)
-    assert find_project(git / "x" / "y") == git.resolve()
+    assert find_project(git / "x" / "y") == str(git.resolve())
     (git / "x" / ".agents/.engram").mkdir(parents=True)
-    assert find_project(git / "x" / "y") == (git / "x").resolve()
+    assert find_project(git / "x" / "y") == str((git / "x").resolve())
 
 
 @pytest.mark.parametrize("how", ["env", "config"])

@@ -289,6 +289,25 @@ def test_stale_memory_in_prebuilt_index_ranks_lower_and_is_marked(project):
     assert "Edited after the build" not in text.stdout  # the prebuilt index is used as is
 
 
+def test_folders_named_with_uri_characters_work(tmp_path):
+    """Indexes are opened through SQLite `file:` URIs: `?`, `#`, `%` and spaces in a folder name
+    must be escaped, for the workspace index, the global one (attached to hide shadowed ids) and a
+    prebuilt file whose sources are found beside it."""
+    project = Project(tmp_path / "odd ?name #1 %20 x")
+    project.global_root = tmp_path / "global ?#%"
+    project.write_global("x", "# X\nGLOBALCOPY of the deploy steps.", tags=["deploy"])
+    project.write("x", "# X\nWORKSPACECOPY of the deploy steps.", tags=["deploy"])
+    project.write("canary", "# Canary\nShip the canary first.", tags=["deploy", "canary"])
+    payload = project.load_json("--all", "deploy canary")
+    assert [(e["id"], e["scope"]) for e in payload["entries"]] == [("canary", "workspace"), ("x", "workspace")]
+    assert "WORKSPACECOPY" in project.load("--id", "x").stdout
+    assert project.run("index", "--output", "shared #1?.db").returncode == 0
+    source = project.root / "rules" / "canary.md"
+    source.write_text(source.read_text(encoding="utf-8") + "\nEdited after the build.\n", encoding="utf-8")
+    shared = project.load_json("--all", "--index", "shared #1?.db", "deploy canary")
+    assert {e["id"]: e["stale"] for e in shared["entries"]} == {"canary": True, "x": False}
+
+
 # --- anchors: stopwords, generic words, type words -----------------------------------------------
 
 

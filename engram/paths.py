@@ -1,0 +1,53 @@
+"""File paths as strings for the read path (stdlib only, no pathlib).
+
+`load` and hooks start on every agent turn, and importing pathlib costs about
+8 ms of each start (it pulls in urllib.parse and ipaddress); roots, index
+files and sources are plain strings handled with ``os.path``.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def read_bytes(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def read_text(path: str) -> str:
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def is_inside(path: str, base: str) -> bool:
+    """Whether ``path`` (symlinks resolved) is ``base`` or below it; ``base`` is resolved."""
+    try:
+        return os.path.commonpath([os.path.realpath(path), base]) == base
+    except (OSError, ValueError):  # ValueError: another drive
+        return False
+
+
+def relative_posix(path: str, base: str) -> str | None:
+    """``path`` relative to ``base`` with forward slashes, or None when it is not below it."""
+    try:
+        relative = os.path.relpath(path, base)
+    except ValueError:  # another drive
+        return None
+    if relative == os.pardir or relative.startswith(os.pardir + os.sep) or os.path.isabs(relative):
+        return None
+    return relative.replace(os.sep, "/")
+
+
+def sqlite_uri(path: str, mode: str = "ro") -> str:
+    """A ``file:`` URI for SQLite: the absolute path with ``%``, ``?`` and ``#`` escaped."""
+    absolute = os.path.abspath(path).replace(os.sep, "/")
+    escaped = "".join(f"%{ord(c):02X}" if c in "%?#" else c for c in absolute)
+    return f"file://{'' if escaped.startswith('/') else '/'}{escaped}?mode={mode}"
+
+
+def remove_if_present(path: str) -> None:
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
