@@ -16,7 +16,7 @@ from collections import namedtuple
 
 from .lazyre import LazyPattern
 
-TOKENIZER_VERSION = "engram-terms-3"
+TOKENIZER_VERSION = "engram-terms-4"
 
 _WORD = re.compile(r"[^\W_]+")
 _CJK_SPLIT = LazyPattern(
@@ -136,7 +136,7 @@ def _lowered_runs(plain: str) -> list[str]:
 
 def fold(text: str) -> str:
     """Lowercase, drop Latin diacritics, map đ to d; CJK is left as it is."""
-    text = _DOT_JS.sub("js", text)  # "Next.js" and "nextjs" are the same word
+    text = _named_symbols(text)
     if _plain(text):
         return text.lower()
     # Line by line, since most lines are plain: no normalization, lowercasing or mark crosses a newline.
@@ -152,6 +152,36 @@ def _fold_line(line: str) -> str:
 
 
 _DOT_JS = re.compile(r"\.js\b", re.IGNORECASE)
+# Names whose symbols the word split would drop, leaving a one-letter stopword (C#, C++) or
+# nothing (N+1). A match starts at the symbol, the rarer character: a pattern that starts at
+# a letter makes every `fold` many times slower.
+_SYMBOL_TAIL = re.compile(r"#|\+[+1]")
+SYMBOL_NAMES = {"c#": "csharp", "f#": "fsharp", "c++": "cpp", "n+1": "nplus1"}
+
+
+def _named_symbols(text: str) -> str:
+    """``.js`` glued to its word ("Next.js" and "nextjs" are the same word), and `SYMBOL_NAMES`
+    as words ("C++17" -> "cpp 17")."""
+    text = _DOT_JS.sub("js", text)
+    if "#" not in text and "+" not in text:
+        return text
+    pieces, last = [], 0
+    for match in _SYMBOL_TAIL.finditer(text):
+        start, end = match.start() - 1, match.end()
+        name = SYMBOL_NAMES.get(text[max(start, 0) : end].lower()) if start >= last else None
+        if name and not _joined(text, start, end):
+            pieces += (text[last:start], name, " ")
+            last = end
+    return "".join(pieces) + text[last:] if pieces else text
+
+
+def _joined(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end] is part of a longer word ("abc#", "c++x", "n+12"); a version may
+    follow "++" ("C++17")."""
+    before = text[start - 1] if start > 0 else " "
+    after = text[end] if end < len(text) else " "
+    version = after.isdecimal() and text[end - 1] == "+"
+    return before.isalnum() or before in "_+#" or (after.isalnum() and not version) or after in "_+#"
 _LATIN_MARKS = re.compile("[\u0300-\u036f]")
 
 
@@ -271,7 +301,7 @@ _TERM_OF = _Memo(_index_term)
 def index_terms(text: str) -> str:
     """The space-joined term stream the FTS table stores for a field."""
     if _plain(text):  # most text: folding it only lowers it
-        runs = _lowered_runs(_DOT_JS.sub("js", text))  # the rest of `fold`
+        runs = _lowered_runs(_named_symbols(text))  # the rest of `fold`
     else:
         folded = fold(text)
         others = _non_ascii(folded)

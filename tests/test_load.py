@@ -476,6 +476,17 @@ def test_two_query_words_find_a_name_written_as_one_in_an_id_or_tag(project):
     assert entry_ids(project.load_json("spring boot zebra quokka")) == ["java-springboot-jpa"]
 
 
+def test_names_written_with_symbols_route(project):
+    """C# and C++ are words, not a one-letter stopword: they decide between otherwise equal rules,
+    and C++ finds a rule whose id says cpp."""
+    project.write("csharp-style", "# Style\nC# naming conventions: PascalCase for public members.")
+    project.write("python-style", "# Style\nPython naming conventions: snake_case for functions.")
+    project.write("cpp-guidelines", "# Guidelines\nPrefer RAII and move semantics.")
+    assert entry_ids(project.load_json("C# naming conventions")) == ["csharp-style"]
+    assert entry_ids(project.load_json("C++ move semantics")) == ["cpp-guidelines"]
+    assert project.load("--dry-run", "C# naming conventions").lines[1] == "anchors: csharp, naming, conventions"
+
+
 def test_a_rare_literal_abbreviation_does_not_outrank_the_spelled_out_word(project):
     """`msg` is an anchor for itself or `message`, weighed as one word: a body that happens to say
     `msg.sender` (a rare literal) must not rank above the memory about commit messages."""

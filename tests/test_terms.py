@@ -95,9 +95,23 @@ def test_dot_js_names_match_their_joined_spelling():
     assert _terms("node.js") == _terms("nodejs")
 
 
+def test_names_written_with_symbols_are_words():
+    assert _terms("C++17 and C#, F# or N+1 queries") == ["cpp", "17", "csharp", "fsharp", "nplus1", "query"]
+    assert _terms("## C# notes") == _terms("c# notes") == ["csharp", "not"]
+    # inside a longer word, or a number after anything but ++, the symbols stay breaks
+    assert _terms("abc#def x+c++ c++x n+12 ESC#") == ["abc", "def", "12", "esc"]
+    assert [w.text for w in terms.words("port this to C++20")] == ["port", "this", "to", "cpp", "20"]
+
+
+# Names with symbols, written independently of `terms._named_symbols`: not after a word character
+# or + #, and not before one (a number may follow ++).
+_SYMBOL_NAME = re.compile(r"(?<![\w+#])(?:([cf]#|n\+1)(?![\w+#])|(c\+\+)(?![^\W\d]|[+#]))", re.IGNORECASE)
+
+
 def _whole_text_fold(text: str) -> str:
     """`fold` as first written: the whole text through NFKC, lower case, NFD and NFC at once."""
     text = re.sub(r"\.js\b", "js", text, flags=re.IGNORECASE)
+    text = _SYMBOL_NAME.sub(lambda m: terms.SYMBOL_NAMES[m.group(0).lower()] + " ", text)
     text = unicodedata.normalize("NFKC", text).lower().replace("đ", "d")
     return unicodedata.normalize("NFC", re.sub("[\u0300-\u036f]", "", unicodedata.normalize("NFD", text)))
 
@@ -105,7 +119,7 @@ def _whole_text_fold(text: str) -> str:
 # Newlines, plain breaks (dashes, quotes, box drawing, emoji), characters folding changes
 # (accents, no-break space, ellipsis, ligatures), combining marks, final sigma and CJK.
 _FOLD_ALPHABET = st.sampled_from(
-    list("\n\n\nab .jsJS<>=—’“═│✅€\u00a0…™ﬁé\u0301\u0338\u0323ΣσΑđĐœ²ガ依\u3099・")
+    list("\n\n\nab .jsJS<>=—’“═│✅€\u00a0…™ﬁé\u0301\u0338\u0323ΣσΑđĐœ²ガ依\u3099・cCfFnN#++1_7")
 ) | st.characters()
 
 
