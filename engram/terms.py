@@ -16,7 +16,7 @@ from collections import namedtuple
 
 from .lazyre import LazyPattern
 
-TOKENIZER_VERSION = "engram-terms-4"
+TOKENIZER_VERSION = "engram-terms-5"
 
 _WORD = re.compile(r"[^\W_]+")
 _CJK_SPLIT = LazyPattern(
@@ -68,7 +68,7 @@ ABBREVIATIONS = {
     "pkgs": "packages", "func": "function", "fn": "function", "args": "arguments", "params": "parameters",
     "prod": "production", "js": "javascript", "ts": "typescript", "py": "python", "btn": "button",
     "img": "image", "imgs": "images", "nav": "navigation", "i18n": "internationalization",
-    "postgres": "postgresql", "pg": "postgresql", "mongo": "mongodb",
+    "postgres": "postgresql", "pg": "postgresql", "mongo": "mongodb", "dotnet": "net",
 }  # fmt: skip
 
 _MEMO_LIMIT = 200_000
@@ -151,7 +151,7 @@ def _fold_line(line: str) -> str:
     return unicodedata.normalize("NFC", _LATIN_MARKS.sub("", unicodedata.normalize("NFD", line)))
 
 
-_DOT_JS = re.compile(r"\.js\b", re.IGNORECASE)
+_DOT_NAME = re.compile(r"\.(js|net)\b", re.IGNORECASE)
 # Names whose symbols the word split would drop, leaving a one-letter stopword (C#, C++) or
 # nothing (N+1). A match starts at the symbol, the rarer character: a pattern that starts at
 # a letter makes every `fold` many times slower.
@@ -160,9 +160,9 @@ SYMBOL_NAMES = {"c#": "csharp", "f#": "fsharp", "c++": "cpp", "n+1": "nplus1"}
 
 
 def _named_symbols(text: str) -> str:
-    """``.js`` glued to its word ("Next.js" and "nextjs" are the same word), and `SYMBOL_NAMES`
-    as words ("C++17" -> "cpp 17")."""
-    text = _DOT_JS.sub("js", text)
+    """``.js`` and ``.net`` glued to their word ("Next.js" and "nextjs" are the same word, so are
+    "ASP.NET" and "aspnet"), and `SYMBOL_NAMES` as words ("C++17" -> "cpp 17")."""
+    text = _DOT_NAME.sub(r"\1", text)
     if "#" not in text and "+" not in text:
         return text
     pieces, last = [], 0

@@ -93,6 +93,8 @@ def test_the_ascii_fast_path_matches_the_general_path(text):
 def test_dot_js_names_match_their_joined_spelling():
     assert _terms("Next.js") == _terms("nextjs") == _terms("NextJS")
     assert _terms("node.js") == _terms("nodejs")
+    assert _terms("ASP.NET Core on .NET 8") == ["aspnet", "cor", "net"]
+    assert anchors_of("dotnet")[0].word.terms == ("dotnet", "net")
 
 
 def test_names_written_with_symbols_are_words():
@@ -110,7 +112,7 @@ _SYMBOL_NAME = re.compile(r"(?<![\w+#])(?:([cf]#|n\+1)(?![\w+#])|(c\+\+)(?![^\W\
 
 def _whole_text_fold(text: str) -> str:
     """`fold` as first written: the whole text through NFKC, lower case, NFD and NFC at once."""
-    text = re.sub(r"\.js\b", "js", text, flags=re.IGNORECASE)
+    text = re.sub(r"\.(js|net)\b", r"\1", text, flags=re.IGNORECASE)
     text = _SYMBOL_NAME.sub(lambda m: terms.SYMBOL_NAMES[m.group(0).lower()] + " ", text)
     text = unicodedata.normalize("NFKC", text).lower().replace("đ", "d")
     return unicodedata.normalize("NFC", re.sub("[\u0300-\u036f]", "", unicodedata.normalize("NFD", text)))
@@ -119,7 +121,7 @@ def _whole_text_fold(text: str) -> str:
 # Newlines, plain breaks (dashes, quotes, box drawing, emoji), characters folding changes
 # (accents, no-break space, ellipsis, ligatures), combining marks, final sigma and CJK.
 _FOLD_ALPHABET = st.sampled_from(
-    list("\n\n\nab .jsJS<>=—’“═│✅€\u00a0…™ﬁé\u0301\u0338\u0323ΣσΑđĐœ²ガ依\u3099・cCfFnN#++1_7")
+    list("\n\n\nab .jsJS<>=—’“═│✅€\u00a0…™ﬁé\u0301\u0338\u0323ΣσΑđĐœ²ガ依\u3099・cCfFnN#++1_7tT")
 ) | st.characters()
 
 
