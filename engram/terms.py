@@ -153,9 +153,10 @@ def _fold_line(line: str) -> str:
 
 _DOT_NAME = re.compile(r"\.(js|net)\b", re.IGNORECASE)
 # Names whose symbols the word split would drop, leaving a one-letter stopword (C#, C++) or
-# nothing (N+1). A match starts at the symbol, the rarer character: a pattern that starts at
-# a letter makes every `fold` many times slower.
-_SYMBOL_TAIL = re.compile(r"#|\+[+1]")
+# nothing (N+1). Each pattern starts at its symbol and looks back for the letter: a pattern that
+# starts at a letter, or at either of two symbols, makes every `fold` several times slower.
+_HASH_NAME = re.compile(r"#(?<=[cfCF]#)")
+_PLUS_NAME = re.compile(r"\+(?:\+(?<=[cC]\+\+)|1(?<=[nN]\+1))")
 SYMBOL_NAMES = {"c#": "csharp", "f#": "fsharp", "c++": "cpp", "n+1": "nplus1"}
 
 
@@ -163,14 +164,14 @@ def _named_symbols(text: str) -> str:
     """``.js`` and ``.net`` glued to their word ("Next.js" and "nextjs" are the same word, so are
     "ASP.NET" and "aspnet"), and `SYMBOL_NAMES` as words ("C++17" -> "cpp 17")."""
     text = _DOT_NAME.sub(r"\1", text)
-    if "#" not in text and "+" not in text:
-        return text
+    spans = [m.span() for m in _HASH_NAME.finditer(text)] if "#" in text else []
+    if "+" in text:
+        spans += [m.span() for m in _PLUS_NAME.finditer(text)]
     pieces, last = [], 0
-    for match in _SYMBOL_TAIL.finditer(text):
-        start, end = match.start() - 1, match.end()
-        name = SYMBOL_NAMES.get(text[max(start, 0) : end].lower()) if start >= last else None
-        if name and not _joined(text, start, end):
-            pieces += (text[last:start], name, " ")
+    for symbol, end in sorted(spans):
+        start = symbol - 1  # the letter
+        if start >= last and not _joined(text, start, end):
+            pieces += (text[last:start], SYMBOL_NAMES[text[start:end].lower()], " ")
             last = end
     return "".join(pieces) + text[last:] if pieces else text
 
@@ -182,6 +183,8 @@ def _joined(text: str, start: int, end: int) -> bool:
     after = text[end] if end < len(text) else " "
     version = after.isdecimal() and text[end - 1] == "+"
     return before.isalnum() or before in "_+#" or (after.isalnum() and not version) or after in "_+#"
+
+
 _LATIN_MARKS = re.compile("[\u0300-\u036f]")
 
 
