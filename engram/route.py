@@ -64,8 +64,9 @@ def anchors_of(query: str) -> list[Anchor]:
     """The meaningful query words: no stopwords, no generic memory words, no repeats."""
     seen: set[tuple[str, ...]] = set()
     out = []
-    found = list(map(terms.meaningful, terms.words(query)))
-    glued = _glued_pairs(found)
+    written = terms.words(query)
+    found = list(map(terms.meaningful, written))
+    glued = _glued_pairs(written, found)
     for position, word in enumerate(found):
         if word is None or word.terms in seen:
             continue
@@ -75,13 +76,16 @@ def anchors_of(query: str) -> list[Anchor]:
     return out
 
 
-def _glued_pairs(found: list[terms.Word | None]) -> dict[int, str]:
-    """For two adjacent Latin anchors made of letters, the term of both glued, by the first one's
-    position. A stopword between them breaks the pair: "spring boot", not "spring of boot"."""
+def _glued_pairs(written: list[terms.Word], found: list[terms.Word | None]) -> dict[int, str]:
+    """For an anchor made of letters and the next word, the term of both glued, by the first one's
+    position: the next word is an anchor made of letters ("spring boot" -> springboot), or a
+    number, which may be too short to be an anchor ("vue 3" -> vue3). A stopword between them
+    breaks the pair: "spring of boot" glues nothing."""
     out = {}
-    for position, (first, second) in enumerate(zip(found, found[1:])):
-        if first and second and not (first.cjk or second.cjk) and (first.text + second.text).isalpha():
-            out[position] = terms.stem(first.text + second.text)
+    for position, (first, second) in enumerate(zip(found, written[1:])):
+        if first and first.text.isalpha() and not first.cjk and not second.cjk:
+            if second.text.isdigit() or (found[position + 1] and second.text.isalpha()):
+                out[position] = terms.stem(first.text + second.text)
     return out
 
 

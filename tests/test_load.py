@@ -474,6 +474,8 @@ def test_two_query_words_find_a_name_written_as_one_in_an_id_or_tag(project):
     assert "   spring -> id" in dry.lines and "   boot -> id" in dry.lines
     # strong-field hits: half the query is enough for the memory named so, not for the mentions
     assert entry_ids(project.load_json("spring boot zebra quokka")) == ["java-springboot-jpa"]
+    project.write("vue3-composition", "# Composables\nShare state through composables.")
+    assert entry_ids(project.load_json("vue 3")) == ["vue3-composition"]  # "3" alone is no anchor
 
 
 def test_names_written_with_symbols_route(project):

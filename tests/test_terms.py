@@ -67,7 +67,10 @@ def test_adjacent_anchors_also_match_the_two_glued():
     spring, boot, jpa = anchors_of("Spring Boot JPA")
     assert (spring.joined, boot.joined, jpa.joined) == (("springboot",), ("springboot", "bootjpa"), ("bootjpa",))
     assert [a.joined for a in anchors_of("spring of boot")] == [(), ()]  # a stopword between breaks the pair
-    assert [a.joined for a in anchors_of("nextjs 15")] == [(), ()]  # letters only
+    # a number glues to the anchor before it, even one too short to be an anchor itself
+    assert [(a.text, a.joined) for a in anchors_of("vue 3 app")] == [("vue", ("vue3",)), ("app", ())]
+    assert [a.joined for a in anchors_of("nextjs 15")] == [("nextjs15",), ("nextjs15",)]
+    assert [a.joined for a in anchors_of("15 nextjs")] == [(), ()]  # letters first
     assert [a.joined for a in anchors_of("部署 手順")] == [(), ()]
 
 
