@@ -68,7 +68,7 @@ ABBREVIATIONS = {
     "pkgs": "packages", "func": "function", "fn": "function", "args": "arguments", "params": "parameters",
     "prod": "production", "js": "javascript", "ts": "typescript", "py": "python", "btn": "button",
     "img": "image", "imgs": "images", "nav": "navigation", "i18n": "internationalization",
-    "postgres": "postgresql", "pg": "postgresql", "mongo": "mongodb", "dotnet": "net",
+    "postgres": "postgresql", "pg": "postgresql", "mongo": "mongodb", "dotnet": "net", "golang": "go",
 }  # fmt: skip
 
 _MEMO_LIMIT = 200_000
