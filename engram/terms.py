@@ -16,7 +16,7 @@ from collections import namedtuple
 
 from .lazyre import LazyPattern
 
-TOKENIZER_VERSION = "engram-terms-5"
+TOKENIZER_VERSION = "engram-terms-6"
 
 _WORD = re.compile(r"[^\W_]+")
 _CJK_SPLIT = LazyPattern(
@@ -39,7 +39,9 @@ ENGLISH_STOPWORDS = frozenset(
     own please same she should so some such than that the their theirs them themselves then there
     these they this those through to too under until up upon us very via want was we were what
     when where which while who whom why will with within without would you your yours yourself
-    yourselves make made keep take new way well work written come current i'm it's""".split()
+    yourselves make made keep take new way well work written come current
+    don doesn didn isn aren wasn weren hasn haven hadn won wouldn shouldn couldn mustn needn
+    ll ve""".split()  # the last: what contractions leave once the apostrophe splits them
 )
 # Vietnamese function words, written folded (the tokenizer folds before this check).
 VIETNAMESE_STOPWORDS = frozenset(

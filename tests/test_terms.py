@@ -47,6 +47,9 @@ def test_stopwords_and_generic_words_are_never_anchors():
     assert anchors_of("the and of with") == []
     assert anchors_of("rule knowledge memory context agent task") == []
     assert [a.text for a in anchors_of("the deploy rule")] == ["deploy"]
+    # what contractions leave once the apostrophe splits them
+    assert [a.text for a in anchors_of("don't refactor, it doesn't build and you'll see we've won't")] == [
+        "refactor", "build", "see"]
 
 
 def test_cjk_generic_memory_words_are_not_anchors():
