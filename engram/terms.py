@@ -71,6 +71,14 @@ ABBREVIATIONS = {
     "prod": "production", "js": "javascript", "ts": "typescript", "py": "python", "btn": "button",
     "img": "image", "imgs": "images", "nav": "navigation", "i18n": "internationalization",
     "postgres": "postgresql", "pg": "postgresql", "mongo": "mongodb", "dotnet": "net", "golang": "go",
+    "ext": "extension", "exts": "extensions", "lib": "library", "libs": "libraries", "dir": "directory",
+    "dirs": "directories", "var": "variable", "vars": "variables", "obj": "object", "str": "string",
+    "bool": "boolean", "req": "request", "resp": "response", "err": "error", "errs": "errors",
+    "util": "utility", "utils": "utilities", "dev": "development", "async": "asynchronous",
+    "spec": "specification", "specs": "specifications", "infra": "infrastructure", "sec": "security",
+    "vuln": "vulnerability", "vulns": "vulnerabilities", "cred": "credential", "creds": "credentials",
+    "pwd": "password", "tf": "terraform", "gql": "graphql", "perms": "permissions", "txn": "transaction",
+    "ws": "websocket", "mgmt": "management", "notif": "notification", "notifs": "notifications",
 }  # fmt: skip
 
 _MEMO_LIMIT = 200_000
