@@ -21,6 +21,8 @@ import sqlite3
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: hooks start on every event
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from .layers import Layer
     from .route import Anchor, Options
 
@@ -84,23 +86,29 @@ FACTS_SQL = (
 class Verdict:
     """How one pattern of anchor hits fares: shared by every memory with that pattern."""
 
-    __slots__ = ("hit_mask", "keyword_mask", "coverage", "strong_coverage", "strong_hit", "specific", "passes", "covers")
+    __slots__ = (
+        "hit_mask", "keyword_mask", "coverage", "strong_coverage", "strong_hit", "specific", "passes", "covers",
+        "subject_mask",
+    )  # fmt: skip
 
     def __init__(self, plan: Plan, hit_mask: int, strong_mask: int, keyword_mask: int) -> None:
         # Thousands of patterns for a long prompt: work per set bit, not per anchor.
-        weights, content = plan.weights, hit_mask & plan.content_mask
+        content = hit_mask & plan.content_mask
         self.hit_mask, self.keyword_mask = hit_mask, keyword_mask  # keyword hits are hits, as strong ones
-        self.coverage = plan.share * sum([weights[i] for i in _bits(content)])
-        self.strong_coverage = plan.share * sum([weights[i] for i in _bits(strong_mask)])
+        self.coverage = plan.coverage(hit_mask)
+        self.strong_coverage = plan.share * sum([plan.weights[i] for i in _bits(strong_mask)])
         self.strong_hit = bool(strong_mask)
         self.specific = bool((strong_mask | keyword_mask) & plan.specific_mask)
         hits = content.bit_count()
         self.passes = hits >= 1 and (not plan.many or hits >= 2 or self.strong_hit)  # the anchor rule
-        self.covers = self.passes and (
+        covers_alone = self.passes and (
             self.coverage >= MIN_COVERAGE
             or self.strong_coverage >= MIN_STRONG_COVERAGE
             or (self.specific and self.coverage >= MIN_SPECIFIC_COVERAGE)
         )
+        # the query's subjects (`Plan.find_subjects`) that make it cover, when it does not alone
+        self.subject_mask = 0 if covers_alone or not self.passes else strong_mask & plan.subject_mask
+        self.covers = covers_alone or bool(self.subject_mask)
 
     @property
     def anchors(self) -> list[int]:
@@ -141,6 +149,22 @@ class Plan:
         self.total_weight = sum(w for i, w in enumerate(self.weights) if self.content_mask >> i & 1)
         self.share = 1 / self.total_weight if self.total_weight else 0.0  # of the weight, per unit
         self.specific_mask = sum(1 << i for i, w in enumerate(self.weights) if w >= self.specific_weight)
+        self.subject_mask = 0  # `find_subjects`
+
+    def coverage(self, hit_mask: int) -> float:
+        """The share of the query's anchor weight a pattern of hits covers."""
+        return self.share * sum([self.weights[i] for i in _bits(hit_mask & self.content_mask)])
+
+    def find_subjects(self, patterns: Iterable[Masks]) -> None:
+        """The query's subjects: specific anchors whose memories (those holding the anchor in a
+        strong field) together cover the query as one memory would have to (`MIN_COVERAGE`). The
+        query is then about that subject, and each of them covers it: the rule named for Angular
+        packs for an Angular question whose other words only its neighbours happen to use."""
+        reach: dict[int, int] = {}
+        for hit_mask, strong_mask, _ in patterns:
+            for index in _bits(strong_mask & self.specific_mask & self.content_mask):
+                reach[index] = reach.get(index, 0) | hit_mask
+        self.subject_mask = sum(1 << i for i, hits in reach.items() if self.coverage(hits) >= MIN_COVERAGE)
 
     def _add_anchor(self, conn: sqlite3.Connection, index: int, anchor: Anchor) -> tuple[float, bool, float]:
         """The anchor's weight, whether any memory has it, and its `_absent_factor`. A CJK word's
@@ -314,8 +338,9 @@ def match_layer(layer: Layer, anchors: list[Anchor], options: Options, skill_que
         return None
     hidden = _hidden_by_reason(layer.conn, options)
     out_of_sight = layer.shadowed.union(*hidden.values())  # the workspace copy of an id wins over the global one
-    found, worth = LayerMatch(layer), {}
-    for key, members in plan.groups().items():
+    found, worth, groups = LayerMatch(layer), {}, plan.groups()
+    plan.find_subjects(key for key, members in groups.items() if not members <= out_of_sight)
+    for key, members in groups.items():
         verdict = Verdict(plan, *key)
         if unseen := members & out_of_sight:
             members -= unseen

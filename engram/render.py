@@ -54,6 +54,8 @@ def reasons(cand: Candidate) -> list[str]:
     if cand.prerequisite_of:
         return [f"prerequisite of {cand.prerequisite_of} (depends_on)"]
     out = [f"{anchor} -> {', '.join(fields)}" for anchor, fields in cand.matched_fields().items()]
+    if subjects := cand.subjects:
+        out.append(f"subject: {', '.join(subjects)} (its memories together cover the task)")
     out += [f"x{factor:g} {name}" for name, factor in cand.multipliers]
     return out
 

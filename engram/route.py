@@ -134,6 +134,12 @@ class Candidate:
     def tags(self) -> list[str]:
         return json.loads(self.row["tags"])
 
+    @property
+    def subjects(self) -> list[str]:
+        """The query's subjects that make this memory cover the query (`match.Plan.find_subjects`)."""
+        mask = self.verdict.subject_mask if self.verdict else 0
+        return [anchor.text for index, anchor in zip(self.verdict.anchors, self.anchors_hit) if mask >> index & 1] if mask else []
+
     def matched_fields(self) -> dict[str, list[str]]:
         """For each anchor hit, the fields it hit (computed on demand, for dry-run reasons);
         a body that repeats the anchor as a keyword (`match.KEYWORD_SHARE`) says so."""

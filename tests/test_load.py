@@ -489,6 +489,23 @@ def test_names_written_with_symbols_route(project):
     assert project.load("--dry-run", "C# naming conventions").lines[1] == "anchors: csharp, naming, conventions"
 
 
+def test_a_memory_named_for_the_subject_packs_when_its_neighbours_cover_the_task(project):
+    """`angular-style` has only `angular` of "angular invoice table", but the memories with Angular
+    in a strong field together have every word: the task is about Angular, so it covers (dry-run
+    says why). Where they do not ("angular zebra quokka"), nothing is about the task."""
+    for n in range(17):
+        project.write(f"filler-{n}", f"# Filler {n}\nNotes on subject{n} and item{n} for the team.", tags=[f"t{n}"])
+    project.write("ng-views", "# Views\nViews for every invoice.", tags=["angular"])
+    project.write("ng-grid", "# Grid\nTable layouts with a trackBy function.", tags=["angular"])
+    project.write("angular-style", "# Style\nOne file per Angular class; Angular templates stay small.",
+                  tags=["angular"], directive="Angular style guide.")
+    assert sorted(entry_ids(project.load_json("angular invoice table"))) == ["angular-style", "ng-grid", "ng-views"]
+    dry = project.load("--dry-run", "angular invoice table")
+    assert "   subject: angular (its memories together cover the task)" in dry.lines
+    assert dry.stdout.count("subject:") == 1  # the other two cover alone
+    assert project.load_json("angular zebra quokka")["selected"] == 0
+
+
 def test_a_rare_literal_abbreviation_does_not_outrank_the_spelled_out_word(project):
     """`msg` is an anchor for itself or `message`, weighed as one word: a body that happens to say
     `msg.sender` (a rare literal) must not rank above the memory about commit messages."""
