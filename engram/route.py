@@ -137,8 +137,10 @@ class Candidate:
     @property
     def subjects(self) -> list[str]:
         """The query's subjects that make this memory cover the query (`match.Plan.find_subjects`)."""
-        mask = self.verdict.subject_mask if self.verdict else 0
-        return [anchor.text for index, anchor in zip(self.verdict.anchors, self.anchors_hit) if mask >> index & 1] if mask else []
+        if self.verdict is None or not self.verdict.subject_mask:
+            return []
+        mask = self.verdict.subject_mask
+        return [anchor.text for index, anchor in zip(self.verdict.anchors, self.anchors_hit) if mask >> index & 1]
 
     def matched_fields(self) -> dict[str, list[str]]:
         """For each anchor hit, the fields it hit (computed on demand, for dry-run reasons);
