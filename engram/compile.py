@@ -83,8 +83,8 @@ class IgnoreMatcher:
 def fts_values(memory: Memory) -> tuple[str, ...]:
     """The term streams of the FTS columns, in FTS_COLUMNS order."""
     return (
-        terms.index_terms(memory.id),
-        terms.index_terms(" ".join(memory.tags)),
+        terms.name_terms([memory.id]),
+        terms.name_terms(memory.tags),
         terms.index_terms(memory.directive),
         terms.index_terms(memory.summary),
         terms.index_terms(" ".join(memory.triggers)),

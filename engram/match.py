@@ -143,6 +143,7 @@ class Plan:
         self.many = len(anchors) >= MANY_ANCHORS
         self.content_mask = sum(1 << i for i, a in enumerate(anchors) if not a.is_type_word)
         self.terms: list[tuple[str, float]] = []  # (FTS match, BM25 factor) of every term found
+        self.joined_scored: set[str] = set()  # glued pairs (`Anchor.joined`) already in `terms`
         self.grouping = SetGrouping() if len(anchors) <= FEW_ANCHORS else MaskGrouping()
         weighed = [self._add_anchor(conn, index, anchor) for index, anchor in enumerate(anchors)]
         self.weights = _cap_absent(weighed)
@@ -192,7 +193,9 @@ class Plan:
         for term in () if anchor.is_type_word else anchor.joined:  # strong fields only (`Anchor.joined`)
             match = fts_query(term, False, STRONG_COLUMNS)
             if rowids := _rowids(conn, match):
-                counts.append((match, len(rowids)))
+                if match not in self.joined_scored:  # both anchors of the pair have it: score it once
+                    self.joined_scored.add(match)
+                    counts.append((match, len(rowids)))
                 hits |= rowids
                 strong |= rowids
         self.grouping.add(index, (hits, strong, keyword))

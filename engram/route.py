@@ -83,9 +83,8 @@ def _glued_pairs(written: list[terms.Word], found: list[terms.Word | None]) -> d
     breaks the pair: "spring of boot" glues nothing."""
     out = {}
     for position, (first, second) in enumerate(zip(found, written[1:])):
-        if first and first.text.isalpha() and not first.cjk and not second.cjk:
-            if second.text.isdigit() or (found[position + 1] and second.text.isalpha()):
-                out[position] = terms.stem(first.text + second.text)
+        if first and (found[position + 1] or second.text.isdigit()) and (term := terms.glue(first, second)):
+            out[position] = term
     return out
 
 
@@ -157,8 +156,8 @@ class Candidate:
 def _field_terms(row: sqlite3.Row, layer: Layer) -> dict[str, set[str]]:
     full = layer.conn.execute("SELECT summary, body, triggers FROM memories WHERE rowid = ?", (row["rowid"],)).fetchone()
     return {
-        "id": terms.term_set(row["id"]),
-        "tags": terms.term_set(" ".join(json.loads(row["tags"]))),
+        "id": set(terms.name_terms([row["id"]]).split()),
+        "tags": set(terms.name_terms(json.loads(row["tags"])).split()),
         "directive": terms.term_set(row["directive"]),
         "summary": terms.term_set(full["summary"]),
         "triggers": terms.term_set(" ".join(json.loads(full["triggers"]))),

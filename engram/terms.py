@@ -16,7 +16,7 @@ from collections import namedtuple
 
 from .lazyre import LazyPattern
 
-TOKENIZER_VERSION = "engram-terms-6"
+TOKENIZER_VERSION = "engram-terms-7"
 
 _WORD = re.compile(r"[^\W_]+")
 _CJK_SPLIT = LazyPattern(
@@ -326,6 +326,24 @@ def index_terms(text: str) -> str:
 
 def term_set(text: str) -> set[str]:
     return set(index_terms(text).split())
+
+
+def glue(first: Word, second: Word) -> str | None:
+    """The term of two words written as one name, as ids and tags often write them ("spring
+    boot" -> springboot, "vue 3" -> vue3): a word of letters and the next, of letters or a number."""
+    if first.cjk or second.cjk or not first.text.isalpha():
+        return None
+    return stem(first.text + second.text) if second.text.isalpha() or second.text.isdigit() else None
+
+
+def name_terms(names: list[str]) -> str:
+    """`index_terms` of ids or tags, with each name's words also glued (`glue`): "svelte-5" gives
+    svelte5 as well, so a query's "svelte 5" finds it however either side writes it."""
+    out = []
+    for name in names:
+        written = [w for w in words(name) if not is_stopword(w) or w.text.isdigit()]
+        out += [index_terms(name), *filter(None, (glue(a, b) for a, b in zip(written, written[1:])))]
+    return " ".join(filter(None, out))
 
 
 def meaningful(word: Word) -> Word | None:

@@ -78,6 +78,16 @@ def test_adjacent_anchors_also_match_the_two_glued():
     assert [a.joined for a in anchors_of("部署 手順")] == [(), ()]
 
 
+def test_ids_and_tags_also_index_their_words_glued():
+    assert terms.name_terms(["svelte-5-vs-svelte-4"]).split() == ["svelt", "vs", "svelt", "svelte5", "vssvelt", "svelte4"]
+    assert terms.name_terms(["spring-boot", "vue 3", "the-app"]).split() == [
+        "spring", "boot", "springboot", "vue", "vue3", "app"]
+    assert terms.name_terms([]) == ""
+    # the query side glues the same way
+    [spring, boot] = anchors_of("spring boot")
+    assert spring.joined == boot.joined == (terms.glue(*terms.words("spring boot")),)
+
+
 def test_token_estimate_counts_non_ascii_one_each():
     assert terms.estimate_tokens("abcd") == 1
     assert terms.estimate_tokens("abcde") == 2
