@@ -91,7 +91,7 @@ class Verdict:
         "subject_mask",
     )  # fmt: skip
 
-    def __init__(self, plan: Plan, hit_mask: int, strong_mask: int, keyword_mask: int) -> None:
+    def __init__(self, plan: Plan, hit_mask: int, strong_mask: int, keyword_mask: int, named_mask: int = 0) -> None:
         # Thousands of patterns for a long prompt: work per set bit, not per anchor.
         content = hit_mask & plan.content_mask
         self.hit_mask, self.keyword_mask = hit_mask, keyword_mask  # keyword hits are hits, as strong ones
@@ -106,8 +106,10 @@ class Verdict:
             or self.strong_coverage >= MIN_STRONG_COVERAGE
             or (self.specific and self.coverage >= MIN_SPECIFIC_COVERAGE)
         )
-        # the query's subjects (`Plan.find_subjects`) that make it cover, when it does not alone
-        self.subject_mask = 0 if covers_alone or not self.passes else strong_mask & plan.subject_mask
+        # the query's subjects (`Plan.find_subjects`) that make it cover, when it does not alone; a
+        # memory named for an anchor (``named_mask``) has it as a subject
+        subjects = plan.subject_mask | (named_mask & plan.named_mask)
+        self.subject_mask = 0 if covers_alone or not self.passes else strong_mask & subjects
         self.covers = covers_alone or bool(self.subject_mask)
 
     @property
@@ -150,22 +152,25 @@ class Plan:
         self.total_weight = sum(w for i, w in enumerate(self.weights) if self.content_mask >> i & 1)
         self.share = 1 / self.total_weight if self.total_weight else 0.0  # of the weight, per unit
         self.specific_mask = sum(1 << i for i, w in enumerate(self.weights) if w >= self.specific_weight)
-        self.subject_mask = 0  # `find_subjects`
+        self.subject_mask = self.named_mask = 0  # `find_subjects`
 
     def coverage(self, hit_mask: int) -> float:
         """The share of the query's anchor weight a pattern of hits covers."""
         return self.share * sum([self.weights[i] for i in _bits(hit_mask & self.content_mask)])
 
     def find_subjects(self, patterns: Iterable[Masks]) -> None:
-        """The query's subjects: specific anchors whose memories (those holding the anchor in a
-        strong field) together cover the query as one memory would have to (`MIN_COVERAGE`). The
-        query is then about that subject, and each of them covers it: the rule named for Angular
-        packs for an Angular question whose other words only its neighbours happen to use."""
+        """The query's subjects: anchors whose memories (those holding the anchor in a strong
+        field) together cover the query as one memory would have to (`MIN_COVERAGE`). The query
+        is then about that subject. For a specific anchor each of those memories covers it: the
+        general Angular rule packs for an Angular question whose other words only its neighbours
+        use. A common one (Tailwind, in dozens of rules) names a subject too broad for that, and
+        only the memory named for it (its id is the word) covers it (`named_mask`)."""
         reach: dict[int, int] = {}
         for hit_mask, strong_mask, _ in patterns:
-            for index in _bits(strong_mask & self.specific_mask & self.content_mask):
+            for index in _bits(strong_mask & self.content_mask):
                 reach[index] = reach.get(index, 0) | hit_mask
-        self.subject_mask = sum(1 << i for i, hits in reach.items() if self.coverage(hits) >= MIN_COVERAGE)
+        subjects = sum(1 << i for i, hits in reach.items() if self.coverage(hits) >= MIN_COVERAGE)
+        self.subject_mask, self.named_mask = subjects & self.specific_mask, subjects & ~self.specific_mask
 
     def _add_anchor(self, conn: sqlite3.Connection, index: int, anchor: Anchor) -> tuple[float, bool, float]:
         """The anchor's weight, whether any memory has it, and its `_absent_factor`. A CJK word's
@@ -343,21 +348,42 @@ def match_layer(layer: Layer, anchors: list[Anchor], options: Options, skill_que
     out_of_sight = layer.shadowed.union(*hidden.values())  # the workspace copy of an id wins over the global one
     found, worth, groups = LayerMatch(layer), {}, plan.groups()
     plan.find_subjects(key for key, members in groups.items() if not members <= out_of_sight)
+    named = _named(layer.conn, anchors, plan.named_mask)
     for key, members in groups.items():
-        verdict = Verdict(plan, *key)
-        if unseen := members & out_of_sight:
-            members -= unseen
-            found.omitted += [Group(verdict, reason, part) for reason, rowids in hidden.items() if (part := unseen & rowids)]
-        if not members:
-            continue
-        if not verdict.passes:
-            found.omitted.append(Group(verdict, "anchors", members))
-        elif verdict.covers or score_all:
-            worth.update(dict.fromkeys(members, verdict))
-        else:
-            found.unscored.append(Group(verdict, None, members))
+        for part, named_mask in _by_name(members, named):
+            verdict = Verdict(plan, *key, named_mask)
+            if unseen := part & out_of_sight:
+                part -= unseen
+                found.omitted += [Group(verdict, why, out) for why, rowids in hidden.items() if (out := unseen & rowids)]
+            if not part:
+                continue
+            if not verdict.passes:
+                found.omitted.append(Group(verdict, "anchors", part))
+            elif verdict.covers or score_all:
+                worth.update(dict.fromkeys(part, verdict))
+            else:
+                found.unscored.append(Group(verdict, None, part))
     found.scored = _score(layer, plan, worth, options, skill_query)
     return found
+
+
+def _named(conn: sqlite3.Connection, anchors: list[Anchor], mask: int) -> dict[int, int]:
+    """The memories whose id is one of the anchors in ``mask``, with that anchor's bit."""
+    out: dict[int, int] = {}
+    for index in _bits(mask):
+        for (rowid,) in conn.execute("SELECT rowid FROM memories WHERE id = ?", (anchors[index].text,)):
+            out[rowid] = out.get(rowid, 0) | 1 << index
+    return out
+
+
+def _by_name(members: set[int], named: dict[int, int]) -> list[tuple[set[int], int]]:
+    """A group's memories split by the anchors they are named for (`_named`): most name none."""
+    if not named or members.isdisjoint(named):
+        return [(members, 0)]
+    parts: dict[int, set[int]] = {}
+    for rowid in members:
+        parts.setdefault(named.get(rowid, 0), set()).add(rowid)
+    return [(part, mask) for mask, part in parts.items()]
 
 
 def _hidden_by_reason(conn: sqlite3.Connection, options: Options) -> dict[str, set[int]]:

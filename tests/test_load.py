@@ -512,6 +512,23 @@ def test_a_memory_named_for_the_subject_packs_when_its_neighbours_cover_the_task
     assert project.load_json("angular zebra quokka")["selected"] == 0
 
 
+def test_the_memory_named_for_a_common_subject_packs_but_not_its_neighbours(project):
+    """Tailwind is in 4 of 10 memories, too common for each of them to cover "tailwind navbar"
+    through the subject: only the memory whose id is the word does; `tw-forms` stays out."""
+    for n in range(6):
+        project.write(f"other-{n}", f"# Other {n}\nNotes on subject{n} and item{n}.", tags=[f"topic{n}"])
+    project.write("tailwind", "# Tailwind\nUse Tailwind utility classes; the Tailwind config stays small.",
+                  tags=["tailwind", "css"], directive="Tailwind CSS conventions.")
+    project.write("tw-nav", "# Nav\nA navbar that collapses on mobile: use the md: breakpoint.",
+                  tags=["tailwind", "react"])
+    project.write("tw-next", "# Next\nTailwind in a Next.js app router project, navbar included.",
+                  tags=["tailwind", "nextjs"])
+    project.write("tw-forms", "# Forms\nForm inputs styled with the forms plugin.", tags=["tailwind", "forms"])
+    assert entry_ids(project.load_json("tailwind navbar")) == ["tw-nav", "tw-next", "tailwind"]
+    dry = project.load("--dry-run", "tailwind navbar")
+    assert dry.stdout.count("subject: tailwind (its memories together cover the task)") == 1
+
+
 def test_a_rare_literal_abbreviation_does_not_outrank_the_spelled_out_word(project):
     """`msg` is an anchor for itself or `message`, weighed as one word: a body that happens to say
     `msg.sender` (a rare literal) must not rank above the memory about commit messages."""
