@@ -6,7 +6,8 @@ only), and for a rare term the memories whose body repeats it (FTS5's
 hits, the anchor rule) depends only on which anchors it hit and how, so
 memories are grouped by that pattern (with set operations, or for a long query
 a mask per memory) and judged once per group, not once per memory: a word can
-be in thousands of them. Visibility
+be in thousands of them. The groups also tell the query's subjects
+(`Plan.find_subjects`), which let memories about them cover it. Visibility
 comes from one scan of a covering index. BM25 is the costly part, so only
 admitted memories that cover the query (the only ones that can pack) are
 scored: FTS5 ``bm25()`` with column weights, divided by FTS5's own IDF (clamped
@@ -371,7 +372,7 @@ def _named(conn: sqlite3.Connection, anchors: list[Anchor], mask: int) -> dict[i
     """The memories whose id is one of the anchors in ``mask``, with that anchor's bit."""
     out: dict[int, int] = {}
     for index in _bits(mask):
-        for (rowid,) in conn.execute("SELECT rowid FROM memories WHERE id = ?", (anchors[index].text,)):
+        for (rowid,) in _plain(conn).execute("SELECT rowid FROM memories WHERE id = ?", (anchors[index].text,)):
             out[rowid] = out.get(rowid, 0) | 1 << index
     return out
 
