@@ -111,7 +111,10 @@ class Verdict:
         # memory named for an anchor (``named_mask``) has it as a subject
         subjects = plan.subject_mask | (named_mask & plan.named_mask)
         self.subject_mask = 0 if covers_alone or not self.passes else strong_mask & subjects
-        self.covers = covers_alone or bool(self.subject_mask)
+        # a task with a rare subject is about it: a memory that never names it has only the
+        # task's other words ("add a shadcn dialog ..." is no task for a Gherkin rule on dialogs)
+        on_subject = not plan.subject_mask or bool(hit_mask & plan.subject_mask)
+        self.covers = (covers_alone or bool(self.subject_mask)) and on_subject
 
     @property
     def anchors(self) -> list[int]:
@@ -154,6 +157,8 @@ class Plan:
         self.share = 1 / self.total_weight if self.total_weight else 0.0  # of the weight, per unit
         self.specific_mask = sum(1 << i for i, w in enumerate(self.weights) if w >= self.specific_weight)
         self.subject_mask = self.named_mask = 0  # `find_subjects`
+        # a one-character CJK word is a fragment (a verb stem, a particle run): never a subject
+        self.word_mask = sum(1 << i for i, anchor in enumerate(anchors) if not anchor.word.prefix)
 
     def coverage(self, hit_mask: int) -> float:
         """The share of the query's anchor weight a pattern of hits covers."""
@@ -164,11 +169,12 @@ class Plan:
         field) together cover the query as one memory would have to (`MIN_COVERAGE`). The query
         is then about that subject. For a specific anchor each of those memories covers it: the
         general Angular rule packs for an Angular question whose other words only its neighbours
-        use. A common one (Tailwind, in dozens of rules) names a subject too broad for that, and
-        only the memory named for it (its id is the word) covers it (`named_mask`)."""
+        use, and a memory that never names it does not (`Verdict`). A common one (Tailwind, in
+        dozens of rules) names a subject too broad for that, and only the memory named for it
+        (its id is the word) covers it (`named_mask`)."""
         reach: dict[int, int] = {}
         for hit_mask, strong_mask, _ in patterns:
-            for index in _bits(strong_mask & self.content_mask):
+            for index in _bits(strong_mask & self.content_mask & self.word_mask):
                 reach[index] = reach.get(index, 0) | hit_mask
         subjects = sum(1 << i for i, hits in reach.items() if self.coverage(hits) >= MIN_COVERAGE)
         self.subject_mask, self.named_mask = subjects & self.specific_mask, subjects & ~self.specific_mask

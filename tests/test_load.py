@@ -510,6 +510,10 @@ def test_a_memory_named_for_the_subject_packs_when_its_neighbours_cover_the_task
     assert "   subject: angular (its memories together cover the task)" in dry.lines
     assert dry.stdout.count("subject:") == 1  # the other two cover alone
     assert project.load_json("angular zebra quokka")["selected"] == 0
+    # a memory that never names the subject has only the task's other words: it stays out
+    project.write("billing", "# Billing\nEvery invoice table totals its rows.", tags=["billing"])
+    assert "billing" in entry_ids(project.load_json("invoice table"))
+    assert "billing" not in entry_ids(project.load_json("angular invoice table"))
 
 
 def test_the_memory_named_for_a_common_subject_packs_but_not_its_neighbours(project):

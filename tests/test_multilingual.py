@@ -71,6 +71,13 @@ def test_kana_kanji_and_simplified_chinese_queries_find_their_language_first(lay
     assert ranked(layers, query)[0] == expected
 
 
+def test_a_one_character_fragment_is_never_the_tasks_subject(layers):
+    """読 (from 読み込む) is in the read-flow memory's directive; as a subject it would drop the
+    memory about dependencies, which has the real subject 依存関係 but not that fragment."""
+    pack = route(layers, "依存関係のある記憶を読み込む方法は？", Options()).pack
+    assert "ja-dependency-layers" in [c.id for c in pack]
+
+
 def test_an_english_query_is_not_flooded_by_cjk_memories(layers):
     ids = ranked(layers, "how does layered disclosure turn bodies into cards")
     assert ids[0] == "en-layered-disclosure"
