@@ -8,8 +8,8 @@ locale lookups, shutil for the terminal width) cost more than the routing.
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 import os
+import sqlite3
 import sys
 
 from . import terms

@@ -97,7 +97,7 @@ class Verdict:
         content = hit_mask & plan.content_mask
         self.hit_mask, self.keyword_mask = hit_mask, keyword_mask  # keyword hits are hits, as strong ones
         self.coverage = plan.coverage(hit_mask)
-        self.strong_coverage = plan.share * sum([plan.weights[i] for i in _bits(strong_mask)])
+        self.strong_coverage = plan.coverage(strong_mask)  # strong hits are content hits
         self.strong_hit = bool(strong_mask)
         self.specific = bool((strong_mask | keyword_mask) & plan.specific_mask)
         hits = content.bit_count()
@@ -396,7 +396,7 @@ def _by_name(members: set[int], named: dict[int, int]) -> list[tuple[set[int], i
 def _hidden_by_reason(conn: sqlite3.Connection, options: Options) -> dict[str, set[int]]:
     """The layer's hidden memories, by reason (`HIDDEN_SQL`)."""
     sql = f"SELECT hidden, group_concat(rowid) FROM ({HIDDEN_ROWS_SQL}) GROUP BY hidden"
-    return {reason: set(map(int, joined.split(","))) for reason, joined in _plain(conn).execute(sql, options.visibility_params())}
+    return {reason: _rowid_set(joined) for reason, joined in _plain(conn).execute(sql, options.visibility_params())}
 
 
 def _score(layer: Layer, plan: Plan, worth: dict[int, Verdict], options: Options, skill_query: bool) -> list[Scored]:
@@ -473,4 +473,9 @@ def _rowids(conn: sqlite3.Connection, match: str) -> set[int]:
     (joined,) = _plain(conn).execute(
         "SELECT group_concat(rowid) FROM memories_fts WHERE memories_fts MATCH ?", (match,)
     ).fetchone()
+    return _rowid_set(joined)
+
+
+def _rowid_set(joined: str | None) -> set[int]:
+    """The rowids of a ``group_concat(rowid)``: one string instead of a row per memory."""
     return set(map(int, joined.split(","))) if joined else set()
