@@ -146,13 +146,15 @@ class Plan:
         self.total = conn.execute("SELECT count(*) FROM memories_fts_docsize").fetchone()[0]
         self.absent_word_weight = 1 + (ABSENT_WEIGHT - 1) * min(1.0, self.total / ABSENT_FULL_AT)
         self.specific_weight = idf(self.total, max(1.0, SPECIFIC_SHARE * self.total))
-        self.many = len(anchors) >= MANY_ANCHORS
+        self.many = sum(not anchor.pair for anchor in anchors) >= MANY_ANCHORS  # query words
         self.content_mask = sum(1 << i for i, a in enumerate(anchors) if not a.is_type_word)
         self.terms: list[tuple[str, float]] = []  # (FTS match, BM25 factor) of every term found
-        self.joined_scored: set[str] = set()  # glued pairs (`Anchor.joined`) already in `terms`
+        self.glued_rows: dict[str, set[int]] = {}  # `_glued_rows`, by term
         self.grouping = SetGrouping() if len(anchors) <= FEW_ANCHORS else MaskGrouping()
-        weighed = [self._add_anchor(conn, index, anchor) for index, anchor in enumerate(anchors)]
+        weighed = [(self._add_pair if anchor.pair else self._add_anchor)(conn, index, anchor)
+                   for index, anchor in enumerate(anchors)]  # fmt: skip
         self.weights = _cap_absent(weighed)
+        self.found_mask = sum(1 << i for i, (_, found, _) in enumerate(weighed) if found)  # anchors some memory has
         self.total_weight = sum(w for i, w in enumerate(self.weights) if self.content_mask >> i & 1)
         self.share = 1 / self.total_weight if self.total_weight else 0.0  # of the weight, per unit
         self.specific_mask = sum(1 << i for i, w in enumerate(self.weights) if w >= self.specific_weight)
@@ -202,20 +204,34 @@ class Plan:
                 strong |= _rowids(conn, fts_query(term, anchor.word.prefix, STRONG_COLUMNS))
                 if len(rowids) <= max(1.0, KEYWORD_SHARE * self.total) and not anchor.word.prefix:
                     keyword |= _keyword_rowids(conn, term)
-        for term in () if anchor.is_type_word else anchor.joined:  # strong fields only (`Anchor.joined`)
-            match = fts_query(term, False, STRONG_COLUMNS)
-            if rowids := _rowids(conn, match):
-                if match not in self.joined_scored:  # both anchors of the pair have it: score it once
-                    self.joined_scored.add(match)
-                    counts.append((match, len(rowids)))
-                hits |= rowids
-                strong |= rowids
+        for term in () if anchor.is_type_word else anchor.joined:  # scored as its pair (`_add_pair`)
+            rowids = self._glued_rows(conn, term)
+            hits |= rowids
+            strong |= rowids
         self.grouping.add(index, (hits, strong, keyword))
         weight = sum(weights) / len(weights) if anchor.word.cjk else idf(self.total, len(hits))
         for match, count in counts:
             term_weight = idf(self.total, count) if anchor.word.cjk else weight
             self.terms.append((match, term_weight / _fts_idf(self.total, count)))
         return weight, bool(hits), self._absent_factor(anchor)
+
+    def _add_pair(self, conn: sqlite3.Connection, index: int, anchor: Anchor) -> tuple[float, bool, float]:
+        """A two-word name (`Anchor.pair`): its weight and whether any memory has it. A name no
+        memory has weighs nothing: most adjacent words name nothing, and must not count against coverage."""
+        [term] = anchor.word.terms
+        rowids = self._glued_rows(conn, term)
+        self.grouping.add(index, (rowids, rowids, set()))
+        if not rowids:
+            return 0.0, False, 0.0
+        weight = idf(self.total, len(rowids))
+        self.terms.append((fts_query(term, False, STRONG_COLUMNS), weight / _fts_idf(self.total, len(rowids))))
+        return weight, True, 0.0
+
+    def _glued_rows(self, conn: sqlite3.Connection, term: str) -> set[int]:
+        """The memories with a glued name in a strong field; asked by the pair and both its words."""
+        if (rowids := self.glued_rows.get(term)) is None:
+            rowids = self.glued_rows[term] = _rowids(conn, fts_query(term, False, STRONG_COLUMNS))
+        return rowids
 
     def _absent_factor(self, anchor: Anchor) -> float:
         """How many mean found words the anchor may weigh if absent: more for a word than a fragment."""
@@ -326,8 +342,9 @@ class Group:
 class LayerMatch:
     """What routing needs from one layer: counts, scored memories, and the rest as groups."""
 
-    def __init__(self, layer: Layer) -> None:
+    def __init__(self, layer: Layer, found_mask: int) -> None:
         self.layer = layer
+        self.found_mask = found_mask  # the anchors some memory of the layer has (`Plan.found_mask`)
         self.scored: list[Scored] = []  # admitted memories that cover the query, with scores
         self.unscored: list[Group] = []  # other admitted memories
         self.omitted: list[Group] = []  # hidden, or failing the anchor rule
@@ -353,7 +370,7 @@ def match_layer(layer: Layer, anchors: list[Anchor], options: Options, skill_que
         return None
     hidden = _hidden_by_reason(layer.conn, options)
     out_of_sight = layer.shadowed.union(*hidden.values())  # the workspace copy of an id wins over the global one
-    found, worth, groups = LayerMatch(layer), {}, plan.groups()
+    found, worth, groups = LayerMatch(layer, plan.found_mask), {}, plan.groups()
     plan.find_subjects(key for key, members in groups.items() if not members <= out_of_sight)
     named = _named(layer.conn, anchors, plan.named_mask)
     for key, members in groups.items():

@@ -37,14 +37,19 @@ STRONG_FIELDS = ("id", "tags", "directive", "applies_to")  # match.STRONG_COLUMN
 
 
 class Anchor:
-    __slots__ = ("word", "joined")
+    __slots__ = ("word", "joined", "pair")
 
-    def __init__(self, word: terms.Word, joined: tuple[str, ...] = ()) -> None:
+    def __init__(self, word: terms.Word, joined: tuple[str, ...] = (), pair: bool = False) -> None:
         self.word = word
         # The anchor glued to the query word before or after it (`spring boot` -> `springboot`),
         # as a name is often written in an id or tag; matched in strong fields only, where such
-        # a name is the memory's subject (a body's `ApolloClient` is incidental).
+        # a name is the memory's subject (a body's `ApolloClient` is incidental). A memory holding
+        # the name holds each of its words.
         self.joined = joined
+        # A name written in two query words (`styled-components`, `spring boot`), an anchor of its
+        # own: found in strong fields only (as one glued term), it weighs what the name weighs,
+        # not what its two common words do.
+        self.pair = pair
 
     @property
     def text(self) -> str:
@@ -56,14 +61,17 @@ class Anchor:
 
     def found_in(self, field: str, field_terms: set[str]) -> bool:
         """Whether the anchor hits a field of a memory, given the field's terms."""
-        joined = self.joined if field in STRONG_FIELDS else ()
-        return not field_terms.isdisjoint(self.word.terms + joined)
+        if field in STRONG_FIELDS:
+            return not field_terms.isdisjoint(self.word.terms + self.joined)
+        return not self.pair and not field_terms.isdisjoint(self.word.terms)
 
 
-def anchors_of(query: str) -> list[Anchor]:
-    """The meaningful query words: no stopwords, no generic memory words, no repeats."""
+def anchors_of(query: str) -> tuple[list[Anchor], int]:
+    """The meaningful query words (no stopwords, no generic memory words, no repeats), the first
+    MAX_ANCHORS of them, then the two-word names they form (`Anchor.pair`); and how many later
+    meaningful words were left out."""
     seen: set[tuple[str, ...]] = set()
-    out = []
+    words = []
     written = terms.words(query)
     found = list(map(terms.meaningful, written))
     glued = _glued_pairs(written, found)
@@ -72,8 +80,16 @@ def anchors_of(query: str) -> list[Anchor]:
             continue
         seen.add(word.terms)
         joined = (glued.get(position - 1), glued.get(position))
-        out.append(Anchor(word, tuple(term for term in joined if term and term not in word.terms)))
-    return out
+        words.append(Anchor(word, tuple(term for term in joined if term and term not in word.terms)))
+    anchors, unused = words[:MAX_ANCHORS], len(words) - MAX_ANCHORS
+    kept = {anchor.word.terms for anchor in anchors}
+    for position, term in glued.items():
+        first, second = found[position], found[position + 1]  # second: None for a number
+        if (term,) not in seen and first.terms in kept and (second is None or second.terms in kept):
+            seen.add((term,))
+            name = terms.Word(f"{first.text}-{written[position + 1].text}", (term,), False)
+            anchors.append(Anchor(name, pair=True))
+    return anchors, max(0, unused)
 
 
 def _glued_pairs(written: list[terms.Word], found: list[terms.Word | None]) -> dict[int, str]:
@@ -254,16 +270,17 @@ def _in_chunks(layer: Layer, sql: str, rowids: list[int]) -> list[sqlite3.Row]:
 
 
 def route(layers: list[Layer], query: str, options: Options) -> Routing:
-    meaningful = anchors_of(query)
-    anchors = meaningful[:MAX_ANCHORS]
+    anchors, unused_words = anchors_of(query)
     routing = Routing(anchors, [], [])
-    routing.unused_words = len(meaningful) - len(anchors)
+    routing.unused_words = unused_words
     scoring = [a for a in anchors if not a.is_type_word]
     if not scoring:
         return routing  # no anchors, or only a type word: never a broad match
     skill_query = len(scoring) < len(anchors)
     found = [m for layer in layers if (m := match_layer(layer, anchors, options, skill_query, options.everything))]
     routing.total_related = sum(m.admitted_count for m in found)
+    # a two-word name no memory has is no anchor worth listing: most adjacent words form none
+    routing.anchors = [a for i, a in enumerate(anchors) if not a.pair or any(m.found_mask >> i & 1 for m in found)]
     routing.admitted = _ranked_window(found, anchors, None if options.everything else WINDOW)
     _rerank_related(routing.admitted)
     _refine(routing, options)
@@ -387,6 +404,6 @@ def narrow_tags(anchors: list[Anchor], tally: Counter, size: int, count: int = 5
     useful = {
         t: n
         for t, n in tally.items()
-        if not terms.term_set(t) <= words and (n < size or size == 1) and anchors_of(t)
+        if not terms.term_set(t) <= words and (n < size or size == 1) and any(map(terms.meaningful, terms.words(t)))
     }
     return sorted(useful, key=lambda t: (abs(useful[t] - size / 2), -useful[t], t))[:count]

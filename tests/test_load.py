@@ -484,6 +484,26 @@ def test_two_query_words_find_a_name_written_as_one_in_an_id_or_tag(project):
     assert "   springboot -> tags" in project.load("--all", "--dry-run", "springboot").lines
 
 
+def test_a_name_written_in_two_words_weighs_as_the_name(project):
+    """"styled-components" is two common words (style, component) but one rare name: the memory
+    whose id holds the name packs first for a task that names it, above rules that merely use
+    the two words, and dry-run lists the name as an anchor of its own."""
+    for n in range(20):
+        project.write(f"filler-{n}", f"# Filler {n}\nNotes on subject{n} and item{n} for the team.", tags=[f"t{n}"])
+    project.write("react-styled-components", "# Styled\nKeep styles next to the component; read the theme from props.")
+    project.write("tailwind-dark", "# Tailwind\nSet up dark mode with the class strategy; put theme colours in the "
+                  "config; style with utility classes.")
+    project.write("chakra-ui", "# Chakra\nWrap the app in the theme provider. Dark mode is a color mode; style "
+                  "props on components.")
+    task = "set up a theme provider with styled-components for dark mode"
+    assert entry_ids(project.load_json(task))[0] == "react-styled-components"
+    dry = project.load("--dry-run", task)
+    assert dry.lines[1] == "anchors: set, theme, provider, styled, components, dark, mode, styled-components"
+    assert "   styled-components -> id" in dry.lines
+    # written as one word, or glued in the id, it is the same name
+    assert entry_ids(project.load_json("theme provider with styledcomponents"))[0] == "react-styled-components"
+
+
 def test_names_written_with_symbols_route(project):
     """C# and C++ are words, not a one-letter stopword: they decide between otherwise equal rules,
     and C++ finds a rule whose id says cpp."""

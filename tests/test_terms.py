@@ -9,8 +9,11 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engram import terms
-from engram.route import anchors_of
+from engram import route, terms
+
+
+def anchors_of(query: str) -> list[route.Anchor]:
+    return route.anchors_of(query)[0]
 
 
 def _terms(text: str) -> list[str]:
@@ -61,21 +64,38 @@ def test_cjk_generic_memory_words_are_not_anchors():
 def test_a_shorthand_anchor_also_matches_the_word_it_stands_for():
     [anchor] = anchors_of("msg")
     assert anchor.text == "msg" and anchor.word.terms == ("msg", terms.stem("message"))
-    assert [a.word.terms for a in anchors_of("db k8s golang ext")] == [
+    assert [a.word.terms for a in anchors_of("db k8s golang ext") if not a.pair] == [
         ("db", "databas"), ("k8s", "kubernet"), ("golang", "go"), ("ext", "extension")]
     # the index side is untouched: shorthand in a memory is indexed as written
     assert terms.index_terms("bump the k8s db") == "bump k8s db"
 
 
-def test_adjacent_anchors_also_match_the_two_glued():
-    spring, boot, jpa = anchors_of("Spring Boot JPA")
+def test_adjacent_anchors_also_match_the_two_glued_and_form_a_name():
+    spring, boot, jpa, *names = anchors_of("Spring Boot JPA")
     assert (spring.joined, boot.joined, jpa.joined) == (("springboot",), ("springboot", "bootjpa"), ("bootjpa",))
-    assert [a.joined for a in anchors_of("spring of boot")] == [(), ()]  # a stopword between breaks the pair
+    # each glued pair is also an anchor of its own, after the words
+    assert [(a.text, a.word.terms, a.pair) for a in names] == [
+        ("spring-boot", ("springboot",), True), ("boot-jpa", ("bootjpa",), True)]
+    assert not any(a.pair for a in (spring, boot, jpa))
+    assert [(a.text, a.joined) for a in anchors_of("spring of boot")] == [("spring", ()), ("boot", ())]  # a stopword between breaks the pair
     # a number glues to the anchor before it, even one too short to be an anchor itself
-    assert [(a.text, a.joined) for a in anchors_of("vue 3 app")] == [("vue", ("vue3",)), ("app", ())]
-    assert [a.joined for a in anchors_of("nextjs 15")] == [("nextjs15",), ("nextjs15",)]
+    assert [(a.text, a.joined) for a in anchors_of("vue 3 app")] == [("vue", ("vue3",)), ("app", ()), ("vue-3", ())]
+    assert [(a.text, a.joined) for a in anchors_of("nextjs 15")] == [
+        ("nextjs", ("nextjs15",)), ("15", ("nextjs15",)), ("nextjs-15", ())]
     assert [a.joined for a in anchors_of("15 nextjs")] == [(), ()]  # letters first
     assert [a.joined for a in anchors_of("部署 手順")] == [(), ()]
+    # a repeated pair is one name
+    assert [a.text for a in anchors_of("react query, react query") if a.pair] == ["react-query", "query-react"]
+
+
+def test_later_words_form_no_names_past_the_anchor_cap():
+    words = [f"zz{chr(97 + n // 26)}{chr(97 + n % 26)}k" for n in range(route.MAX_ANCHORS + 3)]
+    anchors, unused = route.anchors_of(" ".join(words))
+    assert unused == 3
+    assert [a.text for a in anchors if not a.pair] == words[: route.MAX_ANCHORS]
+    # names only of kept words: the last kept word glues to no cut one
+    assert [a.text for a in anchors if a.pair] == [f"{a}-{b}" for a, b in zip(words, words[1 : route.MAX_ANCHORS])]
+    assert route.anchors_of("spring boot")[1] == 0
 
 
 def test_ids_and_tags_also_index_their_words_glued():
@@ -84,7 +104,7 @@ def test_ids_and_tags_also_index_their_words_glued():
         "spring", "boot", "springboot", "vue", "vue3", "app"]
     assert terms.name_terms([]) == ""
     # the query side glues the same way
-    [spring, boot] = anchors_of("spring boot")
+    spring, boot, _ = anchors_of("spring boot")
     assert spring.joined == boot.joined == (terms.glue(*terms.words("spring boot")),)
 
 
