@@ -98,6 +98,26 @@ def test_later_words_form_no_names_past_the_anchor_cap():
     assert route.anchors_of("spring boot")[1] == 0
 
 
+_QUERY_WORDS = st.sampled_from(["spring", "boot", "Vue", "3", "15", "the", "of", "rule", "react", "query", "C#",
+                                 "styled-components", "k8s", "部署", "手順", "ext", "Spring"])
+
+
+@given(st.lists(st.one_of(_QUERY_WORDS, st.text(max_size=6)), max_size=45).map(" ".join))
+def test_anchors_are_the_kept_words_then_the_names_two_of_them_form(query):
+    anchors, unused = route.anchors_of(query)
+    words = [a for a in anchors if not a.pair]
+    names = anchors[len(words):]
+    assert all(a.pair for a in names) and len(words) <= route.MAX_ANCHORS and unused >= 0
+    kept = [a.word.terms for a in words]
+    assert len(set(kept)) == len(kept)  # no repeats
+    assert len({a.word.terms for a in names}) == len(names)
+    for name in names:
+        first, second = (terms.words(part)[0] for part in name.text.split("-"))
+        assert terms.meaningful(first).terms in kept
+        assert second.text.isdigit() or terms.meaningful(second).terms in kept
+        assert name.word.terms == (terms.glue(first, second),) and not name.joined
+
+
 def test_ids_and_tags_also_index_their_words_glued():
     assert terms.name_terms(["svelte-5-vs-svelte-4"]).split() == ["svelt", "vs", "svelt", "svelte5", "vssvelt", "svelte4"]
     assert terms.name_terms(["spring-boot", "vue 3", "the-app"]).split() == [
