@@ -16,7 +16,7 @@ from collections import namedtuple
 
 from .lazyre import LazyPattern
 
-TOKENIZER_VERSION = "engram-terms-7"
+TOKENIZER_VERSION = "engram-terms-8"
 
 _WORD = re.compile(r"[^\W_]+")
 _CJK_SPLIT = LazyPattern(
@@ -40,6 +40,7 @@ ENGLISH_STOPWORDS = frozenset(
     these they this those through to too under until up upon us very via want was we were what
     when where which while who whom why will with within without would you your yours yourself
     yourselves make made keep take new way well work written come current
+    makes making keeps keeping kept takes taking took wants wanted getting comes coming came
     don doesn didn isn aren wasn weren hasn haven hadn won wouldn shouldn couldn mustn needn
     ll ve""".split()  # the last: what contractions leave once the apostrophe splits them
 )

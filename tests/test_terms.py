@@ -53,6 +53,9 @@ def test_stopwords_and_generic_words_are_never_anchors():
     # what contractions leave once the apostrophe splits them
     assert [a.text for a in anchors_of("don't refactor, it doesn't build and you'll see we've won't")] == [
         "refactor", "build", "see"]
+    # a stopword's other forms are stopwords too: "it takes twenty minutes" is about minutes
+    assert [a.text for a in anchors_of("it takes twenty minutes, making and keeping it slow")] == [
+        "twenty", "minutes", "slow", "twenty-minutes"]
 
 
 def test_cjk_generic_memory_words_are_not_anchors():
