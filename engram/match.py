@@ -35,7 +35,7 @@ FETCH_BOOST_STEP = 0.05  # per earlier `load --id`, up to FETCH_BOOST_MAX
 FETCH_BOOST_MAX = 1.2
 SKILL_BOOST = 1.25  # `workflow` in the query routes to skill memories
 MANY_ANCHORS = 4
-# Up to this many anchors, memories are grouped with set operations; beyond, by a mask per memory.
+# Up to this many query words, memories are grouped with set operations; beyond, by a mask per memory.
 FEW_ANCHORS = 8
 SPECIFIC_SHARE = 0.15  # a strong-field hit on a word at most this share of memories have is "specific"
 # A body that repeats a word at most this share of memories have (one memory at least, for small
@@ -146,11 +146,12 @@ class Plan:
         self.total = conn.execute("SELECT count(*) FROM memories_fts_docsize").fetchone()[0]
         self.absent_word_weight = 1 + (ABSENT_WEIGHT - 1) * min(1.0, self.total / ABSENT_FULL_AT)
         self.specific_weight = idf(self.total, max(1.0, SPECIFIC_SHARE * self.total))
-        self.many = sum(not anchor.pair for anchor in anchors) >= MANY_ANCHORS  # query words
+        words = sum(not anchor.pair for anchor in anchors)  # two-word names hit few memories: not counted
+        self.many = words >= MANY_ANCHORS
         self.content_mask = sum(1 << i for i, a in enumerate(anchors) if not a.is_type_word)
         self.terms: list[tuple[str, float]] = []  # (FTS match, BM25 factor) of every term found
         self.glued_rows: dict[str, set[int]] = {}  # `_glued_rows`, by term
-        self.grouping = SetGrouping() if len(anchors) <= FEW_ANCHORS else MaskGrouping()
+        self.grouping = SetGrouping() if words <= FEW_ANCHORS else MaskGrouping()
         weighed = [(self._add_pair if anchor.pair else self._add_anchor)(conn, index, anchor)
                    for index, anchor in enumerate(anchors)]  # fmt: skip
         self.weights = _cap_absent(weighed)
