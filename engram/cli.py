@@ -14,6 +14,7 @@ from typing import Optional
 import typer
 
 from .config import LIMIT_RANGE, update_config_file
+from .sources import GENERATED_FILES
 from .workspace import open_workspace
 
 app = typer.Typer(
@@ -23,7 +24,7 @@ app = typer.Typer(
     help="engram: the right project memory for AI coding agents, at the right moment.",
 )
 
-ROOT_GITIGNORE = "index.db\nstate.db\nstate.db-*\n.index.db.tmp-*\n.index.lock\n"
+ROOT_GITIGNORE = "".join(f"{name}\n" for name in GENERATED_FILES)
 ENGRAMIGNORE = "# Memories matched here (gitignore syntax, relative to the memory root) are never shown.\n"
 
 def fail(message: str, code: int = 1) -> typer.Exit:

@@ -43,14 +43,13 @@ from .index import COMPILER_VERSION, apply_migrations, fingerprint, printed_dige
 from .parse import Memory, ParseError, parse_memory
 from .paths import remove_if_present
 from .safety import scan
-from .sources import Root, SourceFile, source_file, stat_line, walk_memory_files
+from .sources import BUILD_LOCK_FILE, BUILD_TEMP_PREFIX, Root, SourceFile, source_file, stat_line, walk_memory_files
 
 LOCK_TIMEOUT_S = 60.0
 PROGRESS_THRESHOLD = 200
 PARALLEL_MIN_FILES = 400  # fewer files to parse: starting worker processes would cost more than it saves
 PARALLEL_CHUNK = 32  # files per task sent to a worker
 MAX_WORKERS = 4  # this process writes every row; more workers would wait on it
-TEMP_PREFIX = ".index.db.tmp-"  # a build's copy of the index, renamed over it when done
 
 
 class CompileResult:
@@ -229,7 +228,7 @@ class Builder:
 @contextlib.contextmanager
 def root_lock(root: Root):
     """Serialise compilers of one root across processes (two `engram index` at once)."""
-    lock_path = os.path.join(root.path, ".index.lock")
+    lock_path = os.path.join(root.path, BUILD_LOCK_FILE)
     handle = open(lock_path, "a+")  # noqa: SIM115 - held for the duration of the block
     try:
         deadline = time.monotonic() + LOCK_TIMEOUT_S
@@ -275,12 +274,12 @@ def _summarise(conn: sqlite3.Connection, result: CompileResult) -> None:
 def _remove_leftovers(root: Root) -> None:
     """Temp files of a build that was killed; safe because the lock is held."""
     for name in os.listdir(root.path):
-        if name.startswith(TEMP_PREFIX):
+        if name.startswith(BUILD_TEMP_PREFIX):
             remove_if_present(os.path.join(root.path, name))
 
 
 def _temp_path(root: Root) -> str:
-    return os.path.join(root.path, f"{TEMP_PREFIX}{os.getpid()}")
+    return os.path.join(root.path, f"{BUILD_TEMP_PREFIX}{os.getpid()}")
 
 
 def _copy_file(source: str, target: str) -> None:

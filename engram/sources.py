@@ -12,6 +12,12 @@ ROOT_DIR = os.path.join(".agents", ".engram")
 MEMORY_FOLDERS = ("rules", "skills", "knowledge")
 MAX_FILE_BYTES = 1024 * 1024
 IGNORE_FILE = ".engramignore"
+INDEX_FILE = "index.db"
+STATE_FILE = "state.db"
+BUILD_TEMP_PREFIX = f".{INDEX_FILE}.tmp-"  # a build's copy of the index, renamed over it when done
+BUILD_LOCK_FILE = ".index.lock"  # held while a build writes
+# What a memory root's .gitignore keeps out of git: the built files, not the memories.
+GENERATED_FILES = (INDEX_FILE, STATE_FILE, f"{STATE_FILE}-*", f"{BUILD_TEMP_PREFIX}*", BUILD_LOCK_FILE)
 
 
 # Value types are named tuples, not dataclasses: `load` and hooks start in every agent turn,
@@ -29,11 +35,11 @@ class Root(namedtuple("Root", "path scope project")):
 
     @property
     def index_path(self) -> str:
-        return os.path.join(self.path, "index.db")
+        return os.path.join(self.path, INDEX_FILE)
 
     @property
     def state_path(self) -> str:
-        return os.path.join(self.path, "state.db")
+        return os.path.join(self.path, STATE_FILE)
 
     @property
     def config_path(self) -> str:
