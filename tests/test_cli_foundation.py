@@ -61,6 +61,8 @@ def test_init_creates_the_layout(tmp_path, run_engram):
     assert isinstance(config, dict)
     ignored = (root / ".gitignore").read_text().splitlines()
     assert "index.db" in ignored and "state.db" in ignored
+    # and what a build leaves while it runs: its copy of the index and its lock
+    assert ".index.db.tmp-*" in ignored and ".index.lock" in ignored
     assert (proj / ".engramignore").is_file()
 
     # Idempotent, and never overwrites what the user changed.
