@@ -19,7 +19,7 @@ from . import terms
 from .config import Config
 from .index import COMPILER_VERSION, IndexFileError, check_schema, read_meta, sha256_text
 from .paths import read_bytes, read_text, relative_posix, sqlite_uri
-from .sources import Root, SourceFile, stat_lines, walk_memory_files
+from .sources import INDEX_FILE, Root, SourceFile, stat_lines, walk_memory_files
 
 
 class Problem(namedtuple("Problem", "where reason line kind", defaults=(None, "invalid"))):
@@ -156,7 +156,7 @@ def check_sources(root: Root, config: Config) -> Freshness:
     conn = open_current(root, thorough=True)
     if conn is None:
         if os.path.isdir(root.path):
-            report.problems.append(Problem(display_path(root, "index.db"), "no usable index; run `engram index`", kind="missing"))
+            report.problems.append(Problem(display_path(root, INDEX_FILE), "no usable index; run `engram index`", kind="missing"))
         return report
     try:
         _compare(conn, root, config, report)
@@ -167,7 +167,7 @@ def check_sources(root: Root, config: Config) -> Freshness:
 
 def _compare(conn: sqlite3.Connection, root: Root, config: Config, report: Freshness) -> None:
     if read_meta(conn).get("ignore_digest") != ignore_digest(ignore_patterns(root, config)):
-        report.problems.append(Problem(display_path(root, "index.db"), "ignore rules changed since indexing", kind="stale"))
+        report.problems.append(Problem(display_path(root, INDEX_FILE), "ignore rules changed since indexing", kind="stale"))
     seen: set[str] = set()
     for source in walk_memory_files(root):
         seen.add(source.rel)

@@ -19,6 +19,7 @@ from .layers import Layer, open_layers
 from .pack import Entry, PackOptions, Screen, build_pack, checked_body, requires_of, screen_text
 from .render import body_block, render_dry_run, render_json, render_text, skipped_line, source_path
 from .route import Candidate, Options, candidate_by_id, route
+from .sources import STATE_FILE
 from .state import ScreenCache, fetch_counts, open_state, record_fetches, write_transaction
 from .workspace import Workspace, open_workspace
 
@@ -189,7 +190,7 @@ def _run(args: LoadArgs, budget: int | None, ws: Workspace) -> int:
     layers = open_layers(ws, args.index, messages)
     for message in messages:
         print(f"engram: warning: {message}", file=sys.stderr)
-    state = _open_state(ws.root.state_path if os.path.isdir(ws.root.path) else os.path.join(user_config_dir(), "state.db"))
+    state = _open_state(ws.root.state_path if os.path.isdir(ws.root.path) else os.path.join(user_config_dir(), STATE_FILE))
     ids = [i.strip().lower() for raw in args.id for i in raw.split(",") if i.strip()]
     if ids:
         return _fetch(layers, ids, ws, state)
