@@ -31,13 +31,14 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m engram.bench
 
-## quality: routing quality of the benchmark fixtures (tuning set, two held-out sets, multilingual, small folders)
+## quality: routing quality of the benchmark fixtures (tuning set, three held-out sets, multilingual, small folders)
 quality: $(STAMP)
 	rm -rf $(DEMO) && mkdir -p $(DEMO)
 	cp -r fixtures/cursorrules/.agents $(DEMO)/
 	cd $(DEMO) && ../../$(BIN)/engram benchmark ../../fixtures/bench/cursorrules.json
 	cd $(DEMO) && ../../$(BIN)/engram benchmark ../../fixtures/bench/cursorrules-heldout.json
 	cd $(DEMO) && ../../$(BIN)/engram benchmark ../../fixtures/bench/cursorrules-heldout-2.json
+	cd $(DEMO) && ../../$(BIN)/engram benchmark ../../fixtures/bench/cursorrules-heldout-3.json
 	rm -rf build/multilingual && cp -r fixtures/multilingual build/multilingual
 	cd build/multilingual && ../../$(BIN)/engram benchmark ../../fixtures/bench/multilingual.json
 	$(BIN)/python -m engram.subsets
