@@ -77,20 +77,65 @@ def pack_ids(layers: list[Layer], ws: Workspace, query: str) -> list[str]:
     return [e.cand.id for e in pack.selected]
 
 
+class FixtureError(ValueError):
+    """A fixture that cannot be run: not a JSON list of cases, or no memories to route over."""
+
+
+def read_cases(fixture: Path) -> list[dict]:
+    """The fixture's cases, checked: a wrong shape fails here, not halfway through the run."""
+    try:
+        data = json.loads(fixture.read_bytes().decode("utf-8"))
+    except OSError as error:
+        raise FixtureError(f"{fixture}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise FixtureError(f"{fixture}: not UTF-8 text") from None
+    except json.JSONDecodeError as error:
+        raise FixtureError(f"{fixture}: not JSON ({error.msg}, line {error.lineno})") from None
+    if not isinstance(data, list):
+        raise FixtureError(f"{fixture}: not a JSON list of cases")
+    for number, case in enumerate(data, 1):
+        if problem := _case_problem(case):
+            raise FixtureError(f"{fixture}: case {number}: {problem}")
+    return data
+
+
+def _case_problem(case: object) -> str | None:
+    if not isinstance(case, dict):
+        return 'not an object with "query", "expect" and "accept"'
+    if not isinstance(case.get("query"), str):
+        return '"query" is not a string'
+    for key in ("expect", "accept"):
+        ids = case.get(key, [])
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            return f'"{key}" is not a list of ids'
+    if not isinstance(case.get("lang", ""), str):
+        return '"lang" is not a string'
+    return None
+
+
+def _memory_ids(layers: list[Layer]) -> set[str]:
+    return {memory_id for layer in layers for (memory_id,) in layer.conn.execute("SELECT id FROM memories")}
+
+
 def run_benchmark(fixture: Path) -> dict:
-    cases = json.loads(fixture.read_text(encoding="utf-8"))
+    cases = read_cases(fixture)
     ws = open_workspace()
     layers = open_layers(ws, None, [])
+    known = _memory_ids(layers)
+    if not known:
+        raise FixtureError(f"no memories to route over in {ws.root.path}: run it in the workspace the fixture is for")
     groups: dict[str, Scores] = defaultdict(Scores)
     for case in cases:
         ids = pack_ids(layers, ws, case["query"])
         groups["all"].add(case, ids)
         if "lang" in case:
             groups[case["lang"]].add(case, ids)
+    named = {i for case in cases for key in ("expect", "accept") for i in case.get(key, [])}
     return {
         "fixture": str(fixture),
         "results": {name: scores.summary() for name, scores in groups.items()},
         "misses": groups["all"].misses,
+        "unknown_ids": sorted(named - known),  # labels this workspace cannot satisfy: a wrong folder, or a typo
     }
 
 

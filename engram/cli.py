@@ -162,11 +162,17 @@ def benchmark(
     show_misses: bool = typer.Option(False, "--misses", help="List the queries that missed."),
 ) -> None:
     """Routing quality on labelled queries: hit@pack, recall@pack, MRR, precision, off-topic silence."""
-    from .benchmark import format_report, run_benchmark
+    from .benchmark import FixtureError, format_report, run_benchmark
 
     if not fixture.is_file():
         raise fail(f"{fixture}: no such fixture file")
-    report = run_benchmark(fixture)
+    try:
+        report = run_benchmark(fixture)
+    except FixtureError as error:
+        raise fail(str(error)) from None
+    if unknown := report["unknown_ids"]:
+        shown = ", ".join(unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+        typer.echo(f"engram: warning: the fixture names ids no memory here has ({len(unknown)}): {shown}", err=True)
     if as_json:
         typer.echo(json.dumps(report, indent=2, ensure_ascii=False))
         return
