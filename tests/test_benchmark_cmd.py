@@ -9,7 +9,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from readpath_helpers import Project, project  # noqa: F401 - `project` is a fixture
+
+from engram.benchmark import FixtureError, read_cases
 
 REPO = Path(__file__).resolve().parents[1]
 CURSORRULES = REPO / "fixtures" / "cursorrules"
@@ -101,6 +105,29 @@ def test_a_bad_fixture_is_one_clear_line(four_rules, tmp_path, content, message)
     result = four_rules.run("benchmark", fixture)
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr == f"engram: error: {fixture}: {message}\n"
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.sampled_from(["query", "expect", "accept", "lang", "x"]), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(content=st.one_of(_JSON.map(lambda value: json.dumps(value).encode()), st.binary(max_size=40)))
+def test_any_fixture_file_is_cases_or_one_fixture_error(tmp_path_factory, content):
+    fixture = tmp_path_factory.mktemp("fixture") / "cases.json"
+    fixture.write_bytes(content)
+    try:
+        cases = read_cases(fixture)
+    except FixtureError as error:
+        assert str(error).startswith(f"{fixture}: ") and "\n" not in str(error)
+        return
+    for case in cases:  # what the run relies on
+        assert isinstance(case["query"], str)
+        assert all(isinstance(i, str) for key in ("expect", "accept") for i in case.get(key, []))
 
 
 def test_benchmark_needs_a_fixture_and_memories(project: Project, tmp_path):
