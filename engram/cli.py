@@ -14,6 +14,7 @@ from typing import Optional
 import typer
 
 from .config import LIMIT_RANGE, update_config_file
+from .paths import shown_path
 from .sources import GENERATED_FILES
 from .workspace import open_workspace
 
@@ -52,14 +53,8 @@ def init() -> None:
             path.write_text(text, encoding="utf-8")
             created.append(path)
     for path in created:
-        typer.echo(f"created {_shown(path, Path(ws.root.project))}")
-    typer.echo(f"engram root: {_shown(root, Path(ws.root.project))}")
-
-def _shown(path: Path, project: Path) -> str:
-    try:
-        return path.relative_to(project).as_posix()
-    except ValueError:
-        return str(path)
+        typer.echo(f"created {shown_path(str(path), ws.root.project)}")
+    typer.echo(f"engram root: {shown_path(ws.root.path, ws.root.project)}")
 
 @app.command()
 def index(

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from . import terms
 from .config import Config
 from .index import COMPILER_VERSION, IndexFileError, check_schema, read_meta, sha256_text
-from .paths import read_bytes, read_text, relative_posix, sqlite_uri
+from .paths import read_bytes, read_text, shown_path, sqlite_uri
 from .sources import INDEX_FILE, Root, SourceFile, stat_lines, walk_memory_files
 
 
@@ -41,8 +41,7 @@ class Problem(namedtuple("Problem", "where reason line kind", defaults=(None, "i
 def display_path(root: Root, rel: str) -> str:
     """A source path as the user knows it: relative to the project, or absolute for global roots."""
     path = os.path.join(root.path, rel)
-    shown = relative_posix(path, root.project) if root.scope == "workspace" else None
-    return shown or path
+    return shown_path(path, root.project) if root.scope == "workspace" else path
 
 
 def ignore_patterns(root: Root, config: Config) -> list[str]:

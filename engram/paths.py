@@ -39,6 +39,11 @@ def relative_posix(path: str, base: str) -> str | None:
     return relative.replace(os.sep, "/")
 
 
+def shown_path(path: str, base: str) -> str:
+    """``path`` as a user reads it: relative to ``base`` (forward slashes) when below it, else whole."""
+    return relative_posix(path, base) or path
+
+
 def sqlite_uri(path: str, mode: str = "ro") -> str:
     """A ``file:`` URI for SQLite: the absolute path with ``%``, ``?`` and ``#`` escaped."""
     absolute = os.path.abspath(path).replace(os.sep, "/")
