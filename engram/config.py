@@ -10,6 +10,7 @@ import json
 import os
 
 from .paths import read_text
+from .sources import CONFIG_FILE
 
 DEFAULTS: dict = {
     "load": {"limit": 8, "expand_top": 3, "disclosure": "auto", "budget_tokens": 1600},
@@ -75,7 +76,7 @@ def load_config(*paths: str) -> Config:
     """Merge the config files in order (later wins) over the defaults, then validate."""
     problems: list[str] = []
     data = _copy(DEFAULTS)
-    for path in (os.path.join(user_config_dir(), "engram.config.json"), *paths):
+    for path in (os.path.join(user_config_dir(), CONFIG_FILE), *paths):
         _merge(data, read_json(path, problems))
     _validate(data, problems)
     return Config(data, problems)

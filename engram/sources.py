@@ -12,6 +12,7 @@ ROOT_DIR = os.path.join(".agents", ".engram")
 MEMORY_FOLDERS = ("rules", "skills", "knowledge")
 MAX_FILE_BYTES = 1024 * 1024
 IGNORE_FILE = ".engramignore"
+CONFIG_FILE = "engram.config.json"
 INDEX_FILE = "index.db"
 STATE_FILE = "state.db"
 BUILD_TEMP_PREFIX = f".{INDEX_FILE}.tmp-"  # a build's copy of the index, renamed over it when done
@@ -43,7 +44,7 @@ class Root(namedtuple("Root", "path scope project")):
 
     @property
     def config_path(self) -> str:
-        return os.path.join(self.path, "engram.config.json")
+        return os.path.join(self.path, CONFIG_FILE)
 
     @property
     def ignore_path(self) -> str:
