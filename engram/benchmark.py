@@ -12,11 +12,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import terms
 from .layers import Layer, open_layers
-from .pack import PackOptions, build_pack
-from .render import render_text
-from .route import Options, route
+from .render import miss_reasons
+from .route import Routing
+from .select import options_from_config, pack_options_from_config, select_pack
 from .workspace import Workspace, open_workspace
 
 
@@ -31,14 +30,16 @@ class Scores:
     negatives: int = 0
     silent_negatives: int = 0
     misses: list[str] = field(default_factory=list)
+    miss_reasons: list[list[str]] = field(default_factory=list)  # per miss, what the routing said
 
-    def add(self, case: dict, pack_ids: list[str]) -> None:
+    def add(self, case: dict, pack_ids: list[str], explain=None) -> None:
+        """Count a case; ``explain(expect)`` gives the lines that say why a miss missed."""
         expect = set(case.get("expect", []))
         if not expect:
             self.negatives += 1
             self.silent_negatives += not pack_ids
             if pack_ids:
-                self.misses.append(f"off-topic loaded {','.join(pack_ids)}: {case['query']}")
+                self._miss(f"off-topic loaded {','.join(pack_ids)}: {case['query']}", explain, pack_ids)
             return
         self.positives += 1
         found = [i for i in pack_ids if i in expect]
@@ -51,7 +52,11 @@ class Scores:
             relevant = expect | set(case.get("accept", []))
             self.precision += sum(i in relevant for i in pack_ids) / len(pack_ids)
         if not found:
-            self.misses.append(f"missed {','.join(sorted(expect))} (got {','.join(pack_ids) or 'nothing'}): {case['query']}")
+            self._miss(f"missed {','.join(sorted(expect))} (got {','.join(pack_ids) or 'nothing'}): {case['query']}", explain, sorted(expect))
+
+    def _miss(self, line: str, explain, ids: list[str]) -> None:
+        self.misses.append(line)
+        self.miss_reasons.append(explain(ids) if explain else [])
 
     def summary(self) -> dict:
         def ratio(a: float, b: int) -> float:
@@ -67,14 +72,11 @@ class Scores:
         }
 
 
-def pack_ids(layers: list[Layer], ws: Workspace, query: str) -> list[str]:
-    options = Options(limit=ws.config.get("load.limit"), roles=tuple(ws.config.get("roles")))
-    routing = route(layers, query, options)
-    pack_options = PackOptions(
-        limit=options.limit, expand_top=ws.config.get("load.expand_top"), budget=ws.config.get("load.budget_tokens")
-    )
-    pack = build_pack(routing, options, pack_options, lambda p: terms.estimate_tokens(render_text(p)))
-    return [e.cand.id for e in pack.selected]
+def routed(layers: list[Layer], ws: Workspace, query: str) -> tuple[Routing, list[str]]:
+    """The routing of the query and the ids `engram load` would select for it."""
+    options = options_from_config(ws.config, explain=True)
+    routing, pack = select_pack(layers, query, options, pack_options_from_config(ws.config))
+    return routing, [e.cand.id for e in pack.selected]
 
 
 class FixtureError(ValueError):
@@ -126,8 +128,8 @@ def run_benchmark(fixture: Path) -> dict:
         raise FixtureError(f"no memories to route over in {ws.root.path}: run it in the workspace the fixture is for")
     groups: dict[str, Scores] = defaultdict(Scores)
     for case in cases:
-        ids = pack_ids(layers, ws, case["query"])
-        groups["all"].add(case, ids)
+        routing, ids = routed(layers, ws, case["query"])
+        groups["all"].add(case, ids, lambda wanted, routing=routing: miss_reasons(routing, wanted))
         if "lang" in case:
             groups[case["lang"]].add(case, ids)
     named = {i for case in cases for key in ("expect", "accept") for i in case.get(key, [])}
@@ -135,6 +137,7 @@ def run_benchmark(fixture: Path) -> dict:
         "fixture": str(fixture),
         "results": {name: scores.summary() for name, scores in groups.items()},
         "misses": groups["all"].misses,
+        "miss_reasons": groups["all"].miss_reasons,
         "unknown_ids": sorted(named - known),  # labels this workspace cannot satisfy: a wrong folder, or a typo
     }
 

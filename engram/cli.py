@@ -154,7 +154,7 @@ def unlink(
 def benchmark(
     fixture: Path = typer.Argument(..., help="JSON list of {query, expect, accept}."),
     as_json: bool = typer.Option(False, "--json", help="Print the numbers as JSON."),
-    show_misses: bool = typer.Option(False, "--misses", help="List the queries that missed."),
+    show_misses: bool = typer.Option(False, "--misses", help="List the queries that missed, and why."),
 ) -> None:
     """Routing quality on labelled queries: hit@pack, recall@pack, MRR, precision, off-topic silence."""
     from .benchmark import FixtureError, format_report, run_benchmark
@@ -173,8 +173,10 @@ def benchmark(
         return
     typer.echo(format_report(report), nl=False)
     if show_misses:
-        for miss in report["misses"]:
+        for miss, reasons in zip(report["misses"], report["miss_reasons"]):
             typer.echo(f"  {miss}")
+            for reason in reasons:
+                typer.echo(f"      {reason}")
 
 
 @app.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True}, add_help_option=False)

@@ -12,13 +12,13 @@ import os
 import sqlite3
 import sys
 
-from . import terms
 from .config import BUDGET_RANGE, user_config_dir
 from .index import IndexFileError
 from .layers import Layer, open_layers
-from .pack import Entry, PackOptions, Screen, build_pack, checked_body, requires_of, screen_text
+from .pack import Entry, Screen, checked_body, requires_of, screen_text
 from .render import body_block, render_dry_run, render_json, render_text, skipped_line, source_path
-from .route import Candidate, Options, candidate_by_id, route
+from .route import Candidate, Options, candidate_by_id
+from .select import options_from_config, pack_options_from_config, select_pack
 from .sources import STATE_FILE
 from .state import ScreenCache, fetch_counts, open_state, record_fetches, write_transaction
 from .workspace import Workspace, open_workspace
@@ -215,32 +215,14 @@ def _batched(state: sqlite3.Connection | None):
     return write_transaction(state, "DEFERRED") if state is not None else contextlib.nullcontext()
 
 
-def _options(ws: Workspace, everything: bool, explain: bool, state: sqlite3.Connection | None) -> Options:
-    counts = fetch_counts(state) if state is not None else {}
-    return Options(
-        limit=ws.config.get("load.limit"),
-        roles=tuple(ws.config.get("roles")),
-        include_low=everything,
-        everything=everything,
-        explain=explain,
-        fetch_counts=counts,
-    )
-
-
 def _load(
     layers: list[Layer], query: str, args: LoadArgs, budget: int | None, ws: Workspace, state: sqlite3.Connection | None
 ) -> int:
-    options = _options(ws, args.all, args.dry_run or args.json, state)
-    routing = route(layers, query, options)
-    layered = not (args.all or args.full or (args.disclosure or ws.config.get("load.disclosure")) == "full")
-    if budget is None and layered:
-        budget = ws.config.get("load.budget_tokens")
-    limit = None if args.all else options.limit
-    pack_options = PackOptions(
-        limit=limit, expand_top=ws.config.get("load.expand_top"), layered=layered, budget=budget, screen=_screen(state)
-    )
+    counts = fetch_counts(state) if state is not None else {}
+    options = options_from_config(ws.config, args.all, args.dry_run or args.json, counts)
+    pack_options = pack_options_from_config(ws.config, args.all, args.full, args.disclosure, budget, _screen(state))
     with _batched(state):  # verdicts the screen keeps: one commit
-        pack = build_pack(routing, options, pack_options, lambda p: terms.estimate_tokens(render_text(p)))
+        routing, pack = select_pack(layers, query, options, pack_options)
     if args.json:
         sys.stdout.write(render_json(routing, pack))
     elif args.dry_run:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .index import printed_digest
+from .relevance import BODY_TIER, OUT
 from .route import Candidate, Options, Routing, candidate_by_id
 from .safety import scan
 
@@ -188,17 +189,28 @@ def _checked_entries(members: list[Candidate], screen: Screen) -> tuple[list[Ent
 
 
 def _disclose(pack: Pack, routing: Routing, pack_options: PackOptions) -> None:
+    """Bodies for the best hit and the confident ones (their tier, and their prerequisites), up to
+    expand_top; cards for the rest; then the best candidates left out, at most OMITTED_CARDS, each
+    checked like a body."""
     if not pack_options.layered:
         for entry in pack.entries:
             entry.shown = "body"
         return
-    for position, entry in enumerate(pack.entries):
-        entry.shown = "body" if position < pack_options.expand_top else "card"
-    listed = {e.cand.key for e in pack.entries} | {s.cand.key for s in pack.skipped}
-    # Only candidates the cap cut are worth a card; weak ones would be noise.
-    extra = [c for c in routing.admitted if c.reason == "limit" and c.focused and c.key not in listed]
-    extra = [c for c in extra if c.key not in pack_options.exclude][:OMITTED_CARDS]
-    pack.entries += [Entry(c, selected=False) for c in extra]
+    # routed hits by their tier, and the best one whatever its tier (a pack never holds cards
+    # alone); memories chosen by tag or path (no relevance judged) are bodies
+    confident = {c.key for i, c in enumerate(routing.pack) if i == 0 or c.judged is None or c.tier == BODY_TIER}
+    bodies = 0
+    for entry in pack.entries:
+        wanted = entry.cand.key in confident or f"{entry.cand.scope}:{entry.cand.prerequisite_of}" in confident
+        entry.shown = "body" if wanted and bodies < pack_options.expand_top else "card"
+        bodies += entry.shown == "body"
+    listed = {e.cand.key for e in pack.entries} | {s.cand.key for s in pack.skipped} | pack_options.exclude
+    for cand in (c for c in routing.admitted if c.key not in listed and c.tier != OUT):
+        if len(pack.entries) - len(pack.selected) >= OMITTED_CARDS:
+            break
+        body, skip = checked_body(cand, pack_options.screen)
+        if skip is None:
+            pack.entries.append(Entry(cand, selected=False, body=body))
 
 
 def fit_budget(pack: Pack, budget: int, measure: Callable[[Pack], int]) -> None:

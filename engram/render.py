@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from .pack import Entry, Pack
-from .route import Candidate, Routing
+from .route import Anchor, Candidate, Routing
 
 
 def count_line(pack: Pack) -> str:
@@ -21,10 +21,14 @@ def card_line(entry: Entry) -> str:
 
 
 def body_block(entry: Entry) -> str:
+    """The heading, `requires:`, the directive (not again when the body opens with it), the body."""
     row = entry.cand.row
     lines = [f"### {row['id']} [{row['type']}, {row['authority']}]"]
     if entry.requires:
         lines.append(f"requires: {', '.join(entry.requires)}")
+    directive = row["directive"].strip()
+    if directive and not entry.body.lstrip().startswith(directive):
+        lines.append(directive)
     lines.append(entry.body)
     return "\n".join(lines)
 
@@ -49,15 +53,38 @@ def source_path(cand: Candidate) -> str:
     return f"{prefix}{cand.row['rel']}"
 
 
-def reasons(cand: Candidate) -> list[str]:
+def reasons(cand: Candidate, anchors: list[Anchor]) -> list[str]:
     """Why a candidate matched: anchors and their fields, then the multipliers applied."""
     if cand.prerequisite_of:
         return [f"prerequisite of {cand.prerequisite_of} (depends_on)"]
-    out = [f"{anchor} -> {', '.join(fields)}" for anchor, fields in cand.matched_fields().items()]
-    if subjects := cand.subjects:
-        out.append(f"subject: {', '.join(subjects)} (its memories together cover the task)")
+    out = [f"{anchor} -> {', '.join(fields)}" for anchor, fields in cand.matched_fields(anchors).items()]
     out += [f"x{factor:g} {name}" for name, factor in cand.multipliers]
     return out
+
+
+def omission(cand: Candidate, routing: Routing) -> str:
+    """An omitted candidate's reason, then its relevance and what it lacks when it was judged:
+    ``(relevance) relevance 0.12, lacks kafka, zebra``."""
+    if cand.judged is None:
+        return f"({cand.reason})"
+    lacks = cand.lacks(routing.scoring, routing.idf)
+    return f"({cand.reason}) relevance {cand.relevance:.2f}" + (f", lacks {', '.join(lacks)}" if lacks else "")
+
+
+def miss_reasons(routing: Routing, ids: list[str]) -> list[str]:
+    """For a benchmark miss: what the routing said of each memory named (expected, or loaded
+    although the task is off-topic), as dry-run says it."""
+    found = {c.id: c for c in [*routing.admitted, *routing.omitted]}
+    lines = [f"on-topic {routing.on_topic:.2f}" + (" (off-topic: nothing packs)" if routing.off_topic else "")]
+    for memory_id in ids:
+        cand = found.get(memory_id)
+        if cand is None:
+            lines.append(f"{memory_id}: holds no word of the task")
+        elif cand.reason:
+            lines.append(f"{memory_id}: {omission(cand, routing)}")
+        else:
+            lines.append(f"{memory_id}: packed; relevance {cand.relevance:.2f} ({cand.tier})")
+    return lines
 
 
 def render_dry_run(routing: Routing, pack: Pack) -> str:
@@ -65,16 +92,19 @@ def render_dry_run(routing: Routing, pack: Pack) -> str:
     anchors = ", ".join(a.text for a in routing.anchors) or "(none)"
     unused = f" (and {routing.unused_words} later words, not anchors)" if routing.unused_words else ""
     lines.append(f"anchors: {anchors}{unused}")
+    if routing.admitted and not routing.pack and routing.off_topic:
+        lines.append(f"off-topic: nothing here is about this task (on-topic {routing.on_topic:.2f})")
     for position, entry in enumerate(pack.selected, 1):
         cand = entry.cand
-        lines.append(f"{position}. {cand.id} [{cand.scope}] score {cand.score:.3f} ({entry.shown})")
-        lines += [f"   {reason}" for reason in reasons(cand)]
+        lines.append(f"{position}. {cand.id} [{cand.scope}] score {cand.score:.3f} relevance {cand.relevance:.2f} ({entry.shown})")
+        lines += [f"   {reason}" for reason in reasons(cand, routing.scoring)]
     for cand in _omitted_once(pack):
-        lines.append(f"omitted: {cand.id} [{cand.scope}] ({cand.reason})")
+        lines.append(f"omitted: {cand.id} [{cand.scope}] {omission(cand, routing)}")
     if routing.unlisted:
         lines.append(f"omitted: {routing.unlisted} more, lower scored (not listed)")
     lines += [skipped_line(source_path(s.cand), s.label) for s in pack.skipped]
-    lines.append(f"Narrow with tags: {', '.join(routing.narrow_tags)}")
+    if routing.narrow_tags:
+        lines.append(f"Narrow with tags: {', '.join(routing.narrow_tags)}")
     return "\n".join(lines) + "\n"
 
 
@@ -93,11 +123,9 @@ def render_json(routing: Routing, pack: Pack) -> str:
     payload = {
         "selected": len(pack.selected),
         "total_related": pack.total_related,
-        "entries": [_entry_json(e) for e in pack.selected],
-        "omitted": [
-            {"id": c.id, "scope": c.scope, "reason": c.reason, **({"shown": "card"} if c.key in carded else {})}
-            for c in _omitted_once(pack)
-        ],
+        "on_topic": round(routing.on_topic, 4),
+        "entries": [_entry_json(e, routing) for e in pack.selected],
+        "omitted": [_omitted_json(c, routing, c.key in carded) for c in _omitted_once(pack)],
         "omitted_unlisted": routing.unlisted,
         "skipped": [{"id": s.cand.id, "path": source_path(s.cand), "reason": s.reason, "label": s.label} for s in pack.skipped],
         "narrow_tags": routing.narrow_tags,
@@ -106,16 +134,31 @@ def render_json(routing: Routing, pack: Pack) -> str:
     return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
 
 
-def _entry_json(entry: Entry) -> dict:
+def _entry_json(entry: Entry, routing: Routing) -> dict:
     cand = entry.cand
-    return {
+    out = {
         "id": cand.id,
         "scope": cand.scope,
         "type": cand.row["type"],
         "authority": cand.row["authority"],
         "score": round(cand.score, 4),
-        "reasons": reasons(cand),
+        "relevance": round(cand.relevance, 4),
+        "reasons": reasons(cand, routing.scoring),
         "shown": entry.shown,
         "stale": cand.stale,
         "requires": entry.requires,
+        "directive": cand.row["directive"],
     }
+    if entry.shown == "body":
+        out["text"] = entry.body
+    return out
+
+
+def _omitted_json(cand: Candidate, routing: Routing, carded: bool) -> dict:
+    out: dict = {"id": cand.id, "scope": cand.scope, "reason": cand.reason}
+    if cand.judged is not None:
+        out["relevance"] = round(cand.relevance, 4)
+        out["lacks"] = cand.lacks(routing.scoring, routing.idf)
+    if carded:
+        out["shown"] = "card"
+    return out

@@ -1,9 +1,11 @@
-"""Read flow, steps 2 and 4: anchors, ranking across layers, visibility, refinement.
+"""Read flow, steps 2 and 4: anchors, ranking across layers, the relevance decision.
 
-``match`` judges and scores each layer's matching memories; here the best
-``WINDOW`` of them become candidates, are ranked across layers, reranked by
-related edges and refined into the pack. `total related` is a count: a word
-found in thousands of memories costs no thousands of Python objects. Stdlib only.
+``match`` judges each layer's memories; here they are ranked across layers,
+reranked by related edges, and the fitted decision of `relevance` says whether
+the task is about this folder at all and, if it is, which candidates pack as
+bodies, which as cards and which are listed among the omitted. `total
+related` is a count: a word found in thousands of memories costs no thousands
+of Python objects. Stdlib only.
 """
 
 from __future__ import annotations
@@ -13,27 +15,21 @@ import sqlite3
 import time
 from collections import Counter
 
-from . import terms
+from . import relevance, terms
+from .evidence import COLUMNS, FIELD_OF, WINDOW
 from .layers import Layer
-from .match import HIDDEN_SQL, Group, LayerMatch, Scored, Verdict, match_layer
+from .match import HIDDEN_SQL, Judged, LayerMatch, match_layer
 
 RELATED_BOOST = 0.1  # times the tag overlap with the best hit
-# A query's first words up to this many are its anchors. A pasted log or file is no task
-# description, and judging memories costs time per anchor and per distinct pattern of hits
-# (a 10 KB prompt with 600 distinct words took 15 s at 10,000 memories).
-MAX_ANCHORS = 32
-# Score relative to the best hit, below which a candidate stays out. Only memories that cover
-# the query (`Verdict.covers`) are scored, so the best hit is the best covering one.
-MIN_RELATIVE = 0.6
-# Candidates ranked, reranked and listed in Python; the rest are only counted. Far above any
-# pack (load.limit <= 32), so the pack is the one a full ranking would give.
-WINDOW = 128
+# A query's first distinct words up to this many are its anchors (of which `evidence` looks up
+# the most specific). A pasted log or file is no task description: this bounds the work.
+MAX_ANCHORS = 256
+LACKS_LISTED = 3  # query words named in dry-run as what an omitted candidate does not hold
 MEMORY_FIELDS = (
     "rowid", "id", "rel", "type", "authority", "confidence", "lifecycle", "level", "valid_until", "roles", "tags",
     "directive", "summary", "title", "applies_to", "depends_on", "tokens", "ignored", "safety", "source_sha256",
 )  # fmt: skip
 MEMORY_COLUMNS = ", ".join(f"m.{name}" for name in MEMORY_FIELDS)
-STRONG_FIELDS = ("id", "tags", "directive", "applies_to")  # match.STRONG_COLUMNS, as dry-run names them
 
 
 class Anchor:
@@ -59,12 +55,6 @@ class Anchor:
     def is_type_word(self) -> bool:
         return self.word.text in terms.TYPE_WORDS
 
-    def found_in(self, field: str, field_terms: set[str]) -> bool:
-        """Whether the anchor hits a field of a memory, given the field's terms."""
-        if field in STRONG_FIELDS:
-            return not field_terms.isdisjoint(self.word.terms + self.joined)
-        return not self.pair and not field_terms.isdisjoint(self.word.terms)
-
 
 def anchors_of(query: str) -> tuple[list[Anchor], int]:
     """The meaningful query words (no stopwords, no generic memory words, no repeats), the first
@@ -81,6 +71,11 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
         seen.add(word.terms)
         joined = (glued.get(position - 1), glued.get(position))
         words.append(Anchor(word, tuple(term for term in joined if term and term not in word.terms)))
+    for part in terms.identifier_parts(query):
+        word = terms.meaningful(part)
+        if word is not None and word.terms not in seen:
+            seen.add(word.terms)
+            words.append(Anchor(word))
     anchors, unused = words[:MAX_ANCHORS], len(words) - MAX_ANCHORS
     kept = {anchor.word.terms for anchor in anchors}
     for position, term in glued.items():
@@ -107,35 +102,26 @@ def _glued_pairs(written: list[terms.Word], found: list[terms.Word | None]) -> d
 class Candidate:
     """A memory on its way into a pack: its row, and how it was judged."""
 
-    __slots__ = (
-        "layer", "row", "score", "anchors_hit", "verdict", "multipliers", "reason", "stale", "prerequisite_of",
-        "focused",
-    )  # fmt: skip
+    __slots__ = ("layer", "row", "judged", "score", "multipliers", "reason", "stale", "prerequisite_of", "tier")
 
     def __init__(self, layer: Layer, row: sqlite3.Row, reason: str | None = None) -> None:
         self.layer = layer
         self.row = row
-        self.score = 0.0
-        self.anchors_hit: list[Anchor] = []
-        self.verdict: Verdict | None = None  # how its anchor hits fared; None when fetched by id, tag or path
+        self.judged: Judged | None = None  # its evidence and relevance; None when fetched by id, tag or path
+        self.score = 0.0  # relevance times the multipliers
         self.multipliers: list[tuple[str, float]] = []
         self.reason = reason  # omission reason, one word
         self.stale = False
         self.prerequisite_of: str | None = None  # set when pulled in by a dependent's depends_on
-        self.focused = False  # close to the best hit and covering the query (refinement)
+        self.tier = relevance.OUT  # `relevance.tier`: body, card, plausible or out
 
     @property
     def id(self) -> str:
         return self.row["id"]
 
     @property
-    def coverage(self) -> float:
-        return self.verdict.coverage if self.verdict else 0.0
-
-    @property
-    def covers(self) -> bool:
-        """Focused enough on the query to pack (`Verdict.covers`)."""
-        return bool(self.verdict and self.verdict.covers)
+    def relevance(self) -> float:
+        return self.judged.relevance if self.judged else 0.0
 
     @property
     def scope(self) -> str:
@@ -149,41 +135,24 @@ class Candidate:
     def tags(self) -> list[str]:
         return json.loads(self.row["tags"])
 
-    @property
-    def subjects(self) -> list[str]:
-        """The query's subjects that make this memory cover the query (`match.Plan.find_subjects`)."""
-        if self.verdict is None or not self.verdict.subject_mask:
-            return []
-        mask = self.verdict.subject_mask
-        return [anchor.text for index, anchor in zip(self.verdict.anchors, self.anchors_hit) if mask >> index & 1]
-
-    def matched_fields(self) -> dict[str, list[str]]:
-        """For each anchor hit, the fields it hit (computed on demand, for dry-run reasons);
-        a body that repeats the anchor as a keyword (`match.KEYWORD_SHARE`) says so."""
-        fields = _field_terms(self.row, self.layer)
-        hit, repeated = (self.verdict.anchors, set(self.verdict.keywords)) if self.verdict else ([], set())
+    def matched_fields(self, anchors: list[Anchor]) -> dict[str, list[str]]:
+        """For each anchor the memory holds, the fields it holds it in (for dry-run reasons)."""
+        if self.judged is None:
+            return {}
         out = {}
-        for index, anchor in zip(hit, self.anchors_hit):
-            names = [name for name, found in fields.items() if anchor.found_in(name, found)] or ["body"]
-            out[anchor.text] = [f"{n} (repeated)" if n == "body" and index in repeated else n for n in names]
+        for index, counts in self.judged.found.counts.items():
+            out[anchors[index].text] = [COLUMNS[c] if FIELD_OF[c] != "paths" else "applies_to" for c, n in enumerate(counts) if n]
         return out
 
-
-def _field_terms(row: sqlite3.Row, layer: Layer) -> dict[str, set[str]]:
-    full = layer.conn.execute("SELECT summary, body, triggers FROM memories WHERE rowid = ?", (row["rowid"],)).fetchone()
-    return {
-        "id": set(terms.name_terms([row["id"]]).split()),
-        "tags": set(terms.name_terms(json.loads(row["tags"])).split()),
-        "directive": terms.term_set(row["directive"]),
-        "summary": terms.term_set(full["summary"]),
-        "triggers": terms.term_set(" ".join(json.loads(full["triggers"]))),
-        "body": terms.term_set(full["body"]),
-        "applies_to": terms.term_set(" ".join(json.loads(row["applies_to"]))),
-    }
+    def lacks(self, anchors: list[Anchor], evidence_idf: list[float]) -> list[str]:
+        """The most specific query words the folder knows that the memory does not hold."""
+        held = self.judged.found.counts if self.judged else {}
+        missing = [i for i, weight in enumerate(evidence_idf) if weight and i not in held]
+        return [anchors[i].text for i in sorted(missing, key=lambda i: -evidence_idf[i])[:LACKS_LISTED]]
 
 
 class Options:
-    __slots__ = ("limit", "roles", "include_low", "everything", "explain", "fetch_counts", "today")
+    __slots__ = ("limit", "roles", "include_low", "everything", "explain", "fetch_counts", "today", "model")
 
     def __init__(
         self,
@@ -194,6 +163,7 @@ class Options:
         explain: bool = False,
         fetch_counts: dict[tuple[str, str], int] | None = None,
         today: str | None = None,
+        model: relevance.Model | None = None,
     ) -> None:
         self.limit = limit
         self.roles = roles
@@ -202,6 +172,7 @@ class Options:
         self.explain = explain  # dry-run and JSON: list omitted candidates and narrowing tags
         self.fetch_counts = fetch_counts or {}
         self.today = today or time.strftime("%Y-%m-%d")  # local date, as date.today() gives
+        self.model = model or relevance.FITTED  # the relevance decision (another one only when fitting)
 
     def visibility_params(self) -> dict[str, object]:
         return {"roles": json.dumps(list(self.roles)), "today": self.today, "include_low": self.include_low}
@@ -209,14 +180,18 @@ class Options:
 
 class Routing:
     def __init__(self, anchors: list[Anchor], admitted: list[Candidate], pack: list[Candidate]) -> None:
-        self.anchors = anchors
+        self.anchors = anchors  # the query's anchors worth listing (no type words, no name no memory has)
+        self.scoring = anchors  # every anchor judged on, as `evidence` indexes them
         self.unused_words = 0  # meaningful query words past MAX_ANCHORS
         self.admitted = admitted  # passed visibility, lifecycle and the anchor rule, ranked (the best WINDOW)
-        self.pack = pack  # the refined compact selection, ranked
+        self.pack = pack  # the selection, ranked
         self.total_related = len(admitted)  # route() counts past the window
+        self.on_topic = 0.0  # the task's relevance to this folder (`relevance.on_topic`)
+        self.off_topic = False  # the decision: nothing here is about the task
         self.omitted: list[Candidate] = []  # with their reason (listed with Options.explain)
         self.unlisted = 0  # candidates omitted but not listed (beyond the window)
         self.narrow_tags: list[str] = []
+        self.idf: list[float] = []  # per anchor, its IDF in the first index holding it (0: none does)
 
 
 # --- visibility --------------------------------------------------------------------------------
@@ -244,10 +219,9 @@ def candidate_by_id(layer: Layer, memory_id: str, options: Options) -> Candidate
     return None if row is None else _candidate(layer, row, reason=row["hidden"])
 
 
-def _candidate(layer: Layer, row: sqlite3.Row, verdict: Verdict | None = None, reason: str | None = None) -> Candidate:
+def _candidate(layer: Layer, row: sqlite3.Row, reason: str | None = None) -> Candidate:
     cand = Candidate(layer, row, reason)
     cand.stale = layer.is_stale(row["rel"], row["source_sha256"])
-    cand.verdict = verdict
     return cand
 
 
@@ -270,78 +244,58 @@ def _in_chunks(layer: Layer, sql: str, rowids: list[int]) -> list[sqlite3.Row]:
 
 
 def route(layers: list[Layer], query: str, options: Options) -> Routing:
-    anchors, unused_words = anchors_of(query)
-    routing = Routing(anchors, [], [])
-    routing.unused_words = unused_words
-    scoring = [a for a in anchors if not a.is_type_word]
-    if not scoring:
-        return routing  # no anchors, or only a type word: never a broad match
-    skill_query = len(scoring) < len(anchors)
-    found = [m for layer in layers if (m := match_layer(layer, anchors, options, skill_query, options.everything))]
-    routing.total_related = sum(m.admitted_count for m in found)
-    # a two-word name no memory has is no anchor worth listing: most adjacent words form none
-    routing.anchors = [a for i, a in enumerate(anchors) if not a.pair or any(m.found_mask >> i & 1 for m in found)]
-    routing.admitted = _ranked_window(found, anchors, None if options.everything else WINDOW)
-    _rerank_related(routing.admitted)
-    _refine(routing, options)
-    if options.explain:
-        _explain(routing, found, anchors)
+    routing, found = gather(layers, query, options)
+    rank(routing, found)
+    decide(routing, found, query, options)
     return routing
 
 
-def _ranked_window(found: list[LayerMatch], anchors: list[Anchor], size: int | None) -> list[Candidate]:
-    """The best admitted candidates: scored ones by score, then unscored ones by coverage."""
-    scored = sorted(((m, s) for m in found for s in m.scored), key=lambda e: _order(e[1].score, e[0], e[1].id))
-    picks: list[Pick] = [(m, s.rid, s.verdict, s) for m, s in scored[:size]]
-    room = None if size is None else size - len(picks)
-    if room is None or room > 0:
-        unscored = [(m, group) for m in found for group in m.unscored]
-        picks += [(m, rowid, group.verdict, None) for m, group, rowid in _best_by_coverage(unscored, room)]
-    return _candidates(picks, anchors)
+def gather(layers: list[Layer], query: str, options: Options) -> tuple[Routing, list[LayerMatch]]:
+    """The query's anchors and every layer's judged memories (`match.match_layer`), not yet ranked."""
+    anchors, unused_words = anchors_of(query)
+    scoring = [a for a in anchors if not a.is_type_word]
+    routing = Routing(scoring, [], [])
+    routing.unused_words = unused_words
+    if not scoring:
+        return routing, []  # no anchors, or only a type word: never a broad match
+    skill_query = len(scoring) < len(anchors)
+    found = [m for layer in layers if (m := match_layer(layer, scoring, options, skill_query, options.everything))]
+    routing.total_related = sum(m.admitted_count for m in found)
+    routing.idf = [next((m.evidence.idf[i] for m in found if m.evidence.df[i]), 0.0) for i in range(len(scoring))]
+    # a two-word name no memory has is no anchor worth listing: most adjacent words form none
+    routing.anchors = [a for a, weight in zip(scoring, routing.idf) if not a.pair or weight]
+    return routing, found
 
 
-def _best_by_coverage(groups: list[tuple[LayerMatch, Group]], size: int | None) -> list[tuple[LayerMatch, Group, int]]:
-    """The best ``size`` memories of some groups (with their layer's match), by coverage.
-
-    Only groups down to the coverage of the last one needed are spread into memories.
-    """
-    groups = sorted(groups, key=lambda e: -e[1].verdict.coverage)
-    taken: list[tuple[LayerMatch, Group]] = []
-    count = 0
-    for m, group in groups:
-        if size is not None and count >= size and group.verdict.coverage < taken[-1][1].verdict.coverage:
-            break
-        taken.append((m, group))
-        count += len(group.rowids)
-    spread = [(m, group, rowid) for m, group in taken for rowid in group.rowids]
-    return sorted(spread, key=lambda e: _order(e[1].verdict.coverage, e[0], e[2]))[:size]
+def rank(routing: Routing, found: list[LayerMatch]) -> None:
+    """The judged memories of every layer as candidates, ranked by score, then reranked by related edges."""
+    routing.admitted = _ranked(found)
+    _rerank_related(routing.admitted)
 
 
-# (layer match, rowid, verdict, its score if scored) of a memory chosen for the window
-Pick = tuple[LayerMatch, int, Verdict, "Scored | None"]
+def decide(routing: Routing, found: list[LayerMatch], query: str, options: Options) -> None:
+    """The relevance decision (`_decide`), and with Options.explain what was left out and why."""
+    _decide(routing, found, query, options)
+    if options.explain:
+        _explain(routing, found)
 
 
-def _order(value: float, found: LayerMatch, tiebreak: object) -> tuple:
-    return (-value, found.layer.scope != "workspace", tiebreak)
-
-
-def _candidates(picks: list[Pick], anchors: list[Anchor]) -> list[Candidate]:
-    """Candidates for picks, in pick order, with one row query per layer."""
+def _ranked(found: list[LayerMatch]) -> list[Candidate]:
+    """The judged candidates of every layer as candidates, by score (the workspace first on a tie)."""
+    judged = sorted(((m, j) for m in found for j in m.judged), key=lambda e: (-e[1].score, e[0].layer.scope != "workspace", e[1].id))
     rows: dict[int, dict[int, sqlite3.Row]] = {}
-    for m in {id(m): m for m, *_ in picks}.values():
-        rows[id(m)] = _rows(m.layer, [rowid for pm, rowid, *_ in picks if pm is m])
+    for m in found:
+        rows[id(m)] = _rows(m.layer, [j.rowid for j in m.judged])
     out = []
-    for m, rowid, verdict, scored in picks:
-        cand = _candidate(m.layer, rows[id(m)][rowid], verdict)
-        cand.anchors_hit = [anchors[i] for i in verdict.anchors]
-        if scored is not None:
-            cand.score, cand.multipliers, cand.stale = scored.score, scored.multipliers[:], scored.stale
+    for m, j in judged:
+        cand = Candidate(m.layer, rows[id(m)][j.rowid])
+        cand.judged, cand.score, cand.multipliers, cand.stale = j, j.score, j.multipliers[:], j.stale
         out.append(cand)
     return out
 
 
 def _rank_key(cand: Candidate) -> tuple:
-    return (-cand.score, -cand.coverage, cand.scope != "workspace", cand.id)
+    return (-cand.score, cand.scope != "workspace", cand.id)
 
 
 def _rerank_related(admitted: list[Candidate]) -> None:
@@ -363,36 +317,60 @@ def _rerank_related(admitted: list[Candidate]) -> None:
     admitted[1:] = sorted(admitted[1:], key=_rank_key)
 
 
-def _refine(routing: Routing, options: Options) -> None:
-    """Keep what is close to the best hit and covers the query; cap at the load limit."""
+def _decide(routing: Routing, found: list[LayerMatch], query: str, options: Options) -> None:
+    """Whether the task is about this folder, then each candidate's tier; the selected pack
+    (bodies and cards) up to the load limit. With --all, every admitted candidate packs."""
     if not routing.admitted:
         return
     if options.everything:
         routing.pack = routing.admitted[:]
         return
+    model = options.model
+    routing.on_topic = model.task_relevance(query_features(routing, found, query))
+    best_relevance = max(c.relevance for c in routing.admitted)
+    routing.off_topic = model.off_topic(routing.on_topic, best_relevance, max(m.evidence.total for m in found))
     best = routing.admitted[0].score
     for cand in routing.admitted:
-        cand.focused = cand.covers and cand.score >= MIN_RELATIVE * best
-        if cand.focused and len(routing.pack) < options.limit:
+        cand.tier = relevance.OUT if routing.off_topic else model.tier(cand.score, best)
+        if cand.tier in relevance.SELECTED and len(routing.pack) < options.limit:
             routing.pack.append(cand)
         else:
-            cand.reason = "limit"
+            cand.reason = "limit" if cand.tier in relevance.SELECTED else "relevance"
 
 
-def _explain(routing: Routing, found: list[LayerMatch], anchors: list[Anchor]) -> None:
+def query_features(routing: Routing, found: list[LayerMatch], query: str) -> dict[str, float]:
+    """The task's features (`relevance.QUERY_FEATURES`) from the ranked candidates of every layer."""
+    by_relevance = sorted(routing.admitted, key=lambda c: -c.relevance)
+    count = len(routing.idf) or 1
+    known = sum(routing.idf) or 1.0
+    held = {a for c in by_relevance[: relevance.JOINT_AMONG] if c.judged for a in c.judged.found.counts}
+    facts = {
+        "unknown": len(set.intersection(*(m.unknown for m in found))) / count if found else 0.0,
+        "strong_words": len(set().union(*(m.strong for m in found))) / count,
+        "joint": sum(routing.idf[a] for a in held) / known,
+        "words": len(routing.idf),
+        "total": max(m.evidence.total for m in found),
+    }
+    features = [c.judged.features for c in by_relevance if c.judged]
+    return relevance.query_features(query, [c.relevance for c in by_relevance], features, facts)
+
+
+def _explain(routing: Routing, found: list[LayerMatch]) -> None:
     """The omitted candidates worth listing, how many more there are, and tags to narrow with."""
     packed = {c.key for c in routing.pack}
     cut = [c for c in routing.admitted if c.key not in packed]
-    pool = _best_by_coverage([(m, group) for m in found for group in m.omitted], WINDOW)
-    hidden = _candidates([(m, rowid, group.verdict, None) for m, group, rowid in pool], anchors)
-    for cand, (_, group, _) in zip(hidden, pool):
-        cand.reason = group.reason
+    hidden = []
+    for m in found:
+        listed = sorted((rowid for rowids in m.omitted.values() for rowid in rowids))[:WINDOW]
+        reasons = {rowid: why for why, rowids in m.omitted.items() for rowid in rowids}
+        for row in _rows(m.layer, listed).values():
+            hidden.append(_candidate(m.layer, row, reasons[row["rowid"]]))
     routing.omitted = cut + hidden
-    omitted_total = sum(m.omitted_count for m in found)
+    omitted_total = sum(len(rowids) for m in found for rowids in m.omitted.values())
     routing.unlisted = routing.total_related - len(routing.admitted) + omitted_total - len(hidden)
     tally: Counter = Counter()
     for m in found:
-        for (tags,) in _in_chunks(m.layer, "SELECT m.tags FROM memories AS m WHERE m.rowid IN ({})", m.admitted()):
+        for (tags,) in _in_chunks(m.layer, "SELECT m.tags FROM memories AS m WHERE m.rowid IN ({})", m.admitted_rowids):
             tally.update(set(json.loads(tags)))
     routing.narrow_tags = narrow_tags(routing.anchors, tally, routing.total_related)
 

