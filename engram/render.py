@@ -74,7 +74,8 @@ def render_dry_run(routing: Routing, pack: Pack) -> str:
     if routing.unlisted:
         lines.append(f"omitted: {routing.unlisted} more, lower scored (not listed)")
     lines += [skipped_line(source_path(s.cand), s.label) for s in pack.skipped]
-    lines.append(f"Narrow with tags: {', '.join(routing.narrow_tags)}")
+    if routing.narrow_tags:
+        lines.append(f"Narrow with tags: {', '.join(routing.narrow_tags)}")
     return "\n".join(lines) + "\n"
 
 
