@@ -241,7 +241,8 @@ def _joined_lines(text: str) -> str:
 
 def with_directive(directive: str, body: str) -> str:
     """The body as an agent reads it: the directive first, unless the body already opens with it
-    (its first line of text, after headings and blank lines, starts with the directive)."""
+    (its first line of text, after headings and blank lines, starts with the directive, give or
+    take its closing punctuation)."""
     if not directive or _opens_with(body, directive):
         return body
     return f"{directive}\n\n{body}" if body else directive
@@ -251,7 +252,7 @@ def _opens_with(body: str, directive: str) -> bool:
     for line in body.splitlines():
         text = line.strip()
         if text and not _HEADING.match(text):
-            return _folded(text.lstrip("-*+> ").strip("*_")).startswith(_folded(directive))
+            return _folded(text.lstrip("-*+> ").strip("*_")).startswith(_folded(directive).rstrip(".;:!"))
     return False
 
 
