@@ -34,12 +34,12 @@ next steps:
   1. write a memory, e.g. {root}/rules/no-secrets.md:
        ---
        id: no-secrets
-       tags: [security, config]
+       tags: [security, secrets]
        directive: Never commit secrets; use the team vault.
        ---
-       Read keys from the environment; the vault path is in docs/vault.md.
-  2. engram load "where do I put the stripe api key"   # the pack an agent gets for that task
-  3. engram link claude                                # or codex, gemini, cursor: hooks load memories as the agent works
+       Read API keys and passwords from the environment; the vault path is in docs/vault.md.
+  2. engram load "where should the api keys go"   # the pack an agent gets for that task
+  3. engram link claude                           # or codex, gemini, cursor: hooks load memories as the agent works
   4. commit .agents/ and run `engram check` in CI"""
 
 def fail(message: str, code: int = 1) -> typer.Exit:
