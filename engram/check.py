@@ -12,13 +12,14 @@ from __future__ import annotations
 import os
 import sqlite3
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from . import native_rules
 from .compile import compile_to
 from .config import Config
 from .freshness import Problem, compare_sources, display_path, open_usable, recorded_problems
-from .index import connect_readonly, open_index, read_meta
+from .index import connect_readonly, read_meta
 from .layers import recorded_sources
 from .paths import is_inside, shown_path
 from .sources import INDEX_FILE, Root
@@ -60,13 +61,12 @@ def reference_index(root: Root, config: Config, scratch_path: str, report: Repor
     The local index's differences from the sources go into ``report``.
     """
     local = open_usable(root.index_path, thorough=True)
-    if local is None:
-        if os.path.exists(root.index_path):
-            report.problems.append(Problem(
-                display_path(root, INDEX_FILE),
-                "the local index cannot be used as is (damaged, or built by another engram); `engram index` rebuilds it",
-                kind="stale",
-            ))
+    if local is None and os.path.exists(root.index_path):
+        report.problems.append(Problem(
+            display_path(root, INDEX_FILE),
+            "the local index cannot be used as is (damaged, or built by another engram); `engram index` rebuilds it",
+            kind="stale",
+        ))
     try:
         behind = compare_sources(local, root, config) if local is not None else []
         report.problems += behind
@@ -91,7 +91,7 @@ def source_problems(index_path: str, root: Root) -> list[Problem]:
         conn.close()
 
 
-def git_ignored(project: str):
+def git_ignored(project: str) -> Callable[[list[Path]], set[Path]]:
     """A function picking the paths git ignores in ``project`` (none outside a git work tree)."""
 
     def ignored(paths: list[Path]) -> set[Path]:
@@ -120,11 +120,7 @@ def shared_index_problems(ws: Workspace, scratch_path: str) -> list[Problem]:
     findings = verify_index(path)
     if findings:
         return [Problem(shown, finding.removeprefix(f"{path}: "), kind="stale") for finding in findings]
-    conn = open_index(path)
-    try:
-        meta = read_meta(conn)
-    finally:
-        conn.close()
+    meta = read_meta_of(path)
     sources = recorded_sources(path, meta)
     if sources is None:
         return []

@@ -59,7 +59,7 @@ def _print_version(wanted: bool) -> None:
 def main(
     _version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
-    """engram: the right project memory for AI coding agents, at the right moment."""
+    """The options every command shares."""
 
 @app.command()
 def init() -> None:

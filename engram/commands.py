@@ -10,9 +10,9 @@ from pathlib import Path
 
 from . import native_rules
 from .compile import CompileResult, compile_root, export_index
+from .freshness import display_path
 from .graph import describe
 from .index import IndexFileError, open_index
-from .freshness import display_path
 from .sources import ROOT_DIR, stray_files
 from .verify import verify_index
 from .workspace import Workspace, open_workspace

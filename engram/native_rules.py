@@ -6,7 +6,8 @@ per visible workspace memory that has `applies_to`:
 ``.cursor/rules/engram/<id>.mdc`` (`description`, `globs`, `alwaysApply`).
 Each file holds the memory's directive, then its agent-visible body (the
 directive is the one line a memory exists for). The hosts then load each file
-when a matching file is read, so their hooks skip file events. `engram check` runs the same computation without writing.
+when a matching file is read, so their hooks skip file events. `engram check`
+runs the same computation without writing.
 
 Only the workspace root generates these files: global memories belong to
 no project, so they reach the agent through the hooks instead, and

@@ -23,6 +23,14 @@ LEVELS = {
 }
 MAX_LEVEL = 1000
 HIDDEN_SECTIONS = ("context", "example", "examples", "origin")
+KNOWN_KEYS = {
+    "id", "type", "tags", "directive", "summary", "triggers", "applies_to", "depends_on",
+    "level", "dependency_depth", "depth", "confidence", "authority", "lifecycle", "valid_until", "role", "roles", "updated",
+}
+HIDDEN_ONLY = (
+    "agents see only the title: all the text is under ## Context, ## Example or ## Origin"
+    " (add a directive or a ## Content section)"
+)
 _NULLS = ("", "~", "null", "none")
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*\r?$\n?", re.S | re.M)
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")  # ATX; CommonMark allows 3 spaces of indent
@@ -50,7 +58,6 @@ class ParseError(ValueError):
         super().__init__(reason)
         self.reason = reason
         self.line = line
-
         self.problems: list[ParseError] = [self]
 
     def __str__(self) -> str:
@@ -164,11 +171,11 @@ def parse_date(value: object) -> str | None:
     from datetime import date, datetime  # sqlite3 has imported it already
 
     try:
+        if not _ISO_DATE.match(text):
+            raise ValueError
         date.fromisoformat(text[:10])
         if len(text) > 10:
             datetime.fromisoformat(text)
-        if not _ISO_DATE.match(text):
-            raise ValueError
     except ValueError:
         raise ParseError(f"must be a date, YYYY-MM-DD (found '{text[:40]}')") from None
     return text
@@ -328,12 +335,6 @@ def parse_memory(text: str, rel_path: str) -> Memory:
     return memory
 
 
-KNOWN_KEYS = {
-    "id", "type", "tags", "directive", "summary", "triggers", "applies_to", "depends_on",
-    "level", "dependency_depth", "depth", "confidence", "authority", "lifecycle", "valid_until", "role", "roles", "updated",
-}
-
-
 def _memory_id(value: object, stem: str) -> str:
     memory_id = as_text(value).lower() or slugify(stem)
     if not ID_PATTERN.match(memory_id):
@@ -359,9 +360,8 @@ def _hidden_only(body: str, visible: str, directive: str, body_line: int) -> tup
     if directive or _has_text(visible) or not _has_text(body):
         return ()
     lines = body.splitlines()
-    first_hidden = next((i for i in range(len(lines)) if (h := _heading(lines, i)) and h[1].lower() in HIDDEN_SECTIONS), 0)
-    reason = "agents see only the title: all the text is under ## Context, ## Example or ## Origin (add a directive or a ## Content section)"
-    return ((reason, body_line + first_hidden),)
+    hidden = (i for i in range(len(lines)) if (heading := _heading(lines, i)) and heading[1].lower() in HIDDEN_SECTIONS)
+    return ((HIDDEN_ONLY, body_line + next(hidden, 0)),)
 
 
 def _has_text(markdown: str) -> bool:
