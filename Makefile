@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO := build/demo
 
-.PHONY: demo test bench quality clean
+.PHONY: demo test bench quality docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,10 @@ quality: $(STAMP)
 	rm -rf build/multilingual && cp -r fixtures/multilingual build/multilingual
 	cd build/multilingual && ../../$(BIN)/engram benchmark ../../fixtures/bench/multilingual.json
 	$(BIN)/python -m engram.subsets
+
+## docs: regenerate docs/commands.md from every command's --help (tests/test_docs.py checks it)
+docs: $(STAMP)
+	$(BIN)/python -m engram.cli_reference docs/commands.md
 
 clean:
 	rm -rf $(VENV) build

@@ -359,7 +359,7 @@ def engram_cases(engram: str, project: Path, size: int, seeds: list[Seed], runs:
             index,
             max(2, min(5, runs // 5)),
             before=lambda i: remove_index(root),
-            ok=lambda out: out.startswith(f"indexed {size} memories ({size} added"),
+            ok=lambda out: out.startswith(f"indexed {size} memories from {size} files ({size} added"),
             warmup=False,
         ),
         Case("no-op refresh", index, runs, ok=lambda out: "(0 added, 0 changed, 0 removed" in out),

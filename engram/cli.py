@@ -22,15 +22,44 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
     help="engram: the right project memory for AI coding agents, at the right moment.",
 )
 
 ROOT_GITIGNORE = "".join(f"{name}\n" for name in GENERATED_FILES)
 ENGRAMIGNORE = "# Memories matched here (gitignore syntax, relative to the memory root) are never shown.\n"
 
+NEXT_STEPS = """
+next steps:
+  1. write a memory, e.g. {root}/rules/no-secrets.md:
+       ---
+       id: no-secrets
+       tags: [security, secrets]
+       directive: Never commit secrets; use the team vault.
+       ---
+       Read API keys and passwords from the environment; the vault path is in docs/vault.md.
+  2. engram load "where should the api keys go"   # the pack an agent gets for that task
+  3. engram link claude                           # or codex, gemini, cursor: hooks load memories as the agent works
+  4. commit .agents/ and run `engram check` in CI"""
+
 def fail(message: str, code: int = 1) -> typer.Exit:
     typer.echo(f"engram: error: {message}", err=True)
     return typer.Exit(code)
+
+
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        from importlib.metadata import version
+
+        typer.echo(f"engram {version('engram')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    _version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """The options every command shares."""
 
 @app.command()
 def init() -> None:
@@ -54,7 +83,9 @@ def init() -> None:
             created.append(path)
     for path in created:
         typer.echo(f"created {shown_path(str(path), ws.root.project)}")
-    typer.echo(f"engram root: {shown_path(ws.root.path, ws.root.project)}")
+    shown_root = shown_path(ws.root.path, ws.root.project)
+    typer.echo(f"engram root: {shown_root}")
+    typer.echo(NEXT_STEPS.format(root=shown_root))
 
 @app.command()
 def index(
@@ -68,7 +99,7 @@ def index(
 
 @app.command()
 def check(as_json: bool = typer.Option(False, "--json", help="Print the findings as JSON.")) -> None:
-    """CI freshness: exit 1 when the index is stale or any memory file is invalid or flagged."""
+    """CI gate, on a fresh clone too: exit 1 when a memory is invalid or flagged, or a generated file is not what `engram index` writes now."""
     from .commands import run_check
 
     raise typer.Exit(run_check(as_json))

@@ -5,15 +5,21 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 
 from . import native_rules
 from .compile import CompileResult, compile_root, export_index
-from .freshness import check_sources
+from .freshness import display_path
 from .graph import describe
 from .index import IndexFileError, open_index
+from .sources import ROOT_DIR, stray_files
 from .verify import verify_index
 from .workspace import Workspace, open_workspace
+
+
+COUNTS = ("total", "files", "added", "changed", "removed", "invalid")
+STRAY_SHOWN = 5
 
 
 def _err(line: str) -> None:
@@ -35,6 +41,14 @@ def _compile_all(ws: Workspace, output: Path | None, scope: str) -> list[Compile
     return results
 
 
+def _has_roots(ws: Workspace) -> bool:
+    """False, after one line saying so, outside any project (and with no global root)."""
+    if os.path.isdir(ws.root.path) or ws.global_root is not None:
+        return True
+    _err(f"error: no {ROOT_DIR} here or above; `engram init` creates one")
+    return False
+
+
 def run_index(output: Path | None, scope: str) -> int:
     ws = open_workspace()
     _warn_config(ws)
@@ -44,8 +58,7 @@ def run_index(output: Path | None, scope: str) -> int:
     if scope == "global" and ws.global_root is None:
         _err("error: no global root: set ENGRAM_GLOBAL_DIR or global_path")
         return 1
-    if not os.path.isdir(ws.root.path) and ws.global_root is None:
-        _err(f"error: no memory root at {ws.root.path}; run `engram init`")
+    if not _has_roots(ws):
         return 1
     try:
         results = _compile_all(ws, output, scope)
@@ -58,22 +71,49 @@ def run_index(output: Path | None, scope: str) -> int:
     native = native_rules.sync(ws.root, ws.config)
     for warning in native.warnings:
         _err(f"warning: {warning}")
-    total = {key: sum(getattr(r, key) for r in results) for key in ("total", "added", "changed", "removed", "invalid")}
-    print(
-        f"indexed {total['total']} memories ({total['added']} added, {total['changed']} changed, "
-        f"{total['removed']} removed, {total['invalid']} invalid)"
-    )
+    _note_stray_files(ws)
+    print(summary_line(results))
     if native.summary:
         print(native.summary)
     if output is not None:
         print(f"wrote {output}")
-    return 1 if total["invalid"] else 0
+    return 1 if any(r.invalid for r in results) else 0
+
+
+def summary_line(results: list[CompileResult]) -> str:
+    """Memories and invalid files add up to the files; added, changed and removed count files."""
+    total = {key: sum(getattr(r, key) for r in results) for key in COUNTS}
+    return (
+        f"indexed {counted(total['total'], 'memory', 'memories')} from {counted(total['files'], 'file', 'files')} "
+        f"({total['added']} added, {total['changed']} changed, {total['removed']} removed, {total['invalid']} invalid)"
+    )
+
+
+def counted(number: int, one: str, many: str) -> str:
+    return f"{number} {one if number == 1 else many}"
+
+
+def _note_stray_files(ws: Workspace) -> None:
+    """Markdown files a root holds outside rules/, skills/ and knowledge/ are never indexed: say so."""
+    for root in ws.roots:
+        stray = [display_path(root, rel) for rel in stray_files(root)]
+        if stray:
+            more = f" and {len(stray) - STRAY_SHOWN} more" if len(stray) > STRAY_SHOWN else ""
+            _err(f"note: {counted(len(stray), 'file', 'files')} not indexed, outside rules/, skills/ and knowledge/: "
+                 f"{', '.join(stray[:STRAY_SHOWN])}{more}")
 
 
 def run_check(as_json: bool) -> int:
+    import tempfile
+
+    from .check import check_workspace
+
     ws = open_workspace()
-    reports = [check_sources(root, ws.config) for root in ws.roots]
-    reports[0].problems += native_rules.check(ws.root, ws.config)  # ws.roots[0] is the workspace root
+    if not _has_roots(ws):
+        return 1
+    _warn_config(ws)
+    with tempfile.TemporaryDirectory(prefix="engram-check-") as scratch:
+        reports = check_workspace(ws, scratch)
     fresh = all(r.fresh for r in reports)
     if as_json:
         payload = {
@@ -84,11 +124,12 @@ def run_check(as_json: bool) -> int:
             ],
         }
         print(json.dumps(payload, indent=2, ensure_ascii=False))
-    else:
-        for report in reports:
-            for problem in report.problems:
-                print(problem)
-        print("engram check: fresh" if fresh else "engram check: not fresh; run `engram index`")
+        return 0 if fresh else 1
+    problems = [problem for report in reports for problem in report.problems]
+    for problem in problems:
+        print(problem)
+    kinds = Counter(p.kind for p in problems if p.kind != "warning")
+    print("engram check: fresh" if fresh else f"engram check: not fresh ({', '.join(f'{n} {k}' for k, n in kinds.items())})")
     return 0 if fresh else 1
 
 
@@ -107,15 +148,19 @@ def run_verify(index_file: Path | None) -> int:
 
 def run_graph(task: str | None, rebuild: bool) -> int:
     ws = open_workspace()
+    if not _has_roots(ws):
+        return 1
     if rebuild:
         for result in _compile_all(ws, None, "workspace"):
             for problem in result.problems:
                 _err(str(problem))
     for root in ws.roots:
+        if not os.path.isdir(root.path):
+            continue
         try:
             conn = open_index(root.index_path)
         except IndexFileError as exc:
-            _err(f"error: {exc}; run `engram graph --rebuild`")
+            _err(f"error: {exc}" + ("" if rebuild else "; `engram graph --rebuild` builds it"))
             return 1
         lines = describe(conn) if task is None else _task_graph(conn, task, ws)
         print("\n".join(lines))

@@ -56,6 +56,7 @@ class CompileResult:
     def __init__(self, root: Root) -> None:
         self.root = root
         self.total = 0
+        self.files = 0
         self.added = 0
         self.changed = 0
         self.removed = 0
@@ -115,13 +116,14 @@ INSERT_MEMORY = "INSERT INTO memories (rel, ignored, {}) VALUES ({})".format(
 )
 
 
-class Prepared(namedtuple("Prepared", "sha same_content problem row fts", defaults=(False, None, (), ()))):
+class Prepared(namedtuple("Prepared", "sha same_content problems row fts", defaults=(False, (), (), ()))):
     """One source file read, hashed, parsed, tokenized and screened: the work that needs no
     database, a pure function of the file, so big builds do it in worker processes.
 
     ``sha``: its SHA-256; ``same_content``: that hash is the one already indexed, so nothing was
-    parsed; ``problem``: (reason, line) when the file cannot be a memory; ``row``: the values of
-    MEMORY_COLUMNS; ``fts``: the term streams of the FTS columns.
+    parsed; ``problems``: (reason, line) pairs, why the file cannot be a memory (no ``row``) or, with
+    a ``row``, warnings about it; ``row``: the values of MEMORY_COLUMNS; ``fts``: the term streams
+    of the FTS columns.
     """
 
     __slots__ = ()
@@ -134,13 +136,12 @@ def prepare(source: SourceFile, indexed_sha: str | None = None) -> Prepared:
         return Prepared(sha, same_content=True)
     text, problem = decode_source(source, data)
     if problem is not None:
-        return Prepared(sha, problem=problem)
+        return Prepared(sha, problems=(problem,))
     try:
         memory = parse_memory(text, source.rel)
     except ParseError as exc:
-        return Prepared(sha, problem=(exc.reason, exc.line))
-    values = fts_values(memory)
-    return Prepared(sha, row=memory_row(memory, sha), fts=values)
+        return Prepared(sha, problems=tuple((error.reason, error.line) for error in exc.problems))
+    return Prepared(sha, problems=memory.warnings, row=memory_row(memory, sha), fts=fts_values(memory))
 
 
 def memory_row(memory: Memory, source_sha: str) -> tuple:
@@ -198,31 +199,33 @@ class Builder:
         )
         return rowid
 
-    def record_file(self, source: SourceFile, sha: str | None, error: Problem | None, memory: int | None) -> None:
+    def record_file(self, source: SourceFile, sha: str | None, problems: tuple, memory: int | None) -> None:
+        """``problems``: (reason, line) pairs, why the file is invalid (no ``memory``) or warnings."""
         self.conn.execute(
             "INSERT OR REPLACE INTO files (rel, size, mtime_ns, sha256, status, error, memory)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
-                source.rel, source.size, source.mtime_ns, sha, "invalid" if error else "ok",
-                json.dumps([error.reason, error.line]) if error else None, memory,
+                source.rel, source.size, source.mtime_ns, sha, "ok" if memory is not None else "invalid",
+                json.dumps([list(p) for p in problems]) if problems else None, memory,
             ),
         )
 
-    def compile_file(self, source: SourceFile, prepared: Prepared) -> Problem | None:
-        """Store one prepared file; returns the problem that made it invalid, if any."""
+    def touch_file(self, source: SourceFile) -> None:
+        """A file whose stat changed but whose content did not: only its stat is new."""
+        self.conn.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE rel = ?", (source.size, source.mtime_ns, source.rel))
+
+    def compile_file(self, source: SourceFile, prepared: Prepared) -> None:
+        """Store one prepared file: its memory, or why it cannot be one."""
         self.delete_memory(source.rel)
-        problem = Problem(display_path(self.root, source.rel), *prepared.problem) if prepared.problem else None
-        memory_row = None
+        problems, memory_row = prepared.problems, None
         if prepared.row:
             memory_id = prepared.row[0]
             owner = self.conn.execute("SELECT rel FROM memories WHERE id = ?", (memory_id,)).fetchone()
             if owner is not None:
-                where = display_path(self.root, owner[0])
-                problem = Problem(display_path(self.root, source.rel), f"duplicate id '{memory_id}' (also in {where})")
+                problems = ((f"duplicate id '{memory_id}' (also in {display_path(self.root, owner[0])})", None),)
             else:
                 memory_row = self.insert_memory(source.rel, prepared)
-        self.record_file(source, prepared.sha, problem, memory_row)
-        return problem
+        self.record_file(source, prepared.sha, problems, memory_row)
 
 
 @contextlib.contextmanager
@@ -265,10 +268,20 @@ def compile_root(root: Root, config: Config, progress: bool = False) -> CompileR
     return result
 
 
+def compile_to(root: Root, config: Config, target: str, current: sqlite3.Connection | None) -> CompileResult:
+    """Build the root's index at ``target`` (from ``current``, the root's usable index, when given)
+    and write nothing into the root: `engram check` on a clone that has no index."""
+    result = CompileResult(root)
+    build_into(target, root, current, ignore_patterns(root, config), result)
+    return result
+
+
 def _summarise(conn: sqlite3.Connection, result: CompileResult) -> None:
     result.total = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+    result.files, result.invalid = conn.execute(
+        "SELECT count(*), count(*) FILTER (WHERE status = 'invalid') FROM files"
+    ).fetchone()
     result.problems = recorded_problems(conn, result.root)
-    result.invalid = sum(1 for p in result.problems if p.kind == "invalid")
 
 
 def _remove_leftovers(root: Root) -> None:
@@ -292,21 +305,29 @@ def _rebuild_into_temp(
     root: Root, current: sqlite3.Connection | None, patterns: list[str], result: CompileResult, progress: bool
 ) -> None:
     temp = _temp_path(root)
-    remove_if_present(temp)
+    build_into(temp, root, current, patterns, result, progress)
+    os.replace(temp, root.index_path)
+    result.wrote = True
+
+
+def build_into(
+    target: str, root: Root, current: sqlite3.Connection | None, patterns: list[str], result: CompileResult,
+    progress: bool = False,
+) -> None:
+    """Build the root's index at ``target``: a copy of ``current``'s file brought up to date, or a new one."""
+    remove_if_present(target)
     if current is not None:
-        _copy_file(root.index_path, temp)
-    conn = sqlite3.connect(temp, isolation_level=None)
+        _copy_file(root.index_path, target)
+    conn = sqlite3.connect(target, isolation_level=None)
     conn.row_factory = sqlite3.Row
     try:
         if current is None:
             apply_migrations(conn, "index")
         _apply_changes(conn, root, patterns, result, progress)
         conn.close()
-        os.replace(temp, root.index_path)
-        result.wrote = True
     except BaseException:
         conn.close()
-        remove_if_present(temp)
+        remove_if_present(target)
         raise
 
 
@@ -330,7 +351,7 @@ def _walk_and_compile(conn: sqlite3.Connection, root: Root, builder: Builder, re
     with contextlib.closing(_prepared(_changed_sources(conn, root))) as prepared:
         for job, item in prepared:
             if item.same_content:
-                builder.record_file(job.source, item.sha, None, _memory_of(conn, job.source.rel))  # touched
+                builder.touch_file(job.source)
                 continue
             tick()
             builder.compile_file(job.source, item)
@@ -421,11 +442,6 @@ def _worker_count() -> int:
     return min(usable, MAX_WORKERS)
 
 
-def _memory_of(conn: sqlite3.Connection, rel: str) -> int | None:
-    row = conn.execute("SELECT rowid FROM memories WHERE rel = ?", (rel,)).fetchone()
-    return row[0] if row else None
-
-
 def _remove_missing(conn: sqlite3.Connection, builder: Builder, result: CompileResult) -> None:
     gone = [r[0] for r in conn.execute("SELECT rel FROM files WHERE rel NOT IN (SELECT rel FROM temp.seen)")]
     for rel in gone:
@@ -436,7 +452,7 @@ def _remove_missing(conn: sqlite3.Connection, builder: Builder, result: CompileR
 
 def _retry_duplicates(conn: sqlite3.Connection, builder: Builder) -> None:
     """A file that lost a duplicate-id clash may be valid now that the other one changed."""
-    rows = conn.execute("SELECT rel FROM files WHERE status = 'invalid' AND error LIKE '[\"duplicate id%'").fetchall()
+    rows = conn.execute("SELECT rel FROM files WHERE status = 'invalid' AND error LIKE '[[\"duplicate id%'").fetchall()
     for (rel,) in rows:
         path = os.path.join(builder.root.path, rel)
         if not os.path.isfile(path):

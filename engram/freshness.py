@@ -21,6 +21,8 @@ from .index import COMPILER_VERSION, IndexFileError, check_schema, read_meta, sh
 from .paths import read_bytes, read_text, shown_path, sqlite_uri
 from .sources import INDEX_FILE, Root, SourceFile, stat_lines, walk_memory_files
 
+UPDATE = "`engram index` updates it"  # the hint for a local index behind its sources
+
 
 class Problem(namedtuple("Problem", "where reason line kind", defaults=(None, "invalid"))):
     """One line a user can act on: where, and what is wrong.
@@ -56,12 +58,16 @@ def ignore_digest(patterns: list[str]) -> str:
 
 
 def open_current(root: Root, thorough: bool = False) -> sqlite3.Connection | None:
-    """The root's index if this version of engram can use it as is, else None (rebuild).
+    """The root's index if this version of engram can use it as is, else None (rebuild)."""
+    return open_usable(root.index_path, thorough)
+
+
+def open_usable(path: str, thorough: bool = False) -> sqlite3.Connection | None:
+    """The index at ``path`` if this version of engram can use it as is, else None.
 
     ``thorough`` also reads every page (``PRAGMA quick_check``): too slow for each `load`,
     right for `index` and `check`, which must notice a damaged file behind a valid header.
     """
-    path = root.index_path
     if not os.path.isfile(path):
         return None
     try:
@@ -116,12 +122,14 @@ def stat_digest(lines: Iterable[str]) -> str:
 
 
 def recorded_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:
-    """What the last build found: invalid files, then unknown `depends_on` ids and cycles (warnings)."""
+    """What the last build found: invalid files and warnings about files (every problem of each,
+    with its line), then unknown `depends_on` ids and cycles (warnings)."""
     from .graph import cycle_problems, dependency_problems  # graph builds on Problem from here
 
     problems = [
-        Problem(display_path(root, rel), *json.loads(error))
-        for rel, error in conn.execute("SELECT rel, error FROM files WHERE status = 'invalid' ORDER BY rel")
+        Problem(display_path(root, rel), reason, line, "invalid" if status == "invalid" else "warning")
+        for rel, status, error in conn.execute("SELECT rel, status, error FROM files WHERE error IS NOT NULL ORDER BY rel")
+        for reason, line in json.loads(error)
     ]
     return problems + dependency_problems(conn, root) + cycle_problems(conn, root)
 
@@ -137,36 +145,11 @@ def read_source(source: SourceFile) -> tuple[bytes | None, str | None]:
     return data, hashlib.sha256(data).hexdigest()
 
 
-class Freshness:
-    """What `engram check` found for one root."""
-
-    def __init__(self, root: Root) -> None:
-        self.root = root
-        self.problems: list[Problem] = []
-
-    @property
-    def fresh(self) -> bool:
-        return not any(p.kind != "warning" for p in self.problems)
-
-
-def check_sources(root: Root, config: Config) -> Freshness:
-    """Compare a root's sources with its index without writing anything."""
-    report = Freshness(root)
-    conn = open_current(root, thorough=True)
-    if conn is None:
-        if os.path.isdir(root.path):
-            report.problems.append(Problem(display_path(root, INDEX_FILE), "no usable index; run `engram index`", kind="missing"))
-        return report
-    try:
-        _compare(conn, root, config, report)
-    finally:
-        conn.close()
-    return report
-
-
-def _compare(conn: sqlite3.Connection, root: Root, config: Config, report: Freshness) -> None:
+def compare_sources(conn: sqlite3.Connection, root: Root, config: Config) -> list[Problem]:
+    """How a root's sources differ from its index: changed, added and removed files, ignore rules."""
+    problems = []
     if read_meta(conn).get("ignore_digest") != ignore_digest(ignore_patterns(root, config)):
-        report.problems.append(Problem(display_path(root, INDEX_FILE), "ignore rules changed since indexing", kind="stale"))
+        problems.append(Problem(display_path(root, INDEX_FILE), f"ignore rules changed since indexing; {UPDATE}", kind="stale"))
     seen: set[str] = set()
     for source in walk_memory_files(root):
         seen.add(source.rel)
@@ -175,12 +158,10 @@ def _compare(conn: sqlite3.Connection, root: Root, config: Config, report: Fresh
             continue
         where = display_path(root, source.rel)
         if stored is None:
-            report.problems.append(Problem(where, "new file, not in the index", kind="added"))
+            problems.append(Problem(where, f"new file, not in the local index; {UPDATE}", kind="added"))
         elif source.problem or read_source(source)[1] != stored[2]:
-            report.problems.append(Problem(where, "changed since indexing", kind="stale"))
+            problems.append(Problem(where, f"changed since indexing; {UPDATE}", kind="stale"))
     for (rel,) in conn.execute("SELECT rel FROM files ORDER BY rel"):
         if rel not in seen:
-            report.problems.append(Problem(display_path(root, rel), "in the index but the file is gone", kind="missing"))
-    report.problems += recorded_problems(conn, root)
-    for rel, label in conn.execute("SELECT rel, safety FROM memories WHERE safety IS NOT NULL ORDER BY rel"):
-        report.problems.append(Problem(display_path(root, rel), f"{label}; remove it before merging", kind="flagged"))
+            problems.append(Problem(display_path(root, rel), f"in the local index but the file is gone; {UPDATE}", kind="missing"))
+    return problems

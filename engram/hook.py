@@ -3,7 +3,8 @@
 Reads the host's JSON on stdin and always prints exactly one JSON object and
 returns 0: a hook must never block or break the agent, so bad input, an
 unknown host, a missing workspace and any internal error all print `{}`
-(with a reason on stderr when ENGRAM_DEBUG=1). The content comes from the
+(with a reason on stderr when ENGRAM_DEBUG=1; an unknown host, most likely a
+typo in a host config, is named on stderr always). The content comes from the
 same route + pack core as `engram load`; this module adds the per-session
 delivered set in `state.db`, each host's payload shape and cap, and
 `applies_to` matching for file events.
@@ -500,8 +501,10 @@ def main(argv: list[str]) -> int:
 def run(argv: list[str], raw: bytes) -> dict:
     host_name = _host_argument(argv)
     host = HOSTS.get(host_name)
-    if host is None:
-        raise Silent(f"unknown host {host_name!r}; expected one of {', '.join(HOSTS)}")
+    if host is None:  # a typo in a host config: the one hook message shown without ENGRAM_DEBUG
+        named = f"unknown host {host_name!r}" if host_name else "no --host given"
+        print(f"engram hook: {named} (one of {', '.join(HOSTS)})", file=sys.stderr)
+        raise Silent("unknown host")
     payload = _payload(raw)
     event = payload.get("hook_event_name")
     if not isinstance(event, str) or event not in host.events:

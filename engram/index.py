@@ -19,7 +19,7 @@ APPLICATION_ID = 1701728114  # "engr"
 INDEX_SCHEMA_VERSION = 2
 STATE_SCHEMA_VERSION = 2  # the same for state.db
 # Bump when what the compiler stores changes without a schema change: indexes rebuild themselves.
-COMPILER_VERSION = "7"
+COMPILER_VERSION = "8"
 REQUIRED_TABLES = ("meta", "files", "memories", "edges", "memories_fts")
 FTS_COLUMNS = ("id", "tags", "directive", "summary", "triggers", "body", "paths")
 

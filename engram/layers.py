@@ -60,9 +60,8 @@ def open_layers(ws: Workspace, index_file: str | None, messages: list[str]) -> l
     root_layer = _root_layer(ws.root, ws.config, messages)
     if root_layer:
         layers.append(root_layer)
-    global_index = ws.config.get("global_index")
-    if global_index:
-        layers.append(open_prebuilt(os.path.expanduser(global_index), "global"))
+    if ws.global_index_path:
+        layers.append(open_prebuilt(ws.global_index_path, "global"))
     elif ws.global_root:
         global_layer = _root_layer(ws.global_root, ws.config, messages)
         if global_layer:
@@ -86,10 +85,10 @@ def open_prebuilt(path: str | os.PathLike[str], scope: str) -> Layer:
     path = os.fspath(path)
     conn = open_index(path)
     meta = read_meta(conn)
-    return Layer(scope, conn, path, _recorded_sources(path, meta), True)
+    return Layer(scope, conn, path, recorded_sources(path, meta), True)
 
 
-def _recorded_sources(index_path: str, meta: dict[str, str]) -> str | None:
+def recorded_sources(index_path: str, meta: dict[str, str]) -> str | None:
     """The sources of a prebuilt index: relative to the index file's folder, else absolute."""
     beside = os.path.join(os.path.dirname(os.path.realpath(index_path)), meta.get("source_root_rel", "."))
     for candidate in (os.path.normpath(beside), meta.get("source_root", "")):

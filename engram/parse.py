@@ -23,12 +23,22 @@ LEVELS = {
 }
 MAX_LEVEL = 1000
 HIDDEN_SECTIONS = ("context", "example", "examples", "origin")
+KNOWN_KEYS = {
+    "id", "type", "tags", "directive", "summary", "triggers", "applies_to", "depends_on",
+    "level", "dependency_depth", "depth", "confidence", "authority", "lifecycle", "valid_until", "role", "roles", "updated",
+}
+HIDDEN_ONLY = (
+    "agents see only the title: all the text is under ## Context, ## Example or ## Origin"
+    " (add a directive or a ## Content section)"
+)
 _NULLS = ("", "~", "null", "none")
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*\r?$\n?", re.S | re.M)
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")  # ATX; CommonMark allows 3 spaces of indent
 # A setext heading: one line of text, underlined with = (level 1) or - (level 2).
 _SETEXT_TEXT = re.compile(r"^ {0,3}(?![-*+>#=]|\d+[.)]|```|~~~)\S")  # not a list item, quote, fence or rule
 _SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_TOP_LEVEL_KEY = re.compile(r"""^["']?([^\s"'#:][^"':]*)["']?[ \t]*:(?:[ \t]|$)""")
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _TITLE = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)  # _HEADING of level 1, on text with "\n" line breaks
 # Every hidden-section heading contains this (ATX or setext); most bodies have none and skip the
@@ -48,22 +58,32 @@ class ParseError(ValueError):
         super().__init__(reason)
         self.reason = reason
         self.line = line
+        self.problems: list[ParseError] = [self]
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.reason}" if self.line else self.reason
+
+
+class FieldErrors(ParseError):
+    """Every invalid field of one file, each with the line of its key: all are reported at once."""
+
+    def __init__(self, errors: list[ParseError]) -> None:
+        super().__init__(errors[0].reason, errors[0].line)
+        self.problems = errors
 
 
 class Memory(
     namedtuple(
         "Memory",
         "id type title body tags directive summary triggers applies_to depends_on level confidence authority"
-        " lifecycle valid_until roles updated extra",
-        defaults=(None,),
+        " lifecycle valid_until roles updated extra warnings",
+        defaults=(None, ()),
     )
 ):
     """A parsed memory file. ``extra``: frontmatter keys engram does not know (None when the
-    memory is rebuilt from its index row). A named tuple, not a dataclass: `engram index` with
-    nothing to do must not pay for importing dataclasses."""
+    memory is rebuilt from its index row); ``warnings``: (reason, line) pairs about a file that is
+    valid but probably not what its author meant. A named tuple, not a dataclass: `engram index`
+    with nothing to do must not pay for importing dataclasses."""
 
     __slots__ = ()
 
@@ -133,13 +153,32 @@ def _optional(value: object) -> str | None:
     return None if text.lower() in _NULLS else text
 
 
-def _choice(data: dict, key: str, allowed: tuple[str, ...], default: str) -> str:
-    raw = as_text(data.get(key)).lower()
+def _choice(value: object, allowed: tuple[str, ...], default: str) -> str:
+    raw = as_text(value).lower()
     if not raw or raw in _NULLS:
         return default
     if raw not in allowed:
-        raise ParseError(f"{key} must be one of {', '.join(allowed)} (found '{raw}')")
+        raise ParseError(f"must be one of {', '.join(allowed)} (found '{raw}')")
     return raw
+
+
+def parse_date(value: object) -> str | None:
+    """A date as written (``2027-06-30``, optionally with a time), or None when empty; memories are
+    hidden by comparing these strings with today's date, so anything else is an error."""
+    text = _optional(value)
+    if text is None:
+        return None
+    from datetime import date, datetime  # sqlite3 has imported it already
+
+    try:
+        if not _ISO_DATE.match(text):
+            raise ValueError
+        date.fromisoformat(text[:10])
+        if len(text) > 10:
+            datetime.fromisoformat(text)
+    except ValueError:
+        raise ParseError(f"must be a date, YYYY-MM-DD (found '{text[:40]}')") from None
+    return text
 
 
 def parse_level(value: object) -> int:
@@ -148,11 +187,11 @@ def parse_level(value: object) -> int:
         return 0
     if text.isascii() and text.isdigit():
         if int(text) > MAX_LEVEL:
-            raise ParseError(f"level must be at most {MAX_LEVEL} (found '{text[:20]}')")
+            raise ParseError(f"must be at most {MAX_LEVEL} (found '{text[:20]}')")
         return int(text)
     if text in LEVELS:
         return LEVELS[text]
-    raise ParseError(f"level must be foundation, basic, intermediate, advanced or an integer (found '{text}')")
+    raise ParseError(f"must be foundation, basic, intermediate, advanced or an integer (found '{text[:40]}')")
 
 
 def slugify(stem: str) -> str:
@@ -207,43 +246,125 @@ def _joined_lines(text: str) -> str:
     return text.removesuffix("\n")
 
 
+def with_directive(directive: str, body: str) -> str:
+    """The body as an agent reads it: the directive first, unless the body already opens with it
+    (its first line of text, after headings and blank lines, starts with the directive, give or
+    take its closing punctuation)."""
+    if not directive or _opens_with(body, directive):
+        return body
+    return f"{directive}\n\n{body}" if body else directive
+
+
+def _opens_with(body: str, directive: str) -> bool:
+    for line in body.splitlines():
+        text = line.strip()
+        if text and not _HEADING.match(text):
+            return _folded(text.lstrip("-*+> ").strip("*_")).startswith(_folded(directive).rstrip(".;:!"))
+    return False
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+class _Fields:
+    """Reads frontmatter fields, collecting every invalid one with the line of its key instead of
+    stopping at the first, so one `engram index` run names all a file's problems."""
+
+    def __init__(self, data: dict, frontmatter: str) -> None:
+        self.data = data
+        self.lines = _key_lines(frontmatter)
+        self.errors: list[ParseError] = []
+
+    def read(self, keys: str, convert, default=None):
+        """``convert`` applied to the first of ``keys`` (space-separated aliases) that is set."""
+        key = next((k for k in keys.split() if k in self.data), keys.split()[0])
+        try:
+            return convert(self.data.get(key))
+        except ParseError as exc:
+            self.errors.append(ParseError(f"{key}: {exc.reason}", self.lines.get(key)))
+            return default
+
+
+def _key_lines(frontmatter: str) -> dict[str, int]:
+    """The file line of each top-level key (the frontmatter starts on line 2)."""
+    lines: dict[str, int] = {}
+    for number, line in enumerate(frontmatter.splitlines(), start=2):
+        key = _TOP_LEVEL_KEY.match(line)
+        if key:
+            lines.setdefault(key.group(1).strip().lower(), number)
+    return lines
+
+
 def parse_memory(text: str, rel_path: str) -> Memory:
     """Parse memory text found at ``rel_path`` (relative to its root, e.g. ``rules/x.md``)."""
-    frontmatter, body, _ = split_frontmatter(text)
+    frontmatter, body, body_line = split_frontmatter(text)
     data = _load_yaml(frontmatter) if frontmatter is not None else {}
     data = {str(k).strip().lower(): v for k, v in data.items()}
+    fields = _Fields(data, frontmatter or "")
     folder = rel_path.split("/", 1)[0]
     stem = rel_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    memory_id = as_text(data.get("id")).lower() or slugify(stem)
-    if not ID_PATTERN.match(memory_id):
-        raise ParseError(f"id '{memory_id}' must match [a-z0-9][a-z0-9._-]*")
-    raw_type = as_text(data.get("type")).lower()
-    memory_type = TYPE_ALIASES.get(raw_type, raw_type) or FOLDER_TYPES.get(folder, "knowledge")
-    if memory_type not in TYPES:
-        raise ParseError(f"type must be rule, skill or knowledge (found '{raw_type}')")
-    default_authority = "reference" if memory_type == "knowledge" else "instruction"
+    memory_type = fields.read("type", lambda v: _memory_type(v, folder), "knowledge")
     visible = strip_hidden_sections(body)
-    known = {
-        "id", "type", "tags", "directive", "summary", "triggers", "applies_to", "depends_on",
-        "level", "dependency_depth", "depth", "confidence", "authority", "lifecycle", "valid_until", "role", "roles", "updated",
-    }
-    return Memory(
-        id=memory_id,
+    directive = fields.read("directive", _one_line, "")
+    memory = Memory(
+        id=fields.read("id", lambda v: _memory_id(v, stem), "memory"),
         type=memory_type,
         title=_title(body),
         body=visible,
-        tags=[t.lower() for t in as_list(data.get("tags"))],
-        directive=" ".join(as_text(data.get("directive")).split()),
-        summary=" ".join(as_text(data.get("summary")).split()),
-        triggers=as_list(data.get("triggers")),
-        applies_to=as_list(data.get("applies_to")),
-        depends_on=[d.lower() for d in as_list(data.get("depends_on"))],
-        level=parse_level(data.get("level", data.get("dependency_depth", data.get("depth")))),
-        confidence=_choice(data, "confidence", CONFIDENCES, "medium"),
-        authority=_choice(data, "authority", AUTHORITIES, default_authority),
-        lifecycle=_choice(data, "lifecycle", LIFECYCLES, "active"),
-        valid_until=_optional(data.get("valid_until")),
-        roles=[r.lower() for r in as_list(data.get("role", data.get("roles")))],
-        updated=_optional(data.get("updated")),
-        extra={k: v for k, v in data.items() if k not in known},
+        tags=[t.lower() for t in fields.read("tags", as_list, [])],
+        directive=directive,
+        summary=fields.read("summary", _one_line, ""),
+        triggers=fields.read("triggers", as_list, []),
+        applies_to=fields.read("applies_to", as_list, []),
+        depends_on=[d.lower() for d in fields.read("depends_on", as_list, [])],
+        level=fields.read("level dependency_depth depth", parse_level, 0),
+        confidence=fields.read("confidence", lambda v: _choice(v, CONFIDENCES, "medium"), "medium"),
+        authority=fields.read(
+            "authority", lambda v: _choice(v, AUTHORITIES, "reference" if memory_type == "knowledge" else "instruction")
+        ),
+        lifecycle=fields.read("lifecycle", lambda v: _choice(v, LIFECYCLES, "active"), "active"),
+        valid_until=fields.read("valid_until", parse_date),
+        roles=[r.lower() for r in fields.read("role roles", as_list, [])],
+        updated=fields.read("updated", parse_date),
+        extra={k: v for k, v in data.items() if k not in KNOWN_KEYS},
+        warnings=_hidden_only(body, visible, directive, body_line),
     )
+    if fields.errors:
+        raise FieldErrors(sorted(fields.errors, key=lambda error: error.line or 0))
+    return memory
+
+
+def _memory_id(value: object, stem: str) -> str:
+    memory_id = as_text(value).lower() or slugify(stem)
+    if not ID_PATTERN.match(memory_id):
+        raise ParseError(f"'{memory_id[:60]}' must match [a-z0-9][a-z0-9._-]*")
+    return memory_id
+
+
+def _memory_type(value: object, folder: str) -> str:
+    raw = as_text(value).lower()
+    memory_type = TYPE_ALIASES.get(raw, raw) or FOLDER_TYPES.get(folder, "knowledge")
+    if memory_type not in TYPES:
+        raise ParseError(f"must be rule, skill or knowledge (found '{raw[:40]}')")
+    return memory_type
+
+
+def _one_line(value: object) -> str:
+    return " ".join(as_text(value).split())
+
+
+def _hidden_only(body: str, visible: str, directive: str, body_line: int) -> tuple[tuple[str, int | None], ...]:
+    """A warning when agents would get nothing but a title: no directive, and all the text sits
+    in sections they never see (`## Context`, `## Example`, `## Origin`)."""
+    if directive or _has_text(visible) or not _has_text(body):
+        return ()
+    lines = body.splitlines()
+    hidden = (i for i in range(len(lines)) if (heading := _heading(lines, i)) and heading[1].lower() in HIDDEN_SECTIONS)
+    return ((HIDDEN_ONLY, body_line + next(hidden, 0)),)
+
+
+def _has_text(markdown: str) -> bool:
+    """Any line that is neither blank nor a heading (nor a setext underline)."""
+    lines = markdown.splitlines()
+    return any(line.strip() and not _heading(lines, i) and not _SETEXT_UNDERLINE.match(line) for i, line in enumerate(lines))

@@ -116,6 +116,23 @@ def walk_memory_files(root: Root) -> Iterator[SourceFile]:
             yield SourceFile(rel, os.fspath(found), 0, 0, problem) if problem else source_file(rel, found)
 
 
+# Folders of a root that hold markdown on purpose and are never indexed.
+UNINDEXED_FOLDERS = ("archive", "inbox")
+
+
+def stray_files(root: Root) -> list[str]:
+    """Markdown files in the root outside its memory folders (and archive/, inbox/): never indexed,
+    which their authors may not know. Root-relative, sorted."""
+    skipped = {*MEMORY_FOLDERS, *UNINDEXED_FOLDERS}
+    found = []
+    for folder, dirs, files in os.walk(root.path):
+        if folder == root.path:
+            dirs[:] = [d for d in dirs if d not in skipped]
+        rel = os.path.relpath(folder, root.path).replace(os.sep, "/")
+        found += [name if rel == "." else f"{rel}/{name}" for name in files if name.endswith(".md")]
+    return sorted(found)
+
+
 def stat_line(rel: str, size: int, mtime_ns: int) -> str:
     """One memory file's stat, as the freshness digest hashes it."""
     return f"{rel}\0{size}\0{mtime_ns}"

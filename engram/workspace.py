@@ -19,6 +19,12 @@ class Workspace:
         """Workspace first: its copy of an id wins over the global one."""
         return [self.root, *([self.global_root] if self.global_root else [])]
 
+    @property
+    def global_index_path(self) -> str | None:
+        """The prebuilt index named by `global_index`; a relative path is relative to the project."""
+        named = self.config.get("global_index")
+        return os.path.join(self.root.project, os.path.expanduser(named)) if named else None
+
 
 def open_workspace(start: str | os.PathLike[str] | None = None) -> Workspace:
     root = workspace_root(start)

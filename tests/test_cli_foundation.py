@@ -18,7 +18,7 @@ import pytest
 from engram.sources import find_project
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures/cursorrules/.agents/.engram/rules"
-SUMMARY = re.compile(r"^indexed (\d+) memories \((\d+) added, (\d+) changed, (\d+) removed, (\d+) invalid\)$")
+SUMMARY = re.compile(r"^indexed (\d+) memor(?:y|ies) from \d+ files? \((\d+) added, (\d+) changed, (\d+) removed, (\d+) invalid\)$")
 
 
 def summary(stdout: str) -> tuple[int, ...]:
@@ -140,7 +140,7 @@ def test_index_prints_the_summary_line_and_counts_changes(three, run_engram, wri
     root = three / ".agents/.engram"
     proc = run_engram(["index"], cwd=three)
     assert proc.returncode == 0
-    assert proc.stdout.splitlines()[0] == "indexed 3 memories (3 added, 0 changed, 0 removed, 0 invalid)"
+    assert proc.stdout.splitlines()[0] == "indexed 3 memories from 3 files (3 added, 0 changed, 0 removed, 0 invalid)"
     assert proc.stderr == ""
 
     (root / "rules/tabs.md").write_text("---\nid: tabs\n---\n# Indentation\n\nUse four spaces. Always.\n")
@@ -148,7 +148,7 @@ def test_index_prints_the_summary_line_and_counts_changes(three, run_engram, wri
     (root / "skills/release.md").unlink()
     proc = run_engram(["index"], cwd=three)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines()[0] == "indexed 3 memories (1 added, 1 changed, 1 removed, 0 invalid)"
+    assert proc.stdout.splitlines()[0] == "indexed 3 memories from 3 files (1 added, 1 changed, 1 removed, 0 invalid)"
 
 
 def test_second_index_with_nothing_changed_does_not_write(three, run_engram):
@@ -157,7 +157,7 @@ def test_second_index_with_nothing_changed_does_not_write(three, run_engram):
     before = stat_of(index)
     proc = run_engram(["index"], cwd=three)
     assert proc.returncode == 0
-    assert proc.stdout.splitlines()[0] == "indexed 3 memories (0 added, 0 changed, 0 removed, 0 invalid)"
+    assert proc.stdout.splitlines()[0] == "indexed 3 memories from 3 files (0 added, 0 changed, 0 removed, 0 invalid)"
     assert stat_of(index) == before
 
 
@@ -185,10 +185,12 @@ def test_index_without_a_root_is_a_one_line_error(tmp_path, run_engram):
 # --- check --------------------------------------------------------------------------------------
 
 
-def test_check_before_any_index_is_not_fresh(three, run_engram):
+def test_check_before_any_index_checks_the_sources_and_writes_nothing(three, run_engram):
+    before = sorted(p.relative_to(three) for p in three.rglob("*"))
     proc = run_engram(["check"], cwd=three)
-    assert proc.returncode == 1
-    assert "index.db" in proc.stdout + proc.stderr
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout == "engram check: fresh\n"
+    assert sorted(p.relative_to(three) for p in three.rglob("*")) == before
 
 
 def test_check_follows_edits_additions_and_removals(three, run_engram, write_memory):
@@ -377,12 +379,12 @@ def test_corpus_indexes_incrementally_and_check_names_changes(tmp_path, run_engr
 
     first = run_engram(["index"], cwd=proj)
     assert first.returncode == 0, first.stderr
-    assert first.stdout.splitlines()[0] == "indexed 257 memories (257 added, 0 changed, 0 removed, 0 invalid)"
+    assert first.stdout.splitlines()[0] == "indexed 257 memories from 257 files (257 added, 0 changed, 0 removed, 0 invalid)"
 
     before = stat_of(index)
     second = run_engram(["index"], cwd=proj)
     assert second.returncode == 0
-    assert second.stdout.splitlines()[0] == "indexed 257 memories (0 added, 0 changed, 0 removed, 0 invalid)"
+    assert second.stdout.splitlines()[0] == "indexed 257 memories from 257 files (0 added, 0 changed, 0 removed, 0 invalid)"
     assert stat_of(index) == before
 
     files = sorted(rules.glob("*.md"))
@@ -398,7 +400,7 @@ def test_corpus_indexes_incrementally_and_check_names_changes(tmp_path, run_engr
 
     third = run_engram(["index"], cwd=proj)
     assert third.returncode == 0, third.stderr
-    assert third.stdout.splitlines()[0] == "indexed 257 memories (1 added, 1 changed, 1 removed, 0 invalid)"
+    assert third.stdout.splitlines()[0] == "indexed 257 memories from 257 files (1 added, 1 changed, 1 removed, 0 invalid)"
     after = run_engram(["check"], cwd=proj)
     out = after.stdout + after.stderr
     for path in (edited, removed, rules / "zz-added-okapi.md"):

@@ -526,11 +526,22 @@ def test_debug_reason_only_with_engram_debug(project: Project) -> None:
     assert proc.stdout == b"{}\n" and b"engram hook: stdin is not JSON" in proc.stderr
 
 
-@pytest.mark.parametrize("argv", [["--host", "windsurf"], [], ["--host"], ["--host=nope"]])
-def test_unknown_host_prints_empty_object(project: Project, argv: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--host", "claud"], "unknown host 'claud'"),
+        (["--host", "windsurf"], "unknown host 'windsurf'"),
+        ([], "no --host given"),
+        (["--host"], "no --host given"),
+        (["--host=nope"], "unknown host 'nope'"),
+    ],
+)
+def test_unknown_host_prints_empty_object_and_says_so(project: Project, argv: list[str], said: str) -> None:
+    """A typo in a host config must not pass silently: one line on stderr, still `{}` and exit 0."""
     payload = json.dumps(event_payload(project, "UserPromptSubmit", prompt=HTTP_PROMPT)).encode()
     proc = subprocess.run([ENGRAM, "hook", *argv], input=payload, cwd=project.path, env=project.env, capture_output=True)
-    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"{}\n", b"")
+    assert (proc.returncode, proc.stdout) == (0, b"{}\n")
+    assert proc.stderr.decode() == f"engram hook: {said} (one of claude, codex, gemini, cursor)\n"
 
 
 def test_unhandled_events_print_empty_object(project: Project) -> None:

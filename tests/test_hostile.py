@@ -24,7 +24,7 @@ import pytest
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "cursorrules" / ".agents" / ".engram" / "rules"
 ROOT_REL = Path(".agents") / ".engram"
 COUNT_LINE = re.compile(r"^loaded (\d+) memory files / (\d+) total related memories$")
-SUMMARY = re.compile(r"^indexed (\d+) memories \((\d+) added, (\d+) changed, (\d+) removed, (\d+) invalid\)$")
+SUMMARY = re.compile(r"^indexed (\d+) memor(?:y|ies) from \d+ files? \((\d+) added, (\d+) changed, (\d+) removed, (\d+) invalid\)$")
 CORPUS_QUERY = "angular typescript"
 CORPUS_HIT = "### angular-typescript ["
 

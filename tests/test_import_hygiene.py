@@ -87,10 +87,10 @@ def test_a_hook_on_a_fresh_index_imports_nothing_heavy(project, write_memory, ru
 def test_a_plain_index_runs_without_typer(project, write_memory, tmp_path):
     write_memory(project, "rules/deploy.md", {"id": "deploy"}, "# Deploy\nShip with the canary.\n")
     result = _probe(["index"], project, tmp_path / "cfg")
-    assert result["output"].startswith("indexed 1 memories (1 added")
+    assert result["output"].startswith("indexed 1 memory from 1 file (1 added")
     assert "typer" not in result["heavy"] and "pydantic" not in result["heavy"]
     again = _probe(["index"], project, tmp_path / "cfg")
-    assert again["output"].startswith("indexed 1 memories (0 added, 0 changed")
+    assert again["output"].startswith("indexed 1 memory from 1 file (0 added, 0 changed")
     # nothing to parse: no yaml, and no dataclasses, argparse or typing either
     assert [m for m in again["heavy"] if m not in PATHLIB] == []
 

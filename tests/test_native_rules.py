@@ -51,7 +51,8 @@ def indexed(project: Path, write_memory, run_engram) -> Path:
 
 def test_generated_files_have_the_exact_content_for_both_hosts(indexed: Path) -> None:
     assert rule_files(indexed) == [".claude/rules/engram/http-retries.md", ".cursor/rules/engram/http-retries.mdc"]
-    body = "# HTTP retries\n\nUse tenacity, at most 3 attempts.\n"  # `## Context` is not agent-visible
+    # the directive first, then the agent-visible body (`## Context` is not agent-visible)
+    body = "Retry HTTP calls with backoff.\n\n# HTTP retries\n\nUse tenacity, at most 3 attempts.\n"
     assert (indexed / CLAUDE / "http-retries.md").read_text(encoding="utf-8") == (
         '---\npaths:\n  - "src/http/**"\n  - "**/*.py"\n---\n' + MARKER + "\n" + body
     )
@@ -83,7 +84,7 @@ def test_files_follow_memory_changes(indexed: Path, write_memory, run_engram) ->
     proc = run_engram("index", indexed)
     assert proc.stdout.splitlines()[1] == "native rules: 2 written, 0 removed"
     assert (indexed / CLAUDE / "http-retries.md").read_text(encoding="utf-8") == (
-        '---\npaths:\n  - "lib/**"\n---\n' + MARKER + "\nNew body.\n"
+        '---\npaths:\n  - "lib/**"\n---\n' + MARKER + "\nRetry HTTP calls with backoff.\n\nNew body.\n"
     )
     assert "globs: lib/**\n" in (indexed / CURSOR / "http-retries.mdc").read_text(encoding="utf-8")
 

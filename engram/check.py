@@ -1,0 +1,148 @@
+"""`engram check`, the CI gate: the question a pull request asks, answered on a fresh clone.
+
+Are the sources valid and unflagged, is every committed generated file (native
+rule files, a shared index named in config) exactly what `engram index` would
+write now, and is a local index, where there is one, current? `index.db` is
+kept out of git, so a clone has none: what the comparison needs is built in a
+temporary folder, and nothing is written into the project.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from . import native_rules
+from .compile import compile_to
+from .config import Config
+from .freshness import Problem, compare_sources, display_path, open_usable, recorded_problems
+from .index import connect_readonly, read_meta
+from .layers import recorded_sources
+from .paths import is_inside, shown_path
+from .sources import INDEX_FILE, Root
+from .verify import verify_index
+from .workspace import Workspace
+
+
+class Report:
+    """What `engram check` found for one root."""
+
+    def __init__(self, root: Root) -> None:
+        self.root = root
+        self.problems: list[Problem] = []
+
+    @property
+    def fresh(self) -> bool:
+        return not any(p.kind != "warning" for p in self.problems)
+
+
+def check_workspace(ws: Workspace, scratch: str) -> list[Report]:
+    """One report per root, the workspace root first; ``scratch`` is an empty temporary folder."""
+    reports = []
+    for root in ws.roots:
+        report = Report(root)
+        if os.path.isdir(root.path):
+            reference = reference_index(root, ws.config, os.path.join(scratch, f"{root.scope}.db"), report)
+            report.problems += source_problems(reference, root)
+            if root.scope == "workspace":
+                report.problems += native_rules.check(root, ws.config, reference, git_ignored(root.project))
+        reports.append(report)
+    reports[0].problems += shared_index_problems(ws, os.path.join(scratch, "shared.db"))
+    return reports
+
+
+def reference_index(root: Root, config: Config, scratch_path: str, report: Report) -> str:
+    """The path of an index that is what `engram index` would build now: the local one when it is
+    current, else one built at ``scratch_path`` (from the local one when it is usable).
+
+    The local index's differences from the sources go into ``report``.
+    """
+    local = open_usable(root.index_path, thorough=True)
+    if local is None and os.path.exists(root.index_path):
+        report.problems.append(Problem(
+            display_path(root, INDEX_FILE),
+            "the local index cannot be used as is (damaged, or built by another engram); `engram index` rebuilds it",
+            kind="stale",
+        ))
+    try:
+        behind = compare_sources(local, root, config) if local is not None else []
+        report.problems += behind
+        if local is not None and not behind:
+            return root.index_path
+        compile_to(root, config, scratch_path, local)
+        return scratch_path
+    finally:
+        if local is not None:
+            local.close()
+
+
+def source_problems(index_path: str, root: Root) -> list[Problem]:
+    """Invalid files, unknown `depends_on` ids and cycles, and memories the screen flagged."""
+    conn = connect_readonly(index_path)
+    try:
+        problems = recorded_problems(conn, root)
+        for rel, label in conn.execute("SELECT rel, safety FROM memories WHERE safety IS NOT NULL ORDER BY rel"):
+            problems.append(Problem(display_path(root, rel), f"{label}; remove it from the file", kind="flagged"))
+        return problems
+    finally:
+        conn.close()
+
+
+def git_ignored(project: str) -> Callable[[list[Path]], set[Path]]:
+    """A function picking the paths git ignores in ``project`` (none outside a git work tree)."""
+
+    def ignored(paths: list[Path]) -> set[Path]:
+        try:
+            out = subprocess.run(
+                ["git", "-C", project, "check-ignore", "--stdin", "-z"],
+                input="\0".join(map(str, paths)), capture_output=True, text=True, timeout=30,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return set()
+        return {Path(name) for name in out.stdout.split("\0") if name} if out.returncode in (0, 1) else set()
+
+    return ignored
+
+
+def shared_index_problems(ws: Workspace, scratch_path: str) -> list[Problem]:
+    """A shared index this project holds (`global_index` inside the project) that is not what
+    `engram index --output` builds from its sources now. A shared index from elsewhere, or one
+    whose sources are not here, can only be checked for integrity."""
+    path = ws.global_index_path
+    if path is None or not is_inside(path, os.path.realpath(ws.root.project)):
+        return []
+    shown = shown_path(path, ws.root.project)
+    if not os.path.isfile(path):
+        return [Problem(shown, "named by global_index in config, but there is no such file", kind="missing")]
+    findings = verify_index(path)
+    if findings:
+        return [Problem(shown, finding.removeprefix(f"{path}: "), kind="stale") for finding in findings]
+    meta = read_meta_of(path)
+    sources = recorded_sources(path, meta)
+    if sources is None:
+        return []
+    project = ws.root.project if sources == ws.root.path else sources
+    compile_to(Root(sources, meta.get("scope", "workspace"), project), ws.config, scratch_path, None)
+    if _content_key(meta) == _content_key(read_meta_of(scratch_path)):
+        return []
+    reason = f"not what `engram index --output {shown}` writes now (its sources changed); rebuild it and commit it"
+    return [Problem(shown, reason, kind="stale")]
+
+
+def _content_key(meta: dict[str, str]) -> tuple:
+    """What makes two builds of the same sources hold the same memories (build times and file
+    stats differ between clones)."""
+    return tuple(meta.get(key) for key in ("schema_version", "tokenizer", "compiler", "fingerprint", "ignore_digest"))
+
+
+def read_meta_of(index_path: str) -> dict[str, str]:
+    conn = connect_readonly(index_path)
+    try:
+        return read_meta(conn)
+    except sqlite3.DatabaseError:
+        return {}
+    finally:
+        conn.close()

@@ -1,0 +1,167 @@
+"""`engram check` as CI runs it: in a fresh `git clone` of a project, where `index.db` (kept out of
+git) does not exist. It must answer from the sources, write nothing into the clone, name every
+difference with a hint that fixes it, and exit 1.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+CLAUDE_RULE = ".claude/rules/engram/http-retries.md"
+CURSOR_RULE = ".cursor/rules/engram/http-retries.mdc"
+HTTP = {"id": "http-retries", "tags": ["http"], "directive": "Retry HTTP calls with backoff.", "applies_to": ["src/http/**"]}
+
+
+def git(cwd: Path, *args: str) -> str:
+    proc = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+        cwd=cwd, capture_output=True, text=True, check=True,
+    )
+    return proc.stdout
+
+
+def commit_all(repo: Path, message: str = "change") -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", message)
+
+
+def untracked_or_changed(repo: Path) -> str:
+    """Everything git sees as written since the last commit, ignored files included."""
+    return git(repo, "status", "--porcelain", "--ignored")
+
+
+@pytest.fixture
+def origin(tmp_path: Path, run_engram, write_memory) -> Path:
+    """A git project set up with `engram init`, two memories (one with `applies_to`), indexed and committed."""
+    repo = tmp_path / "origin"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    assert run_engram(["init"], cwd=repo).returncode == 0
+    write_memory(repo, "rules/http-retries.md", HTTP, "# HTTP retries\n\nUse tenacity, at most 3 attempts.\n")
+    write_memory(repo, "knowledge/glossary.md", {"id": "glossary"}, "# Glossary\n\nA wombat is a build agent.\n")
+    assert run_engram(["index"], cwd=repo).returncode == 0
+    assert (repo / CLAUDE_RULE).is_file() and (repo / CURSOR_RULE).is_file()
+    commit_all(repo, "memories")
+    return repo
+
+
+def clone(origin: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(origin), str(target))
+    assert not (target / ".agents/.engram/index.db").exists()  # init's .gitignore keeps it out of git
+    return target
+
+
+def output_lines(proc: subprocess.CompletedProcess) -> list[str]:
+    return (proc.stdout + proc.stderr).splitlines()
+
+
+def test_a_fresh_clone_passes_and_nothing_is_written(origin: Path, tmp_path: Path, run_engram) -> None:
+    repo = clone(origin, tmp_path)
+    proc = run_engram(["check"], cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout == "engram check: fresh\n"
+    assert untracked_or_changed(repo) == ""
+    as_json = run_engram(["check", "--json"], cwd=repo)
+    assert as_json.returncode == 0 and json.loads(as_json.stdout)["fresh"] is True
+    assert untracked_or_changed(repo) == ""
+
+
+def test_an_edit_committed_without_index_fails_until_index(origin: Path, tmp_path: Path, run_engram, write_memory) -> None:
+    write_memory(origin, "rules/http-retries.md", HTTP | {"directive": "Retry twice, then fail."}, "# HTTP retries\n")
+    commit_all(origin, "edited without engram index")
+    repo = clone(origin, tmp_path)
+    proc = run_engram(["check"], cwd=repo)
+    assert proc.returncode == 1
+    named = {line.split(":")[0] for line in output_lines(proc) if "generated rule file is out of date" in line}
+    assert named == {f"stale {CLAUDE_RULE}", f"stale {CURSOR_RULE}"}
+    assert all("`engram index` rewrites it; commit the result" in line for line in output_lines(proc) if line.startswith("stale "))
+    assert proc.stdout.splitlines()[-1] == "engram check: not fresh (2 stale)"
+    assert untracked_or_changed(repo) == ""
+
+    assert run_engram(["index"], cwd=repo).returncode == 0  # the fix the hint names
+    assert run_engram(["check"], cwd=repo).returncode == 0
+    assert {line[3:] for line in git(repo, "status", "--porcelain").splitlines()} == {CLAUDE_RULE, CURSOR_RULE}
+
+
+def test_added_and_removed_memories_are_named(origin: Path, tmp_path: Path, run_engram, write_memory) -> None:
+    (origin / ".agents/.engram/rules/http-retries.md").unlink()
+    write_memory(origin, "rules/sql.md", {"id": "sql", "applies_to": ["db/**"]}, "# SQL\n\nUse bind parameters.\n")
+    commit_all(origin)
+    repo = clone(origin, tmp_path)
+    proc = run_engram(["check"], cwd=repo)
+    assert proc.returncode == 1
+    lines = output_lines(proc)
+    for path, reason in [
+        (CLAUDE_RULE, "is no longer needed"), (CURSOR_RULE, "is no longer needed"),
+        (".claude/rules/engram/sql.md", "is missing"), (".cursor/rules/engram/sql.mdc", "is missing"),
+    ]:
+        assert [line for line in lines if line.startswith(f"stale {path}: generated rule file {reason}")], (path, lines)
+    assert untracked_or_changed(repo) == ""
+
+
+def test_generated_files_git_ignores_are_not_required(tmp_path: Path, run_engram, write_memory) -> None:
+    """A team that keeps the rule files out of git: their absence in a clone is no difference."""
+    repo = tmp_path / "origin"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / ".gitignore").write_text(".claude/\n.cursor/\n")
+    assert run_engram(["init"], cwd=repo).returncode == 0
+    write_memory(repo, "rules/http-retries.md", HTTP, "# HTTP retries\n")
+    assert run_engram(["index"], cwd=repo).returncode == 0
+    commit_all(repo)
+    cloned = clone(repo, tmp_path)
+    proc = run_engram(["check"], cwd=cloned)
+    assert proc.returncode == 0, proc.stdout
+    assert untracked_or_changed(cloned) == ""
+
+
+def test_invalid_and_flagged_files_are_named_with_what_fixes_them(origin: Path, tmp_path: Path, run_engram) -> None:
+    rules = origin / ".agents/.engram/rules"
+    (rules / "bad.md").write_text("---\nid: bad\nconfidence: sure\nvalid_until: next year\n---\nbody\n")
+    (rules / "leaky.md").write_text("---\nid: leaky\n---\nThe token is ghp_abcdefghijklmnopqrstuvwxyz0123456789\n")
+    commit_all(origin)
+    repo = clone(origin, tmp_path)
+    proc = run_engram(["check"], cwd=repo)
+    assert proc.returncode == 1
+    lines = output_lines(proc)
+    assert "invalid .agents/.engram/rules/bad.md:3: confidence: must be one of high, medium, low (found 'sure')" in lines
+    assert "invalid .agents/.engram/rules/bad.md:4: valid_until: must be a date, YYYY-MM-DD (found 'next year')" in lines
+    flagged = [line for line in lines if line.startswith("flagged .agents/.engram/rules/leaky.md")]
+    assert len(flagged) == 1 and flagged[0].endswith("remove it from the file")
+    assert "ghp_" not in proc.stdout + proc.stderr
+    assert not [line for line in lines if "bad.md" in line or "leaky.md" in line if "engram index" in line]
+    assert untracked_or_changed(repo) == ""
+
+
+def test_a_committed_shared_index_must_match_its_sources(origin: Path, tmp_path: Path, run_engram, write_memory) -> None:
+    assert run_engram(["index", "--output", "team.db"], cwd=origin).returncode == 0
+    config = origin / ".agents/.engram/engram.config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "global_index": "team.db"}))
+    commit_all(origin, "share the index")
+    assert run_engram(["check"], cwd=clone(origin, tmp_path)).returncode == 0
+
+    write_memory(origin, "knowledge/glossary.md", {"id": "glossary"}, "# Glossary\n\nA wombat is a test runner.\n")
+    commit_all(origin, "edited, team.db not rebuilt")
+    shutil.rmtree(tmp_path / "clone")
+    repo = clone(origin, tmp_path)
+    proc = run_engram(["check"], cwd=repo)
+    assert proc.returncode == 1
+    assert [line for line in output_lines(proc) if line.startswith("stale team.db: ") and "engram index --output team.db" in line]
+    assert untracked_or_changed(repo) == ""
+
+
+def test_outside_a_project_one_line(tmp_path: Path, run_engram) -> None:
+    nowhere = tmp_path / "nowhere"
+    nowhere.mkdir()
+    proc = run_engram(["check"], cwd=nowhere)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr == "engram: error: no .agents/.engram here or above; `engram init` creates one\n"
+    assert list(nowhere.iterdir()) == []

@@ -1,0 +1,164 @@
+"""Messages a newcomer meets first: version and help, `init`'s next steps, field errors with lines,
+the `index` summary, files that are not memories, hidden text, and commands run outside a project.
+Commands run as the installed `engram`; the parser's rules are also checked directly.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+from engram.parse import FieldErrors, parse_memory, with_directive
+
+OUTSIDE = "engram: error: no .agents/.engram here or above; `engram init` creates one\n"
+
+
+@pytest.fixture
+def nowhere(tmp_path: Path) -> Path:
+    path = tmp_path / "nowhere"
+    path.mkdir()
+    return path
+
+
+def test_version(run_engram, nowhere: Path) -> None:
+    proc = run_engram(["--version"], cwd=nowhere)
+    assert (proc.returncode, proc.stdout) == (0, f"engram {version('engram')}\n")
+
+
+@pytest.mark.parametrize("args", [["-h"], ["check", "-h"], ["index", "-h"]])
+def test_short_help_is_help(run_engram, nowhere: Path, args: list[str]) -> None:
+    short = run_engram(args, cwd=nowhere)
+    long = run_engram([*args[:-1], "--help"], cwd=nowhere)
+    assert short.returncode == 0 and short.stdout == long.stdout
+    assert "Usage: engram" in short.stdout
+
+
+def test_init_prints_the_next_steps(run_engram, nowhere: Path) -> None:
+    out = run_engram(["init"], cwd=nowhere).stdout
+    steps = out[out.index("next steps:"):]
+    for step in ("rules/no-secrets.md", "directive: ", 'engram load "', "engram link claude", "engram check"):
+        assert step in steps, step
+
+
+@pytest.mark.parametrize("args", [["graph", "--rebuild"], ["graph"], ["index"], ["check"]])
+def test_outside_a_project_is_one_line(run_engram, nowhere: Path, args: list[str]) -> None:
+    proc = run_engram(args, cwd=nowhere)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", OUTSIDE)
+
+
+# --- field errors -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["next year", "2027-02-30", "30/06/2027", "20270630", "2027-06-30 noon"])
+def test_an_invalid_date_is_a_field_error(value: str) -> None:
+    with pytest.raises(FieldErrors) as info:
+        parse_memory(f"---\nid: x\nvalid_until: {value}\n---\nbody\n", "rules/x.md")
+    assert (info.value.reason, info.value.line) == (f"valid_until: must be a date, YYYY-MM-DD (found '{value}')", 3)
+
+
+@pytest.mark.parametrize("value", ["2027-06-30", "2027-06-30T12:00:00", "2027-06-30 12:00", "", "null"])
+def test_dates_as_written_are_kept(value: str) -> None:
+    memory = parse_memory(f"---\nid: x\nupdated: {value}\nvalid_until: {value}\n---\nbody\n", "rules/x.md")
+    assert memory.updated == memory.valid_until == (value if value not in ("", "null") else None)
+
+
+def test_every_problem_of_a_file_comes_at_once_with_the_line_of_its_key() -> None:
+    text = "---\nid: Bad Id\ntags: [a]\ntype: recipe\nconfidence: sure\nupdated: soon\n'level': expert\n---\nbody\n"
+    with pytest.raises(FieldErrors) as info:
+        parse_memory(text, "rules/x.md")
+    assert [(e.line, e.reason.split(":")[0]) for e in info.value.problems] == [
+        (2, "id"), (4, "type"), (5, "confidence"), (6, "updated"), (7, "level"),
+    ]
+
+
+def test_index_prints_each_problem_on_its_own_line(project: Path, run_engram, write_memory) -> None:
+    write_memory(project, "rules/x.md", "id: x\nlifecycle: zombie\nvalid_until: next year", "body\n")
+    proc = run_engram(["index"], cwd=project)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == [
+        "engram: invalid .agents/.engram/rules/x.md:3: lifecycle: must be one of active, review_due, superseded, archived (found 'zombie')",
+        "engram: invalid .agents/.engram/rules/x.md:4: valid_until: must be a date, YYYY-MM-DD (found 'next year')",
+    ]
+
+
+# --- the index summary and what it does not index ---------------------------------------------------
+
+
+def test_the_summary_adds_up(project: Path, run_engram, write_memory) -> None:
+    write_memory(project, "rules/a.md", {"id": "a"}, "A.\n")
+    write_memory(project, "rules/b.md", {"id": "b"}, "B.\n")
+    write_memory(project, "rules/bad.md", "id: bad\ntype: recipe", "Bad.\n")
+    first = run_engram(["index"], cwd=project)
+    assert first.stdout.splitlines()[0] == "indexed 2 memories from 3 files (3 added, 0 changed, 0 removed, 1 invalid)"
+    write_memory(project, "rules/bad.md", {"id": "bad"}, "Fixed.\n")
+    second = run_engram(["index"], cwd=project)
+    assert second.stdout.splitlines()[0] == "indexed 3 memories from 3 files (0 added, 1 changed, 0 removed, 0 invalid)"
+
+
+def test_markdown_outside_the_memory_folders_is_named_once(project: Path, run_engram, write_memory) -> None:
+    root = project / ".agents/.engram"
+    write_memory(project, "rules/a.md", {"id": "a"}, "A.\n")
+    for rel in ("README.md", "notes/todo.md", "notes/deep/idea.md", "archive/old.md", "inbox/new.md", "notes/data.json"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("# not a memory\n")
+    proc = run_engram(["index"], cwd=project)
+    assert proc.returncode == 0
+    notes = [line for line in proc.stderr.splitlines() if "not indexed" in line]
+    assert notes == [
+        "engram: note: 3 files not indexed, outside rules/, skills/ and knowledge/: .agents/.engram/README.md, "
+        ".agents/.engram/notes/deep/idea.md, .agents/.engram/notes/todo.md"
+    ]
+    assert proc.stdout.splitlines()[0].startswith("indexed 1 memory from 1 file ")
+
+
+def test_a_memory_whose_text_is_all_hidden_is_a_warning(project: Path, run_engram, write_memory) -> None:
+    write_memory(project, "rules/hidden.md", {"id": "hidden"}, "# Deploys\n\n## Context\n\nAlways deploy on Tuesdays.\n")
+    write_memory(project, "rules/shown.md", {"id": "shown", "directive": "Deploy on Tuesdays."}, "# Deploys\n\n## Context\n\nWhy.\n")
+    proc = run_engram(["index"], cwd=project)
+    assert proc.returncode == 0
+    warnings = [line for line in proc.stderr.splitlines() if "hidden" in line or "shown" in line]
+    assert len(warnings) == 1
+    assert warnings[0].startswith("engram: warning .agents/.engram/rules/hidden.md:6: agents see only the title")
+    check = run_engram(["check"], cwd=project)
+    assert check.returncode == 0  # a warning, not a failure
+    assert [line for line in check.stdout.splitlines() if line.startswith("warning .agents/.engram/rules/hidden.md:6:")]
+    again = run_engram(["index"], cwd=project)  # nothing changed: the stored warning is still said
+    assert [line for line in again.stderr.splitlines() if "rules/hidden.md:6" in line]
+
+
+# --- load's dry run ------------------------------------------------------------------------------
+
+
+def test_dry_run_prints_no_empty_narrow_line(project: Path, run_engram, write_memory) -> None:
+    write_memory(project, "rules/a.md", {"id": "deploys", "directive": "Deploy on Tuesdays."}, "Deploy notes.\n")
+    proc = run_engram(["load", "--dry-run", "plan a trip to Kyoto"], cwd=project)
+    assert proc.returncode == 0
+    assert not [line for line in proc.stdout.splitlines() if line.startswith("Narrow with tags:")]
+
+
+# --- the directive in generated rule files -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("Use tenacity.", "Retry with backoff.\n\nUse tenacity."),
+        ("# Retries\n\nRetry with backoff, at most 3 times.", "# Retries\n\nRetry with backoff, at most 3 times."),
+        ("- **Retry  with backoff.**", "- **Retry  with backoff.**"),
+        ("", "Retry with backoff."),
+    ],
+)
+def test_the_directive_opens_the_body_once(body: str, expected: str) -> None:
+    assert with_directive("Retry with backoff.", body) == expected
+    assert with_directive("", body) == body
+
+
+def test_a_generated_rule_file_does_not_repeat_a_directive_its_body_opens_with(project: Path, run_engram, write_memory) -> None:
+    write_memory(project, "rules/r.md", {"id": "r", "directive": "Retry with backoff.", "applies_to": ["src/**"]},
+                 "# Retries\n\nRetry with backoff. Use tenacity.\n")
+    assert run_engram(["index"], cwd=project).returncode == 0
+    text = (project / ".claude/rules/engram/r.md").read_text()
+    assert len(re.findall("Retry with backoff", text)) == 1
