@@ -126,7 +126,6 @@ def test_load_finds_the_memory(newcomer: Newcomer) -> None:
     assert proc.stdout.splitlines()[:2] == ["loaded 1 memory files / 1 total related memories", "### no-secrets [rule, instruction]"]
 
 
-@pytest.mark.xfail(strict=True, reason="load prints the directive under the heading once the body renderer does")
 def test_load_shows_the_directive(newcomer: Newcomer) -> None:
     lines = newcomer("load", TASK).stdout.splitlines()
     assert lines[2] == "Never commit secrets; use the team vault."
