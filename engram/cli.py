@@ -14,6 +14,7 @@ from typing import Optional
 import typer
 
 from .config import LIMIT_RANGE, update_config_file
+from .hosts import HOSTS
 from .paths import shown_path
 from .sources import GENERATED_FILES
 from .workspace import open_workspace
@@ -26,6 +27,7 @@ app = typer.Typer(
 )
 
 ROOT_GITIGNORE = "".join(f"{name}\n" for name in GENERATED_FILES)
+HOST_NAMES = ", ".join(HOSTS)
 ENGRAMIGNORE = "# Memories matched here (gitignore syntax, relative to the memory root) are never shown.\n"
 
 def fail(message: str, code: int = 1) -> typer.Exit:
@@ -109,8 +111,8 @@ def _host_command(host: str, global_: bool, unlinking: bool, engram_command: str
     from . import link as host_link
     from .config import user_config_dir
 
-    if host not in host_link.HOSTS:
-        raise fail(f"unknown host '{host}' (one of {', '.join(host_link.HOSTS)})", 2)
+    if host not in HOSTS:
+        raise fail(f"unknown host '{host}' (one of {HOST_NAMES})", 2)
     if engram_command is not None and not host_link.runs_engram(engram_command):
         raise fail("--command must name engram (`engram`, /path/to/engram, python -m engram)", 2)
     project = Path(open_workspace().root.project)
@@ -131,7 +133,7 @@ def _host_command(host: str, global_: bool, unlinking: bool, engram_command: str
 
 @app.command()
 def link(
-    host: str = typer.Argument(..., help="claude, codex, gemini or cursor"),
+    host: str = typer.Argument(..., help=f"One of {HOST_NAMES}."),
     global_: bool = typer.Option(False, "--global", help="Write the user-level config instead of the project's."),
     command: str | None = typer.Option(
         None, "--command", help="What the host runs for engram (default: its absolute path; `engram` for a config you commit)."
@@ -143,7 +145,7 @@ def link(
 
 @app.command()
 def unlink(
-    host: str = typer.Argument(..., help="claude, codex, gemini or cursor"),
+    host: str = typer.Argument(..., help=f"One of {HOST_NAMES}."),
     global_: bool = typer.Option(False, "--global", help="Edit the user-level config instead of the project's."),
 ) -> None:
     """Remove engram's hooks; restores the file byte for byte when nothing else changed."""

@@ -23,16 +23,10 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-HOSTS = ("claude", "codex", "gemini", "cursor")
+from .hosts import HOSTS as host_registry
+from .hosts.base import HookFile, Host
 
-CODEX_TRUST_MESSAGE = (
-    "Codex runs new or changed hooks only after you trust them: "
-    "open /hooks in Codex and trust the engram entries."
-)
-GEMINI_TRUST_MESSAGE = (
-    "Gemini CLI treats new or changed project hooks as untrusted and warns about them: "
-    "check the engram entries in /hooks panel (/hooks enable engram)."
-)
+HOSTS = tuple(host_registry)
 
 
 class LinkError(Exception):
@@ -44,65 +38,6 @@ class LinkResult:
     path: Path
     changed: bool
     messages: list[str]
-
-
-@dataclass(frozen=True)
-class _HostSpec:
-    file: str  # relative to the project, or to the home dir with --global
-    events: tuple[tuple[str, str | None], ...]  # (event, matcher or None)
-    timeout: int  # in the host's own unit
-    nested: bool = True  # event -> matcher groups -> handlers; else event -> handlers
-    handler_head: tuple[tuple[str, object], ...] = (("type", "command"),)
-    file_head: tuple[tuple[str, object], ...] = ()  # top-level keys the format requires
-    link_messages: tuple[str, ...] = ()
-
-
-_SPECS: dict[str, _HostSpec] = {
-    "claude": _HostSpec(
-        file=".claude/settings.json",
-        events=(
-            ("SessionStart", "startup|resume|clear|compact"),
-            ("UserPromptSubmit", None),
-            ("PreToolUse", "Read|Edit|Write|MultiEdit|NotebookEdit"),
-            ("PreCompact", None),
-            ("SubagentStart", None),
-            ("InstructionsLoaded", None),
-        ),
-        timeout=10,
-    ),
-    "codex": _HostSpec(
-        file=".codex/hooks.json",
-        events=(
-            ("SessionStart", "startup|resume|clear|compact"),
-            ("UserPromptSubmit", None),
-            ("PreToolUse", "^apply_patch$"),
-            ("PreCompact", None),
-            ("SubagentStart", None),
-        ),
-        timeout=10,
-        link_messages=(CODEX_TRUST_MESSAGE,),
-    ),
-    "gemini": _HostSpec(
-        file=".gemini/settings.json",
-        events=(
-            ("SessionStart", "*"),
-            ("BeforeAgent", "*"),
-            ("AfterTool", "read_file|write_file|replace"),
-            ("PreCompress", "*"),  # the hook resets the delivered set: compression drops what was injected
-        ),
-        timeout=10_000,  # Gemini counts milliseconds
-        handler_head=(("name", "engram"), ("type", "command")),
-        link_messages=(GEMINI_TRUST_MESSAGE,),
-    ),
-    "cursor": _HostSpec(
-        file=".cursor/hooks.json",
-        events=(("sessionStart", None), ("postToolUse", "Read|Write"), ("preCompact", None)),
-        timeout=10,
-        nested=False,
-        handler_head=(),
-        file_head=(("version", 1),),
-    ),
-}
 
 
 # --- public API --------------------------------------------------------------
@@ -127,7 +62,7 @@ def runs_engram(command: str) -> bool:
 def config_path(host: str, project: Path, global_: bool, home: Path | None = None) -> Path:
     """The host's hook config: under `project`, or under `home` (default: the user's) when global."""
     base = (home or Path.home()) if global_ else project
-    return base / _spec(host).file
+    return base / _host(host).hook_file.path
 
 
 def link(
@@ -144,15 +79,15 @@ def link(
     Raises LinkError (one line, naming the file) for a file engram cannot
     rewrite faithfully; the file is then left untouched.
     """
-    spec = _spec(host)
+    spec = _host(host).hook_file
     path = config_path(host, project, global_, home)
-    messages = list(spec.link_messages)
+    messages = [_host(host).trust_message] if _host(host).trust_message else []
     raw = _read(path)
     data = _parse(raw, path)
     # Replace rather than append, so linking twice equals linking once.
     had_engram, emptied = _remove(data, host, spec)
     record = _record_for_link(_load_record(backup_dir, path), raw, had_engram)
-    _install(data, spec, host, engram_command, path)
+    _install(data, _host(host), engram_command, path)
     _prune(data, emptied, _original_data(record))
     new = _dump(data)
     if record is None:
@@ -177,7 +112,7 @@ def unlink(
     home: Path | None = None,
 ) -> LinkResult:
     """Remove engram's hook entries: byte-exact restore if the file is untouched since link."""
-    spec = _spec(host)
+    spec = _host(host).hook_file
     path = config_path(host, project, global_, home)
     raw = _read(path)
     record = _load_record(backup_dir, path)
@@ -208,11 +143,11 @@ def unlink(
 # --- host entries ------------------------------------------------------------
 
 
-def _spec(host: str) -> _HostSpec:
+def _host(name: str) -> Host:
     try:
-        return _SPECS[host]
+        return host_registry[name]
     except KeyError:
-        raise LinkError(f"unknown host {host!r} (choose from {', '.join(HOSTS)})") from None
+        raise LinkError(f"unknown host {name!r} (choose from {', '.join(HOSTS)})") from None
 
 
 def _quote(command: str) -> str:
@@ -230,19 +165,20 @@ def _is_engram_handler(handler: object, host: str) -> bool:
     )
 
 
-def _install(data: dict, spec: _HostSpec, host: str, engram_command: str, path: Path) -> None:
+def _install(data: dict, host: Host, engram_command: str, path: Path) -> None:
+    spec = host.hook_file
     for key, value in spec.file_head:
         data.setdefault(key, value)
     hooks = data.setdefault("hooks", {})
-    command = f"{engram_command} hook --host {host}"
-    for event, matcher in spec.events:
-        entries = hooks.setdefault(event, [])
+    command = f"{engram_command} hook --host {host.name}"
+    for event in host.events:
+        entries = hooks.setdefault(event.name, [])
         if not isinstance(entries, list):
-            raise LinkError(f"{path}: hooks.{event} is not a list; engram left it untouched")
-        entries.append(_entry(spec, command, matcher))
+            raise LinkError(f"{path}: hooks.{event.name} is not a list; engram left it untouched")
+        entries.append(_entry(spec, command, event.matcher))
 
 
-def _entry(spec: _HostSpec, command: str, matcher: str | None) -> dict:
+def _entry(spec: HookFile, command: str, matcher: str | None) -> dict:
     handler = dict(spec.handler_head) | {"command": command, "timeout": spec.timeout}
     with_matcher = {"matcher": matcher} if matcher else {}
     if spec.nested:
@@ -250,7 +186,7 @@ def _entry(spec: _HostSpec, command: str, matcher: str | None) -> dict:
     return handler | with_matcher
 
 
-def _remove(data: dict, host: str, spec: _HostSpec) -> tuple[bool, list[str]]:
+def _remove(data: dict, host: str, spec: HookFile) -> tuple[bool, list[str]]:
     """Remove engram's handlers in place, dropping matcher groups that held only them.
 
     Returns whether any were found and the events whose lists the removal
@@ -312,7 +248,7 @@ def _prune(data: dict, emptied: list[str], original: dict | None) -> None:
         del data["hooks"]
 
 
-def _drop_added_head(data: dict, spec: _HostSpec, original: dict | None) -> None:
+def _drop_added_head(data: dict, spec: HookFile, original: dict | None) -> None:
     """Drop top-level keys link added (cursor's "version") once engram's entries are gone.
 
     Without a backup record only a file left with no hooks loses them: the
