@@ -27,6 +27,7 @@ from .hosts import HOSTS, host_named
 from .hosts.base import Host, payload_cwd
 from .hosts.claude import HOST as CLAUDE
 from .layers import Layer, open_layers
+from .lazyre import LazyPattern
 from .pack import Pack, PackOptions, build_pack, with_prerequisites
 from .paths import relative_posix
 from .render import render_text
@@ -40,8 +41,19 @@ WITHIN_LIMITS = 0  # the budget that goes with Hook.overflow
 UNLIMITED = 10**9  # session-start memories are bounded by the host cap alone
 SESSION_TTL_SECONDS = 30 * 24 * 3600  # delivered sets of sessions idle this long are dropped
 # A generated Claude rule file, as InstructionsLoaded reports it: its memory is in context.
-NATIVE_RULE = re.compile(re.escape(CLAUDE.rules.folder) + r"/([^/]+)" + re.escape(CLAUDE.rules.suffix))
+NATIVE_RULE = LazyPattern(re.escape(CLAUDE.rules.folder) + r"/([^/]+)" + re.escape(CLAUDE.rules.suffix))
 TYPE_ORDER = {"rule": 0, "skill": 1, "knowledge": 2}
+# Where hosts put hook output that then comes back in a prompt (Gemini prepends SessionStart's context
+# to the first prompt as <hook_context>); the user's words are outside them.
+HOST_BLOCKS = LazyPattern(r"<(hook_context|system-reminder)>.*?</\1>", re.DOTALL)
+COUNT_LINE = LazyPattern(r"^loaded \d+ memory files / \d+ total related memories$", re.MULTILINE)
+# The lines of an engram pack around its bodies (render.py), stripped only where a count line shows one.
+PACK_LINES = LazyPattern(
+    r"^(?:loaded \d+ memory files / \d+ total related memories|already loaded: .*|fetch: engram load --id .*"
+    r"|requires: .*|SKIPPED .*|### [a-z0-9][a-z0-9._-]* \[[a-z]+, [a-z]+\]|- [a-z0-9][a-z0-9._-]* \[[a-z]+\] .*)$",
+    re.MULTILINE,
+)
+PACK_HEADING = LazyPattern(r"^### ([a-z0-9][a-z0-9._-]*) \[", re.MULTILINE)
 
 
 # --- one hook call ------------------------------------------------------------------------------
@@ -117,12 +129,20 @@ def bodies(pack: Pack) -> list[str]:
 
 
 def on_session_start(hook: Hook) -> str | None:
-    """A fresh delivered set, and the memories tagged `always` or `session-start` as bodies."""
+    """A fresh delivered set, and the memories tagged `always` or `session-start` as bodies.
+
+    A resumed session keeps what the restored transcript still holds (`Host.restored_text`).
+    """
     options = hook.options()
-    chosen = tagged_memories(hook.layers(), options)
+    tagged = tagged_memories(hook.layers(), options)
     with write_transaction(hook.state):
         prune_idle_sessions(hook.state, SESSION_TTL_SECONDS)
-        hook.session.forget_delivered()
+        if hook.payload.get("source") == "resume":
+            forget_unrestored(hook)
+        else:
+            hook.session.forget_delivered()
+        delivered = hook.session.delivered()
+        chosen = [c for c in tagged if c.key not in delivered]
         if not chosen:
             return None
         routing = Routing([], chosen, chosen)
@@ -132,15 +152,39 @@ def on_session_start(hook: Hook) -> str | None:
     return context_text(pack, [])
 
 
+def forget_unrestored(hook: Hook) -> None:
+    """Forget the delivered memories whose block the host left out of the resumed history."""
+    restored = hook.host.restored_text(hook.payload)
+    if restored is not None:
+        lost = [key for key in hook.session.delivered() if f"### {key.split(':', 1)[1]} [" not in restored]
+        hook.session.forget_delivered(lost)
+
+
 def on_prompt(hook: Hook) -> str | None:
-    prompt = hook.payload.get("prompt")
-    if not isinstance(prompt, str) or not prompt.strip():
+    raw = hook.payload.get("prompt")
+    if not isinstance(raw, str):
+        return None
+    layers = hook.layers()
+    prompt = own_words(raw, layers)
+    if not prompt.strip():
         return None
     options = hook.options()
-    routing = route(hook.layers(), prompt, options)
+    routing = route(layers, prompt, options)
     with write_transaction(hook.state):
         hook.session.touch(prompt)
         return deliver_routed(hook, routing, options)
+
+
+def own_words(prompt: str, layers: list[Layer]) -> str:
+    """The prompt without what hosts and engram put into it: routing those would route engram's own output."""
+    text = HOST_BLOCKS.sub("\n", prompt)
+    if not COUNT_LINE.search(text):
+        return text
+    for memory_id in set(PACK_HEADING.findall(text)):  # a pack pasted in: its bodies are stored texts
+        for layer in layers:
+            for (body,) in layer.conn.execute("SELECT body FROM memories WHERE id = ?", (memory_id,)):
+                text = text.replace(body, "\n") if body else text
+    return PACK_LINES.sub("", text)
 
 
 def on_subagent(hook: Hook) -> str | None:
@@ -219,6 +263,13 @@ def on_reset(hook: Hook) -> None:
         hook.session.forget_delivered()
 
 
+def on_compress(hook: Hook) -> None:
+    """Gemini's PreCompress fires before every model call, compression or not, and nothing in its payload or
+    transcript tells them apart; only a /compress the user asked for (trigger manual) is sure to compress."""
+    if hook.payload.get("trigger") == "manual":
+        on_reset(hook)
+
+
 def on_instructions_loaded(hook: Hook) -> None:
     """Claude loaded a generated native rule file: its memory is in context now."""
     raw = hook.payload.get("file_path")
@@ -234,6 +285,7 @@ ACTIONS: dict[str, Callable[[Hook], str | None]] = {
     "prompt": on_prompt,
     "file": on_file,
     "reset": on_reset,
+    "compress": on_compress,
     "subagent": on_subagent,
     "instructions": on_instructions_loaded,
 }

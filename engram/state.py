@@ -83,10 +83,15 @@ class HookSession:
         )
         self.touch()
 
-    def forget_delivered(self) -> None:
-        self.conn.execute(
-            "DELETE FROM delivered WHERE host = ? AND session = ? AND agent = ?", (self.host, self.session, self.agent)
-        )
+    def forget_delivered(self, keys: list[str] | None = None) -> None:
+        """Forget these memories (all of them when None): they are no longer in the agent's context."""
+        where = "host = ? AND session = ? AND agent = ?"
+        if keys is None:
+            self.conn.execute(f"DELETE FROM delivered WHERE {where}", (self.host, self.session, self.agent))
+        else:
+            self.conn.executemany(
+                f"DELETE FROM delivered WHERE {where} AND memory = ?", [(self.host, self.session, self.agent, k) for k in keys]
+            )
         self.touch()
 
     def touch(self, prompt: str | None = None) -> None:

@@ -46,6 +46,7 @@ class Host:
         rules: RuleFormat | None = None,
         trust_message: str | None = None,
         cursor_guard: bool = False,
+        restored_text: Callable[[dict], str | None] | None = None,
     ) -> None:
         self.name = name
         self.events = events
@@ -62,6 +63,9 @@ class Host:
         self.rules = rules  # the host loads native rule files: its file events wait for hooks.path_rules: hook
         self.trust_message = trust_message  # what `link` says about the host's trust step
         self.cursor_guard = cursor_guard  # Cursor also runs this host's hooks: stay silent there
+        # On resume: the text of what the host puts back into the model's context; None when it restores the
+        # whole transcript (hook output included) or when that cannot be told.
+        self.restored_text = restored_text or (lambda payload: None)
 
 
 # --- payload and output helpers the hosts share -------------------------------------------------

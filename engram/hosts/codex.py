@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 
 from .. import terms
+from ..lazyre import LazyPattern
 from .base import Event, HookFile, Host, McpFile, tool_input
 
-PATCH_HEADER = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.MULTILINE)
+PATCH_HEADER = LazyPattern(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.MULTILINE)
 TRUST_MESSAGE = (
     "Codex runs new or changed hooks only after you trust them: "
     "open /hooks in Codex and trust the engram entries."

@@ -144,12 +144,15 @@ class Mock:
         self.settings.update(settings)
         self.config_path.write_text(json.dumps(self.settings), encoding="utf-8")
 
-    def requests(self, api: str, since: int = 0) -> list[dict]:
-        """The model calls of one API (the agent loop offers tools; side questions do not), from `since` on."""
+    def entries(self, since: int = 0) -> list[dict]:
+        """Every request recorded, from the `since`-th on."""
         if not self.log.exists():
             return []
-        entries = [json.loads(line) for line in self.log.read_text(encoding="utf-8").splitlines() if line.strip()]
-        return [e for e in entries[since:] if e["api"] == api and (e["body"] or {}).get("tools")]
+        return [json.loads(line) for line in self.log.read_text(encoding="utf-8").splitlines()[since:] if line.strip()]
+
+    def requests(self, api: str, since: int = 0) -> list[dict]:
+        """The model calls of one API (the agent loop offers tools; side questions do not), from `since` on."""
+        return [e for e in self.entries(since) if e["api"] == api and (e["body"] or {}).get("tools")]
 
     def mark(self) -> int:
         return len(self.log.read_text(encoding="utf-8").splitlines()) if self.log.exists() else 0

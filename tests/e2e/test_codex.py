@@ -67,14 +67,17 @@ def test_resume_keeps_the_delivered_set(codex: Codex) -> None:
 
 
 def test_auto_compaction_resets_the_delivered_set(codex: Codex) -> None:
-    """Usage over model_auto_compact_token_limit: Codex compacts, fires PreCompact and SessionStart(compact)."""
+    """Usage over model_auto_compact_token_limit after a tool call: Codex compacts mid-turn, firing PreCompact
+    and SessionStart(compact), so only the `always` memory is delivered again."""
     session = codex.sessions["release"]
+    patch = PATCH.replace("generated.py", "compacted.py")
+    codex.mock.configure(prompt_tokens=9000, scripts={"zqxsquash": [{"tool": "apply_patch", "input": patch}]})
     codex.configure("model_auto_compact_token_limit = 5000\n")
-    codex.mock.configure(prompt_tokens=9000)
+    since = codex.mock.mark()
     try:
-        _, requests = codex.exec("resume", session, "one more question")
+        codex.exec("resume", session, "add another module zqxsquash")
     finally:
         codex.mock.configure(prompt_tokens=10)
         codex.configure()
-    assert any("summar" in harness.body_text(r).lower() for r in requests)  # the compaction request
+    assert any("context_limit" in harness.body_text(e) for e in codex.mock.entries(since))  # Codex compacted
     assert harness.delivered(codex.project, "codex")[session] == {"workspace:session-notes"}

@@ -14,10 +14,10 @@ APIERR, RELEASE, SESSION, WEB = (body.split()[0] for body in (APIERR_BODY, RELEA
 
 
 class Gemini:
-    def __init__(self, folder: Path, engram: str) -> None:
+    def __init__(self, folder: Path, engram: str, session: bool = True) -> None:
         self.mock = harness.Mock(folder / "mock")
         env = harness.base_env(folder / "home")
-        self.project = harness.make_project(folder / "project", engram, env)
+        self.project = harness.make_project(folder / "project", engram, env, session=session)
         assert harness.run([engram, "link", "gemini"], self.project, env).returncode == 0
         self.env = harness.gemini_env(folder / "home", self.mock, [self.project])
 
@@ -29,13 +29,22 @@ class Gemini:
         return json.loads(done.stdout)["session_id"], self.mock.requests("gemini", since)
 
 
-@pytest.fixture(scope="module")
-def gemini(hosts_installed: None, engram: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gemini]:
-    host = Gemini(tmp_path_factory.mktemp("gemini"), engram)
+def gemini_fixture(tmp_path_factory: pytest.TempPathFactory, engram: str, session: bool) -> Iterator[Gemini]:
+    host = Gemini(tmp_path_factory.mktemp("gemini"), engram, session)
     try:
         yield host
     finally:
         host.mock.stop()
+
+
+@pytest.fixture(scope="module")
+def gemini(hosts_installed: None, engram: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gemini]:
+    yield from gemini_fixture(tmp_path_factory, engram, session=True)
+
+
+@pytest.fixture(scope="module")
+def gemini_no_session_memory(hosts_installed: None, engram: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gemini]:
+    yield from gemini_fixture(tmp_path_factory, engram, session=False)
 
 
 def test_prompt_routes_without_the_session_context_gemini_prepends(gemini: Gemini) -> None:
@@ -47,9 +56,19 @@ def test_prompt_routes_without_the_session_context_gemini_prepends(gemini: Gemin
     assert harness.delivered(gemini.project, "gemini")[session] == {"workspace:session-notes", "workspace:release-checklist"}
 
 
-def test_resume_and_a_second_turn_get_already_loaded(gemini: Gemini) -> None:
+def test_resume_sends_again_only_what_the_restored_history_lost(gemini: Gemini) -> None:
+    """A resumed history leaves out a prompt that starts with `<hook_context>` (the first one here), and with it
+    both bodies: each comes again, once."""
     _, requests = gemini.prompt("ship it: cut a release now", "--resume", "latest")
     assert copies(requests[-1], RELEASE) == 1 and copies(requests[-1], SESSION) == 1
+
+
+def test_resume_and_a_second_turn_get_already_loaded(gemini_no_session_memory: Gemini) -> None:
+    host = gemini_no_session_memory
+    _, requests = host.prompt("how do I cut a release?")
+    assert copies(requests[-1], RELEASE) == 1
+    _, requests = host.prompt("ship it: cut a release now", "--resume", "latest")
+    assert copies(requests[-1], RELEASE) == 1  # from the restored first turn
     assert "already loaded: release-checklist" in harness.body_text(requests[-1])
 
 
@@ -69,10 +88,11 @@ def test_a_real_compression_is_no_reset(gemini: Gemini) -> None:
     (trigger auto), so engram keeps the delivered set (docs/hosts.md says why)."""
     gemini.mock.configure(prompt_tokens=900_000, scripts={
         "zqxsquash": [{"tool": "read_file", "input": {"file_path": str(gemini.project / "src/web/page.py")}}]})
+    since = gemini.mock.mark()
     try:
         session, _ = gemini.prompt("look again zqxsquash", "--resume", "latest")
     finally:
         gemini.mock.configure(prompt_tokens=10)
-    log = gemini.mock.log.read_text(encoding="utf-8")
-    assert "state_snapshot" in log  # Gemini's compression prompt reached the model
-    assert "workspace:release-checklist" in harness.delivered(gemini.project, "gemini")[session]
+    assert any("state_snapshot" in harness.body_text(e) for e in gemini.mock.entries(since))  # Gemini compressed
+    # AfterTool delivered web-pages just before the PreCompress that compressed
+    assert "workspace:web-pages" in harness.delivered(gemini.project, "gemini")[session]
