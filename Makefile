@@ -10,7 +10,7 @@ DEMO := build/demo
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,mcp]'
 	touch $(STAMP)
 
 ## demo: index the bundled 257-rule corpus and route a few tasks

@@ -179,6 +179,20 @@ def benchmark(
             typer.echo(f"  {miss}")
 
 
+@app.command()
+def mcp(
+    project: Optional[Path] = typer.Option(None, "--project", help="The project to serve (default: the working directory's)."),
+) -> None:
+    """Serve engram over MCP on stdin/stdout: route a task, fetch memories by id, list the cards."""
+    try:
+        from .mcp_server import main as mcp_main
+    except ImportError as error:
+        if not (error.name or "").startswith("mcp"):
+            raise
+        raise fail("engram mcp needs the MCP SDK: pip install 'engram[mcp]'") from None
+    raise typer.Exit(mcp_main(str(project) if project else None))
+
+
 @app.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True}, add_help_option=False)
 def load(ctx: typer.Context) -> None:
     """Print the context pack for a task (see `engram load --help`)."""
