@@ -20,7 +20,7 @@ class Claude:
         self.mock = harness.Mock(folder / "mock")
         self.env = harness.claude_env(folder / "home", self.mock)
         self.project = harness.make_project(folder / "project", engram, self.env, path_rules)
-        assert harness.run([engram, "link", "claude"], self.project, self.env).returncode == 0
+        assert harness.run([engram, "link", "claude", "--mcp"], self.project, self.env).returncode == 0
         self.sessions: dict[str, str] = {}
 
     def run(self, *args: str, stdin: str | None = None) -> tuple[harness.Done, list[dict]]:
@@ -107,6 +107,21 @@ def test_compaction_resets_and_a_subagent_gets_its_own_pack(claude: Claude) -> N
     subagent = [r for r in requests if "zqxagent" not in harness.body_text(r)]
     assert copies(main[0], RELEASE) == 1  # compaction dropped it, so it comes again
     assert subagent and "SubagentStart" in harness.body_text(subagent[0]) and copies(subagent[0], RELEASE) == 1
+
+
+def test_the_model_calls_the_mcp_route_tool(claude: Claude) -> None:
+    """`link --mcp` registered `engram mcp` in .mcp.json: Claude starts it and offers its tools."""
+    claude.script(zqxmcp=[{"tool": "mcp__engram__route", "input": {"task": "how do I cut a release?"}}])
+    _, requests = claude.prompt("check the project memories zqxmcp", "--allowedTools", "mcp__engram__route")
+    offered = {tool["name"] for tool in requests[0]["body"]["tools"]}
+    assert {"mcp__engram__route", "mcp__engram__fetch", "mcp__engram__cards"} <= offered
+    assert len(requests) == 2 and copies(requests[0], RELEASE) == 0  # the prompt alone routes nothing
+    result = [block for message in requests[1]["body"]["messages"] for block in message["content"]
+              if isinstance(block, dict) and block.get("type") == "tool_result"]  # fmt: skip
+    # Claude Code gives the model the tool's structured content (ids, tiers, texts) rather than its text
+    routed = json.loads(result[0]["content"])
+    assert [(e["id"], e["shown"]) for e in routed["entries"]] == [("release-checklist", "body")]
+    assert RELEASE in routed["entries"][0]["text"]
 
 
 def test_hook_rules_read_and_write_events(claude_hook_rules: Claude) -> None:

@@ -18,7 +18,7 @@ class Gemini:
         self.mock = harness.Mock(folder / "mock")
         env = harness.base_env(folder / "home")
         self.project = harness.make_project(folder / "project", engram, env, session=session)
-        assert harness.run([engram, "link", "gemini"], self.project, env).returncode == 0
+        assert harness.run([engram, "link", "gemini", "--mcp"], self.project, env).returncode == 0
         self.env = harness.gemini_env(folder / "home", self.mock, [self.project])
 
     def prompt(self, text: str, *flags: str) -> tuple[str, list[dict]]:
@@ -81,6 +81,18 @@ def test_read_file_and_write_file_route_applies_to_memories(gemini: Gemini) -> N
     assert len(requests) == 3 and copies(requests[0], APIERR) == 0
     assert copies(requests[1], APIERR) == 1 and copies(requests[1], WEB) == 0
     assert copies(requests[2], WEB) == 1 and (gemini.project / "src/web/new_page.py").exists()
+
+
+def test_the_model_calls_the_mcp_route_tool(gemini_no_session_memory: Gemini) -> None:
+    """`link --mcp` put `engram mcp` under mcpServers in .gemini/settings.json; --yolo approves the call."""
+    host = gemini_no_session_memory
+    host.mock.configure(scripts={"zqxmcp": [{"tool": "mcp_engram_route", "input": {"task": "how do I cut a release?"}}]})
+    _, requests = host.prompt("check the project memories zqxmcp", "--yolo")
+    offered = {d["name"] for tool in requests[0]["body"]["tools"] for d in tool.get("functionDeclarations", [])}
+    assert {"mcp_engram_route", "mcp_engram_fetch", "mcp_engram_cards"} <= offered
+    assert len(requests) == 2 and copies(requests[0], RELEASE) == 0
+    responses = [p["functionResponse"] for c in requests[1]["body"]["contents"] for p in c["parts"] if "functionResponse" in p]
+    assert responses and copies({"body": responses}, RELEASE) == 1
 
 
 def test_a_real_compression_is_no_reset(gemini: Gemini) -> None:
