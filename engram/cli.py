@@ -119,13 +119,13 @@ def _host_command(host: str, global_: bool, unlinking: bool, engram_command: str
     where = {"global_": global_, "backup_dir": Path(user_config_dir()) / "link-backups"}
     try:
         if unlinking:  # the MCP entry goes too, first: undone in the reverse order of link --mcp
-            server = host_link.unlink_mcp(host, project, **where)
+            server = host_link.unlink(host, project, mcp=True, **where)
             results = [host_link.unlink(host, project, **where), *([server] if server.changed else [])]
         else:
             command = engram_command or host_link.default_engram_command()
             results = [host_link.link(host, project, engram_command=command, **where)]
             if mcp:
-                results.append(host_link.link_mcp(host, project, engram_command=command, **where))
+                results.append(host_link.link(host, project, engram_command=command, mcp=True, **where))
     except host_link.LinkError as exc:
         raise fail(str(exc)) from None
     changed: dict[Path, bool] = {}  # one line per file (Gemini keeps hooks and MCP servers in one)

@@ -1,10 +1,9 @@
 """Install and remove engram's hook entries (and its MCP server) in a host's config files.
 
 `link` merges engram's handlers into the host's JSON config and keeps every
-other key and entry; `unlink` takes them out again. `link_mcp` and
-`unlink_mcp` do the same for the `engram mcp` server entry in the host's MCP
-config (JSON `mcpServers`, or a `[mcp_servers.engram]` table in Codex's
-config.toml). Before the first write,
+other key and entry; `unlink` takes them out again. With `mcp=True` both do
+the same for the `engram mcp` server entry in the host's MCP config (JSON
+`mcpServers`, or a `[mcp_servers.engram]` table in Codex's config.toml). Before the first write,
 `link` saves a backup record (the original bytes, or the fact that the file
 did not exist, plus the sha256 of what it wrote). If the file is still exactly
 what `link` wrote, `unlink` restores the original byte for byte; otherwise it
@@ -66,16 +65,14 @@ def runs_engram(command: str) -> bool:
     return "engram" in command
 
 
-def config_path(host: str, project: Path, global_: bool, home: Path | None = None) -> Path:
-    """The host's hook config: under `project`, or under `home` (default: the user's) when global."""
+def config_path(host: str, project: Path, global_: bool, home: Path | None = None, mcp: bool = False) -> Path:
+    """The host's hook config (or with `mcp` its MCP config): under `project`, or under `home` (default: the
+    user's) when global."""
+    if mcp:
+        mcp_file = _host(host).mcp_file
+        return (home or Path.home()) / mcp_file.global_path if global_ else project / mcp_file.path
     base = (home or Path.home()) if global_ else project
     return base / _host(host).hook_file.path
-
-
-def mcp_config_path(host: str, project: Path, global_: bool, home: Path | None = None) -> Path:
-    """Where the host reads its MCP servers: under `project`, or under `home` when global."""
-    mcp_file = _host(host).mcp_file
-    return (home or Path.home()) / mcp_file.global_path if global_ else project / mcp_file.path
 
 
 def link(
@@ -86,30 +83,17 @@ def link(
     engram_command: str,
     backup_dir: Path,
     home: Path | None = None,
+    mcp: bool = False,
 ) -> LinkResult:
-    """Merge engram's hook entries into the host's config; idempotent.
+    """Merge engram's hook entries (with `mcp`: its MCP server "engram") into the host's config; idempotent.
 
     Raises LinkError (one line, naming the file) for a file engram cannot
     rewrite faithfully; the file is then left untouched.
     """
-    path = config_path(host, project, global_, home)
-    messages = [_host(host).trust_message] if _host(host).trust_message else []
-    changed = _link_file(path, backup_dir, _HookEntries(_host(host), engram_command))
+    path = config_path(host, project, global_, home, mcp)
+    messages = [_host(host).trust_message] if _host(host).trust_message and not mcp else []
+    changed = _link_file(path, backup_dir, _entries(_host(host), engram_command, global_, mcp))
     return LinkResult(path, changed, messages)
-
-
-def link_mcp(
-    host: str,
-    project: Path,
-    *,
-    global_: bool = False,
-    engram_command: str,
-    backup_dir: Path,
-    home: Path | None = None,
-) -> LinkResult:
-    """Register `engram mcp` as the host's MCP server "engram", the same way `link` merges hooks."""
-    path = mcp_config_path(host, project, global_, home)
-    return LinkResult(path, _link_file(path, backup_dir, _mcp_entries(_host(host), engram_command, global_)), [])
 
 
 def unlink(
@@ -119,23 +103,12 @@ def unlink(
     global_: bool = False,
     backup_dir: Path,
     home: Path | None = None,
+    mcp: bool = False,
 ) -> LinkResult:
-    """Remove engram's hook entries: byte-exact restore if the file is untouched since link."""
-    path = config_path(host, project, global_, home)
-    return LinkResult(path, _unlink_file(path, backup_dir, _HookEntries(_host(host), "")), [])
-
-
-def unlink_mcp(
-    host: str,
-    project: Path,
-    *,
-    global_: bool = False,
-    backup_dir: Path,
-    home: Path | None = None,
-) -> LinkResult:
-    """Remove the MCP server `link_mcp` registered, like `unlink` does for hooks."""
-    path = mcp_config_path(host, project, global_, home)
-    return LinkResult(path, _unlink_file(path, backup_dir, _mcp_entries(_host(host), "", global_)), [])
+    """Remove engram's hook entries (with `mcp`: its MCP server): byte-exact restore if the file is untouched
+    since link."""
+    path = config_path(host, project, global_, home, mcp)
+    return LinkResult(path, _unlink_file(path, backup_dir, _entries(_host(host), "", global_, mcp)), [])
 
 
 # --- one config file: the same steps for every format ------------------------
@@ -365,8 +338,10 @@ class _HookEntries(_Entries):
         return doc
 
 
-def _mcp_entries(host: Host, engram_command: str, global_: bool) -> _Entries:
-    """The `engram mcp` server entry for the host's MCP file; a project file may point it at the project."""
+def _entries(host: Host, engram_command: str, global_: bool, mcp: bool) -> _Entries:
+    """The host's hook handlers, or the `engram mcp` server entry; a project MCP file may point it at the project."""
+    if not mcp:
+        return _HookEntries(host, engram_command)
     command, *args = shlex.split(engram_command) or [""]
     args += ["mcp", *(() if global_ else host.mcp_file.project_args)]
     if host.mcp_file.format == "toml":

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from engram.hosts import HOSTS
-from engram.link import LinkError, link, link_mcp, mcp_config_path, unlink, unlink_mcp
+from engram.link import LinkError, config_path, link, unlink
 
 CMD = "/opt/engram/bin/engram"
 EXISTING = {
@@ -25,7 +25,15 @@ def server_entry(host: str, path: Path) -> dict:
 
 
 def do_link(host: str, project: Path, backups: Path, **kw):
-    return link_mcp(host, project, engram_command=CMD, backup_dir=backups, **kw)
+    return link(host, project, engram_command=CMD, backup_dir=backups, mcp=True, **kw)
+
+
+def do_unlink(host: str, project: Path, backups: Path):
+    return unlink(host, project, backup_dir=backups, mcp=True)
+
+
+def mcp_config_path(host: str, project: Path, global_: bool, home: Path | None = None) -> Path:
+    return config_path(host, project, global_, home, mcp=True)
 
 
 @pytest.mark.parametrize("host", HOSTS)
@@ -35,7 +43,7 @@ def test_link_mcp_writes_the_server_and_unlink_removes_the_file(host: str, tmp_p
     entry = server_entry(host, result.path)
     assert entry["command"] == CMD and entry["args"][0] == "mcp"
     assert not do_link(host, tmp_path, tmp_path / "backups").changed  # idempotent
-    assert unlink_mcp(host, tmp_path, backup_dir=tmp_path / "backups").changed
+    assert do_unlink(host, tmp_path, tmp_path / "backups").changed
     assert not result.path.exists()
     assert result.path.parent == tmp_path or not result.path.parent.exists()  # the folder link made goes too
 
@@ -64,7 +72,7 @@ def test_an_existing_config_keeps_its_entries_and_comes_back_byte_for_byte(host:
     do_link(host, tmp_path, tmp_path / "backups")
     text = path.read_text()
     assert "other-server" in text and server_entry(host, path)["command"] == CMD
-    unlink_mcp(host, tmp_path, backup_dir=tmp_path / "backups")
+    do_unlink(host, tmp_path, tmp_path / "backups")
     assert path.read_bytes() == original
 
 
@@ -76,7 +84,7 @@ def test_a_later_edit_is_kept_when_unlink_takes_the_server_out(host: str, tmp_pa
     do_link(host, tmp_path, tmp_path / "backups")
     edited = path.read_text().replace("other-server", "renamed-server")
     path.write_text(edited)
-    assert unlink_mcp(host, tmp_path, backup_dir=tmp_path / "backups").changed
+    assert do_unlink(host, tmp_path, tmp_path / "backups").changed
     after = path.read_text()
     assert "renamed-server" in after and CMD not in after
 
@@ -90,7 +98,7 @@ def test_a_server_named_engram_that_engram_did_not_write_is_left_alone(host: str
     path.write_bytes(theirs)
     with pytest.raises(LinkError, match="engram did not write"):
         do_link(host, tmp_path, tmp_path / "backups")
-    assert not unlink_mcp(host, tmp_path, backup_dir=tmp_path / "backups").changed
+    assert not do_unlink(host, tmp_path, tmp_path / "backups").changed
     assert path.read_bytes() == theirs
 
 
@@ -114,6 +122,6 @@ def test_gemini_hooks_and_server_share_one_file_and_both_come_out(tmp_path: Path
     do_link("gemini", tmp_path, backups)
     data = json.loads(path.read_text())
     assert data["ui"] == {"theme": "dark"} and "hooks" in data and "engram" in data["mcpServers"]
-    unlink_mcp("gemini", tmp_path, backup_dir=backups)
+    do_unlink("gemini", tmp_path, backups)
     unlink("gemini", tmp_path, backup_dir=backups)
     assert path.read_bytes() == original

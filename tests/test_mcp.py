@@ -63,9 +63,9 @@ def test_route_skips_a_memory_that_fails_the_safety_screen(memories: Path) -> No
 
 
 def test_route_honours_a_token_budget_and_refuses_a_bad_one(memories: Path, run_engram) -> None:
-    small = call(build_server(str(memories)), "route", {"task": "release notes and the release checklist", "budget_tokens": 200})
-    assert small.content[0].text == run_engram(["load", "--budget-tokens", "200", "release notes and the release checklist"],
-                                               memories).stdout  # fmt: skip
+    task = "release notes and the release checklist"
+    small = call(build_server(str(memories)), "route", {"task": task, "budget_tokens": 200})
+    assert small.content[0].text == run_engram(["load", "--budget-tokens", "200", task], memories).stdout
     bad = call(build_server(str(memories)), "route", {"task": "release", "budget_tokens": 5})
     assert bad.is_error and "200 to 16000" in bad.content[0].text
 

@@ -11,9 +11,12 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TypeVar
 
 HERE = Path(__file__).resolve().parent
+T = TypeVar("T")
 # The versions this suite was written against; ENGRAM_E2E_<HOST>_VERSION tries another one.
 PINNED = {
     "claude": ("@anthropic-ai/claude-code", "2.1.197"),
@@ -165,6 +168,14 @@ class Mock:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(timeout=5)
+
+
+def serving(host: T) -> Iterator[T]:
+    """A module fixture's body: the host (a test's project and mock), its mock stopped afterwards."""
+    try:
+        yield host
+    finally:
+        host.mock.stop()
 
 
 def body_text(request: dict | None) -> str:

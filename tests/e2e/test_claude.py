@@ -42,21 +42,13 @@ class Claude:
 
 
 @pytest.fixture(scope="module")
-def claude(hosts_installed: None, engram: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Claude]:
-    host = Claude(tmp_path_factory.mktemp("claude"), engram, "native")
-    try:
-        yield host
-    finally:
-        host.mock.stop()
+def claude(hosts_installed: None, engram_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Claude]:
+    yield from harness.serving(Claude(tmp_path_factory.mktemp("claude"), engram_bin, "native"))
 
 
 @pytest.fixture(scope="module")
-def claude_hook_rules(hosts_installed: None, engram: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Claude]:
-    host = Claude(tmp_path_factory.mktemp("claude-hook"), engram, "hook")
-    try:
-        yield host
-    finally:
-        host.mock.stop()
+def claude_hook_rules(hosts_installed: None, engram_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Claude]:
+    yield from harness.serving(Claude(tmp_path_factory.mktemp("claude-hook"), engram_bin, "hook"))
 
 
 def test_session_start_and_prompt_context_reach_the_model(claude: Claude) -> None:
@@ -86,7 +78,7 @@ def test_a_second_prompt_in_one_session_gets_already_loaded(claude: Claude) -> N
 
 def test_native_rule_file_loads_on_read_and_instructions_loaded_marks_it(claude: Claude) -> None:
     # Claude runs InstructionsLoaded hooks in the background: a model's pause lets it finish before `-p` exits
-    claude.mock.configure(result_delay=3)
+    claude.mock.configure(result_delay=5)
     claude.script(zqxread=[{"tool": "Read", "input": {"file_path": claude.path("src/api/handler.py")}}])
     session, requests = claude.prompt("summarize this file zqxread")
     claude.mock.configure(result_delay=0)

@@ -37,12 +37,8 @@ class Codex:
 
 
 @pytest.fixture(scope="module")
-def codex(hosts_installed: None, engram: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Codex]:
-    host = Codex(tmp_path_factory.mktemp("codex"), engram)
-    try:
-        yield host
-    finally:
-        host.mock.stop()
+def codex(hosts_installed: None, engram_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Codex]:
+    yield from harness.serving(Codex(tmp_path_factory.mktemp("codex"), engram_bin))
 
 
 def test_session_start_and_prompt_context_reach_the_model(codex: Codex) -> None:

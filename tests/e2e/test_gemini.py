@@ -29,22 +29,16 @@ class Gemini:
         return json.loads(done.stdout)["session_id"], self.mock.requests("gemini", since)
 
 
-def gemini_fixture(tmp_path_factory: pytest.TempPathFactory, engram: str, session: bool) -> Iterator[Gemini]:
-    host = Gemini(tmp_path_factory.mktemp("gemini"), engram, session)
-    try:
-        yield host
-    finally:
-        host.mock.stop()
+@pytest.fixture(scope="module")
+def gemini(hosts_installed: None, engram_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gemini]:
+    yield from harness.serving(Gemini(tmp_path_factory.mktemp("gemini"), engram_bin))
 
 
 @pytest.fixture(scope="module")
-def gemini(hosts_installed: None, engram: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gemini]:
-    yield from gemini_fixture(tmp_path_factory, engram, session=True)
-
-
-@pytest.fixture(scope="module")
-def gemini_no_session_memory(hosts_installed: None, engram: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gemini]:
-    yield from gemini_fixture(tmp_path_factory, engram, session=False)
+def gemini_no_session_memory(
+    hosts_installed: None, engram_bin: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Gemini]:
+    yield from harness.serving(Gemini(tmp_path_factory.mktemp("gemini"), engram_bin, session=False))
 
 
 def test_prompt_routes_without_the_session_context_gemini_prepends(gemini: Gemini) -> None:
