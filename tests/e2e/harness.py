@@ -38,8 +38,7 @@ WEB_BODY = "BODYMARK-WEB pages escape every value they render."
 
 
 def version(host: str) -> str:
-    package, pinned = PINNED[host]
-    return os.environ.get(f"ENGRAM_E2E_{host.upper()}_VERSION", pinned)
+    return os.environ.get(f"ENGRAM_E2E_{host.upper()}_VERSION", PINNED[host][1])
 
 
 def installed_version(package: str) -> str | None:
