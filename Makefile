@@ -5,12 +5,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO := build/demo
 
-.PHONY: demo test bench quality docs clean
+.PHONY: demo test e2e bench quality docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,mcp]'
 	touch $(STAMP)
 
 ## demo: index the bundled 257-rule corpus and route a few tasks
@@ -26,6 +26,11 @@ demo: $(STAMP)
 ## test: install and run the whole test suite
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+## e2e: the real Claude Code, Codex and Gemini CLIs (pinned, from npm, cached) against a mock model on loopback
+e2e: $(STAMP)
+	$(BIN)/python tests/e2e/install_hosts.py
+	$(BIN)/python tests/e2e/isolated.py $(BIN)/python -m pytest tests/e2e -m e2e -p no:cacheprovider
 
 ## bench: speed of every command on 1,000 and 10,000 generated memories (BENCH_LARGE=1 adds 100,000)
 bench: $(STAMP)

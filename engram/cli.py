@@ -14,6 +14,7 @@ from typing import Optional
 import typer
 
 from .config import LIMIT_RANGE, update_config_file
+from .hosts import HOSTS
 from .paths import shown_path
 from .sources import GENERATED_FILES
 from .workspace import open_workspace
@@ -27,6 +28,7 @@ app = typer.Typer(
 )
 
 ROOT_GITIGNORE = "".join(f"{name}\n" for name in GENERATED_FILES)
+HOST_NAMES = ", ".join(HOSTS)
 ENGRAMIGNORE = "# Memories matched here (gitignore syntax, relative to the memory root) are never shown.\n"
 
 NEXT_STEPS = """
@@ -136,48 +138,69 @@ def set_load_limit(value: str = typer.Argument(..., help="N (1-32), status, or r
     limit = open_workspace().config.get("load.limit")
     typer.echo(f"Load limit: {limit} (default 8, range {low}-{high})")
 
-def _host_command(host: str, global_: bool, unlinking: bool, engram_command: str | None = None) -> None:
+def _host_command(host: str, global_: bool, unlinking: bool, engram_command: str | None = None, mcp: bool = False) -> None:
     from . import link as host_link
     from .config import user_config_dir
 
-    if host not in host_link.HOSTS:
-        raise fail(f"unknown host '{host}' (one of {', '.join(host_link.HOSTS)})", 2)
+    if host not in HOSTS:
+        raise fail(f"unknown host '{host}' (one of {HOST_NAMES})", 2)
     if engram_command is not None and not host_link.runs_engram(engram_command):
         raise fail("--command must name engram (`engram`, /path/to/engram, python -m engram)", 2)
     project = Path(open_workspace().root.project)
-    backups = Path(user_config_dir()) / "link-backups"
+    where = {"global_": global_, "backup_dir": Path(user_config_dir()) / "link-backups"}
     try:
-        if unlinking:
-            result = host_link.unlink(host, project, global_=global_, backup_dir=backups)
+        if unlinking:  # the MCP entry goes too, first: undone in the reverse order of link --mcp
+            server = host_link.unlink(host, project, mcp=True, **where)
+            results = [host_link.unlink(host, project, **where), *([server] if server.changed else [])]
         else:
             command = engram_command or host_link.default_engram_command()
-            result = host_link.link(host, project, global_=global_, engram_command=command, backup_dir=backups)
+            results = [host_link.link(host, project, engram_command=command, **where)]
+            if mcp:
+                results.append(host_link.link(host, project, engram_command=command, mcp=True, **where))
     except host_link.LinkError as exc:
         raise fail(str(exc)) from None
-    verb = ("unlinked" if unlinking else "linked") if result.changed else "unchanged"
-    typer.echo(f"{verb} {host}: {result.path}")
-    for message in result.messages:
+    changed: dict[Path, bool] = {}  # one line per file (Gemini keeps hooks and MCP servers in one)
+    for result in results:
+        changed[result.path] = changed.get(result.path, False) or result.changed
+    for path, was_changed in changed.items():
+        verb = ("unlinked" if unlinking else "linked") if was_changed else "unchanged"
+        typer.echo(f"{verb} {host}: {path}")
+    for message in (m for result in results for m in result.messages):
         typer.echo(message)
+    if not unlinking:
+        _mcp_advice(host, mcp)
+
+
+def _mcp_advice(host: str, mcp: bool) -> None:
+    """Cursor's hooks cannot add context to a prompt: its routed memories come through MCP."""
+    import importlib.util
+
+    if not mcp and "prompt" not in HOSTS[host].actions.values():
+        typer.echo(f"{host} hooks cannot add context to a prompt: `engram link {host} --mcp` also registers "
+                   "engram's MCP server, through which the agent routes each task.")  # fmt: skip
+    if mcp and importlib.util.find_spec("mcp") is None:
+        typer.echo("engram mcp needs the MCP SDK here: pip install 'engram[mcp]'")
 
 
 @app.command()
 def link(
-    host: str = typer.Argument(..., help="claude, codex, gemini or cursor"),
+    host: str = typer.Argument(..., help=f"One of {HOST_NAMES}."),
     global_: bool = typer.Option(False, "--global", help="Write the user-level config instead of the project's."),
     command: str | None = typer.Option(
         None, "--command", help="What the host runs for engram (default: its absolute path; `engram` for a config you commit)."
     ),
+    mcp: bool = typer.Option(False, "--mcp", help="Also register `engram mcp` in the host's MCP config."),
 ) -> None:
     """Install engram's hooks for a host, keeping every other entry."""
-    _host_command(host, global_, unlinking=False, engram_command=command)
+    _host_command(host, global_, unlinking=False, engram_command=command, mcp=mcp)
 
 
 @app.command()
 def unlink(
-    host: str = typer.Argument(..., help="claude, codex, gemini or cursor"),
+    host: str = typer.Argument(..., help=f"One of {HOST_NAMES}."),
     global_: bool = typer.Option(False, "--global", help="Edit the user-level config instead of the project's."),
 ) -> None:
-    """Remove engram's hooks; restores the file byte for byte when nothing else changed."""
+    """Remove engram's hooks and MCP server; restores each file byte for byte when nothing else changed."""
     _host_command(host, global_, unlinking=True)
 
 
@@ -208,6 +231,20 @@ def benchmark(
             typer.echo(f"  {miss}")
             for reason in reasons:
                 typer.echo(f"      {reason}")
+
+
+@app.command()
+def mcp(
+    project: Optional[Path] = typer.Option(None, "--project", help="The project to serve (default: the working directory's)."),
+) -> None:
+    """Serve engram over MCP on stdin/stdout: route a task, fetch memories by id, list the cards."""
+    try:
+        from .mcp_server import main as mcp_main
+    except ImportError as error:
+        if not (error.name or "").startswith("mcp"):
+            raise
+        raise fail("engram mcp needs the MCP SDK: pip install 'engram[mcp]'") from None
+    raise typer.Exit(mcp_main(str(project) if project else None))
 
 
 @app.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True}, add_help_option=False)

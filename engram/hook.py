@@ -5,8 +5,9 @@ returns 0: a hook must never block or break the agent, so bad input, an
 unknown host, a missing workspace and any internal error all print `{}`
 (with a reason on stderr when ENGRAM_DEBUG=1; an unknown host, most likely a
 typo in a host config, is named on stderr always). The content comes from the
-same route + pack core as `engram load`; this module adds the per-session
-delivered set in `state.db`, each host's payload shape and cap, and
+same route + pack core as `engram load`; each host's events, payload shape,
+output shape and cap come from `engram.hosts`, the per-session delivered set
+from `state.HookSession`; this module adds what each event does and
 `applies_to` matching for file events.
 """
 
@@ -19,17 +20,20 @@ import os
 import re
 import sqlite3
 import sys
-import time
 from collections.abc import Callable
 
 from . import terms
 from .globs import literal_length, matches
+from .hosts import HOSTS, host_named
+from .hosts.base import Host, payload_cwd
+from .hosts.claude import HOST as CLAUDE
 from .layers import Layer, open_layers
+from .lazyre import LazyPattern
 from .pack import Pack, PackOptions, build_pack, with_prerequisites
 from .paths import relative_posix
 from .render import render_text
 from .route import Candidate, Options, Routing, route, visible_candidates
-from .state import ScreenCache, fetch_counts, open_state, write_transaction
+from .state import HookSession, ScreenCache, fetch_counts, open_state, prune_idle_sessions, write_transaction
 from .workspace import Workspace, open_workspace
 
 SESSION_TAGS = frozenset({"always", "session-start"})
@@ -37,173 +41,39 @@ FILE_EVENT_BODIES = 3
 WITHIN_LIMITS = 0  # the budget that goes with Hook.overflow
 UNLIMITED = 10**9  # session-start memories are bounded by the host cap alone
 SESSION_TTL_SECONDS = 30 * 24 * 3600  # delivered sets of sessions idle this long are dropped
-NATIVE_RULE = re.compile(r"\.claude/rules/engram/([^/]+)\.md")
-PATCH_HEADER = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.MULTILINE)
+# A generated Claude rule file, as InstructionsLoaded reports it: its memory is in context.
+NATIVE_RULE = LazyPattern(re.escape(CLAUDE.rules.folder) + r"/([^/]+)" + re.escape(CLAUDE.rules.suffix))
 TYPE_ORDER = {"rule": 0, "skill": 1, "knowledge": 2}
-
-Size = Callable[[str], int]
-
-
-# --- the paths a file event touches, as each host sends them ------------------------------------
-
-
-def _tool_input(payload: dict) -> dict:
-    """`tool_input` as a dict (Cursor may send it as a JSON string)."""
-    value = payload.get("tool_input")
-    if isinstance(value, str):
-        with contextlib.suppress(ValueError):
-            value = json.loads(value)
-    return value if isinstance(value, dict) else {}
-
-
-def _first_string(data: dict, keys: tuple[str, ...]) -> list[str]:
-    for key in keys:
-        if isinstance(data.get(key), str) and data[key].strip():
-            return [data[key]]
-    return []
-
-
-CLAUDE_FILE_TOOLS = {"Read": "file_path", "Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
-                     "NotebookEdit": "notebook_path"}  # fmt: skip
-
-
-def claude_paths(payload: dict) -> list[str]:
-    key = CLAUDE_FILE_TOOLS.get(payload.get("tool_name"))
-    return _first_string(_tool_input(payload), (key,)) if key else []
-
-
-def codex_paths(payload: dict) -> list[str]:
-    """Codex edits through `apply_patch`; the paths are in the patch headers."""
-    if payload.get("tool_name") != "apply_patch":
-        return []
-    command = _tool_input(payload).get("command")
-    if isinstance(command, list):  # the argv form: ["apply_patch", "<patch>"]
-        command = "\n".join(part for part in command if isinstance(part, str))
-    return PATCH_HEADER.findall(command) if isinstance(command, str) else []
-
-
-def gemini_paths(payload: dict) -> list[str]:
-    if payload.get("tool_name") not in ("read_file", "write_file", "replace"):
-        return []
-    return _first_string(_tool_input(payload), ("file_path", "absolute_path"))  # absolute_path: builds before v0.15
-
-
-def cursor_paths(payload: dict) -> list[str]:
-    """Cursor does not document its tools' argument names, so probe the likely ones."""
-    return _first_string(_tool_input(payload), ("file_path", "path", "target_file"))
-
-
-def _payload_cwd(payload: dict) -> str | None:
-    return payload["cwd"] if isinstance(payload.get("cwd"), str) and payload["cwd"] else None
-
-
-def cursor_project(payload: dict) -> str | None:
-    roots = payload.get("workspace_roots")
-    if isinstance(roots, list) and roots and isinstance(roots[0], str) and roots[0]:
-        return roots[0]
-    return os.environ.get("CURSOR_PROJECT_DIR") or _payload_cwd(payload)
-
-
-# --- per-host differences -----------------------------------------------------------------------
-
-
-class Host:
-    def __init__(
-        self,
-        events: dict[str, str],
-        cap: int,
-        size: Size,
-        file_paths: Callable[[dict], list[str]],
-        project_dir: Callable[[dict], str | None] = _payload_cwd,
-        native_path_rules: bool = False,
-        session_field: str = "session_id",
-        flat_output: bool = False,
-        cursor_guard: bool = False,
-    ) -> None:
-        self.events = events  # the host's event name -> what engram does (see ACTIONS)
-        self.cap = cap  # on the whole additionalContext text, in the unit `size` measures
-        self.size = size
-        self.file_paths = file_paths
-        self.project_dir = project_dir
-        self.native_path_rules = native_path_rules  # file events only with hooks.path_rules: hook
-        self.session_field = session_field
-        self.flat_output = flat_output  # {"additional_context": ...} instead of hookSpecificOutput
-        self.cursor_guard = cursor_guard  # Cursor also runs Claude hooks: stay silent there
-
-
-# Codex adopted Claude Code's event names; only Claude reports which rule files it loaded.
-CLAUDE_CODEX_EVENTS = {
-    "SessionStart": "session_start",
-    "UserPromptSubmit": "prompt",
-    "PreToolUse": "file",
-    "PreCompact": "reset",
-    "SubagentStart": "subagent",
-}
-
-HOSTS: dict[str, Host] = {
-    "claude": Host(
-        events={**CLAUDE_CODEX_EVENTS, "InstructionsLoaded": "instructions"},
-        cap=9500,
-        size=len,
-        file_paths=claude_paths,
-        native_path_rules=True,
-        cursor_guard=True,
-    ),
-    "codex": Host(
-        events=CLAUDE_CODEX_EVENTS,
-        cap=2400,
-        size=terms.estimate_tokens,
-        file_paths=codex_paths,
-    ),
-    "gemini": Host(
-        # PreCompress cannot add context, but the compressed history loses what was injected
-        events={"SessionStart": "session_start", "BeforeAgent": "prompt", "AfterTool": "file", "PreCompress": "reset"},
-        cap=9500,
-        size=len,
-        file_paths=gemini_paths,
-    ),
-    "cursor": Host(
-        events={"sessionStart": "session_start", "postToolUse": "file", "preCompact": "reset"},
-        cap=9500,
-        size=len,
-        file_paths=cursor_paths,
-        project_dir=cursor_project,
-        native_path_rules=True,
-        session_field="conversation_id",
-        flat_output=True,
-    ),
-}
-HOST_ALIASES = {"claude-code": "claude"}
+# Where hosts put hook output that then comes back in a prompt (Gemini prepends SessionStart's context
+# to the first prompt as <hook_context>); the user's words are outside them.
+HOST_BLOCKS = LazyPattern(r"<(hook_context|system-reminder)>.*?</\1>", re.DOTALL)
+COUNT_LINE = LazyPattern(r"^loaded \d+ memory files / \d+ total related memories$", re.MULTILINE)
+# The lines of an engram pack around its bodies (render.py), stripped only where a count line shows one.
+PACK_LINES = LazyPattern(
+    r"^(?:loaded \d+ memory files / \d+ total related memories|already loaded: .*|fetch: engram load --id .*"
+    r"|requires: .*|SKIPPED .*|### [a-z0-9][a-z0-9._-]* \[[a-z]+, [a-z]+\]|- [a-z0-9][a-z0-9._-]* \[[a-z]+\] .*)$",
+    re.MULTILINE,
+)
+PACK_HEADING = LazyPattern(r"^### ([a-z0-9][a-z0-9._-]*) \[", re.MULTILINE)
 
 
 # --- one hook call ------------------------------------------------------------------------------
 
 
 class Hook:
-    def __init__(
-        self,
-        host_name: str,
-        host: Host,
-        event: str,
-        payload: dict,
-        ws: Workspace,
-        state: sqlite3.Connection,
-        session: str,
-        agent: str,
-    ) -> None:
-        self.host_name = host_name
+    def __init__(self, host: Host, event: str, payload: dict, ws: Workspace, state: sqlite3.Connection) -> None:
         self.host = host
         self.event = event
         self.payload = payload
         self.ws = ws
         self.state = state
-        self.session = session
-        self.agent = agent  # a subagent's agent_id; "" for the main agent
+        # keyed by the host's session field and a subagent's agent_id ("" for the main agent)
+        self.session = HookSession(state, host.name, _session(payload, host), _agent(payload))
 
     @property
     def base_dir(self) -> str:
         """What relative tool paths are relative to."""
-        return _payload_cwd(self.payload) or self.ws.root.project
+        return payload_cwd(self.payload) or self.ws.root.project
 
     def layers(self) -> list[Layer]:
         messages: list[str] = []
@@ -256,99 +126,80 @@ def bodies(pack: Pack) -> list[str]:
     return [entry.cand.key for entry in pack.entries if entry.shown == "body"]
 
 
-# --- the delivered set in state.db --------------------------------------------------------------
-
-
-def delivered_keys(hook: Hook) -> set[str]:
-    rows = hook.state.execute(
-        "SELECT memory FROM delivered WHERE host = ? AND session = ? AND agent = ?",
-        (hook.host_name, hook.session, hook.agent),
-    )
-    return {row[0] for row in rows}
-
-
-def mark_delivered(hook: Hook, keys: list[str]) -> None:
-    hook.state.executemany(
-        "INSERT OR IGNORE INTO delivered (host, session, agent, memory) VALUES (?, ?, ?, ?)",
-        [(hook.host_name, hook.session, hook.agent, key) for key in keys],
-    )
-    touch_session(hook)
-
-
-def forget_delivered(hook: Hook) -> None:
-    hook.state.execute(
-        "DELETE FROM delivered WHERE host = ? AND session = ? AND agent = ?", (hook.host_name, hook.session, hook.agent)
-    )
-    touch_session(hook)
-
-
-def touch_session(hook: Hook, prompt: str | None = None) -> None:
-    """Keep the session row fresh; a prompt also becomes its last prompt (for subagents)."""
-    hook.state.execute(
-        "INSERT INTO sessions (host, session, last_prompt, updated) VALUES (?, ?, ?, ?)"
-        " ON CONFLICT (host, session) DO UPDATE SET updated = excluded.updated,"
-        " last_prompt = coalesce(excluded.last_prompt, last_prompt)",
-        (hook.host_name, hook.session, prompt, time.time()),
-    )
-
-
-def last_prompt(hook: Hook) -> str | None:
-    row = hook.state.execute(
-        "SELECT last_prompt FROM sessions WHERE host = ? AND session = ?", (hook.host_name, hook.session)
-    ).fetchone()
-    return row[0] if row else None
-
-
-def prune_idle_sessions(hook: Hook) -> None:
-    cutoff = time.time() - SESSION_TTL_SECONDS
-    hook.state.execute(
-        "DELETE FROM delivered WHERE (host, session) IN (SELECT host, session FROM sessions WHERE updated < ?)",
-        (cutoff,),
-    )
-    hook.state.execute("DELETE FROM sessions WHERE updated < ?", (cutoff,))
-
-
 # --- events -------------------------------------------------------------------------------------
 
 
 def on_session_start(hook: Hook) -> str | None:
-    """A fresh delivered set, and the memories tagged `always` or `session-start` as bodies."""
+    """A fresh delivered set, and the memories tagged `always` or `session-start` as bodies.
+
+    A resumed session keeps what the restored transcript still holds (`Host.restored_text`).
+    """
     options = hook.options()
-    chosen = tagged_memories(hook.layers(), options)
+    tagged = tagged_memories(hook.layers(), options)
     with write_transaction(hook.state):
-        prune_idle_sessions(hook)
-        forget_delivered(hook)
+        prune_idle_sessions(hook.state, SESSION_TTL_SECONDS)
+        if hook.payload.get("source") == "resume":
+            forget_unrestored(hook)
+        else:
+            hook.session.forget_delivered()
+        delivered = hook.session.delivered()
+        chosen = [c for c in tagged if c.key not in delivered]
         if not chosen:
             return None
         routing = Routing([], chosen, chosen)
         pack_options = PackOptions(limit=UNLIMITED, layered=False, budget=WITHIN_LIMITS, screen=hook.screen())
         pack = build_pack(routing, options, pack_options, hook.overflow([]))
-        mark_delivered(hook, bodies(pack))
+        hook.session.mark_delivered(bodies(pack))
     return context_text(pack, [])
 
 
+def forget_unrestored(hook: Hook) -> None:
+    """Forget the delivered memories whose block the host left out of the resumed history."""
+    restored = hook.host.restored_text(hook.payload)
+    if restored is not None:
+        lost = [key for key in hook.session.delivered() if f"### {key.split(':', 1)[1]} [" not in restored]
+        hook.session.forget_delivered(lost)
+
+
 def on_prompt(hook: Hook) -> str | None:
-    prompt = hook.payload.get("prompt")
-    if not isinstance(prompt, str) or not prompt.strip():
+    raw = hook.payload.get("prompt")
+    if not isinstance(raw, str):
+        return None
+    layers = hook.layers()
+    prompt = own_words(raw, layers)
+    if not prompt.strip():
         return None
     options = hook.options()
-    routing = route(hook.layers(), prompt, options)
+    routing = route(layers, prompt, options)
     with write_transaction(hook.state):
-        touch_session(hook, prompt)
+        hook.session.touch(prompt)
         return deliver_routed(hook, routing, options)
+
+
+def own_words(prompt: str, layers: list[Layer]) -> str:
+    """The prompt without what hosts and engram put into it: routing those would route engram's own output."""
+    text = HOST_BLOCKS.sub("\n", prompt)
+    if not COUNT_LINE.search(text):
+        return text
+    for memory_id in set(PACK_HEADING.findall(text)):  # a pack pasted in: its bodies are stored texts
+        for layer in layers:
+            for stored in layer.conn.execute("SELECT body, directive FROM memories WHERE id = ?", (memory_id,)):
+                for part in filter(None, stored):
+                    text = text.replace(part, "\n")
+    return PACK_LINES.sub("", text)
 
 
 def on_subagent(hook: Hook) -> str | None:
     """A subagent starts with its own delivered set and a pack routed on the session's last prompt."""
-    if not hook.agent:
+    if not hook.session.agent:
         return None
-    prompt = last_prompt(hook)
+    prompt = hook.session.last_prompt()
     if not prompt:
         return None
     options = hook.options()
     routing = route(hook.layers(), prompt, options)
     with write_transaction(hook.state):
-        forget_delivered(hook)
+        hook.session.forget_delivered()
         return deliver_routed(hook, routing, options)
 
 
@@ -360,7 +211,7 @@ def deliver_routed(hook: Hook, routing: Routing, options: Options) -> str | None
     """
     if not routing.admitted:
         return None
-    delivered = delivered_keys(hook)
+    delivered = hook.session.delivered()
     already = [c.id for c in with_prerequisites(routing.pack, options, options.limit) if c.key in delivered]
     config = hook.ws.config
     layered = config.get("load.disclosure") != "full"
@@ -374,13 +225,13 @@ def deliver_routed(hook: Hook, routing: Routing, options: Options) -> str | None
     )
     measure = hook.overflow(already, config.get("load.budget_tokens") if layered else None)
     pack = build_pack(routing, options, pack_options, measure)
-    mark_delivered(hook, bodies(pack))
+    hook.session.mark_delivered(bodies(pack))
     return context_text(pack, already)
 
 
 def on_file(hook: Hook) -> str | None:
     """Memories whose `applies_to` matches the touched files, at most three new bodies."""
-    if hook.host.native_path_rules and hook.ws.config.get("hooks.path_rules") != "hook":
+    if hook.host.rules and hook.ws.config.get("hooks.path_rules") != "hook":
         return None  # the generated .claude/.cursor rule files carry them
     paths = [rel for raw in hook.host.file_paths(hook.payload) if (rel := project_path(raw, hook))]
     if not paths:
@@ -390,7 +241,7 @@ def on_file(hook: Hook) -> str | None:
     if not matched:
         return None
     with write_transaction(hook.state):
-        delivered = delivered_keys(hook)
+        delivered = hook.session.delivered()
         new = [c for c in matched if c.key not in delivered]
         if not new:
             return None
@@ -404,14 +255,21 @@ def on_file(hook: Hook) -> str | None:
         )
         pack = build_pack(routing, options, pack_options, hook.overflow([]))
         delivered_now = bodies(pack)
-        mark_delivered(hook, delivered_now)
+        hook.session.mark_delivered(delivered_now)
     # Without a new body, a file event would only repeat cards or SKIPPED lines on every touch.
     return context_text(pack, []) if delivered_now else None
 
 
 def on_reset(hook: Hook) -> None:
     with write_transaction(hook.state):
-        forget_delivered(hook)
+        hook.session.forget_delivered()
+
+
+def on_compress(hook: Hook) -> None:
+    """Gemini's PreCompress fires before every model call, compression or not, and nothing in its payload or
+    transcript tells them apart; only a /compress the user asked for (trigger manual) is sure to compress."""
+    if hook.payload.get("trigger") == "manual":
+        on_reset(hook)
 
 
 def on_instructions_loaded(hook: Hook) -> None:
@@ -421,7 +279,7 @@ def on_instructions_loaded(hook: Hook) -> None:
     found = NATIVE_RULE.fullmatch(rel or "")
     if found:
         with write_transaction(hook.state):
-            mark_delivered(hook, [f"workspace:{found.group(1)}"])
+            hook.session.mark_delivered([f"workspace:{found.group(1)}"])
 
 
 ACTIONS: dict[str, Callable[[Hook], str | None]] = {
@@ -429,6 +287,7 @@ ACTIONS: dict[str, Callable[[Hook], str | None]] = {
     "prompt": on_prompt,
     "file": on_file,
     "reset": on_reset,
+    "compress": on_compress,
     "subagent": on_subagent,
     "instructions": on_instructions_loaded,
 }
@@ -500,15 +359,15 @@ def main(argv: list[str]) -> int:
 
 def run(argv: list[str], raw: bytes) -> dict:
     host_name = _host_argument(argv)
-    host = HOSTS.get(host_name)
+    host = host_named(host_name)
     if host is None:  # a typo in a host config: the one hook message shown without ENGRAM_DEBUG
         named = f"unknown host {host_name!r}" if host_name else "no --host given"
         print(f"engram hook: {named} (one of {', '.join(HOSTS)})", file=sys.stderr)
         raise Silent("unknown host")
     payload = _payload(raw)
     event = payload.get("hook_event_name")
-    if not isinstance(event, str) or event not in host.events:
-        raise Silent(f"event {event!r} not handled for {host_name}")
+    if not isinstance(event, str) or event not in host.actions:
+        raise Silent(f"event {event!r} not handled for {host.name}")
     if host.cursor_guard and ("cursor_version" in payload or os.environ.get("CURSOR_VERSION")):
         raise Silent("running under Cursor, which has its own engram hooks")
     ws = open_workspace(host.project_dir(payload) or os.getcwd())
@@ -516,27 +375,19 @@ def run(argv: list[str], raw: bytes) -> dict:
         raise Silent(f"no engram root at {ws.root.path}")
     state = open_state(ws.root.state_path)
     try:
-        hook = Hook(host_name, host, event, payload, ws, state, _session(payload, host), _agent(payload))
-        text = ACTIONS[host.events[event]](hook)
+        text = ACTIONS[host.actions[event]](Hook(host, event, payload, ws, state))
     finally:
         state.close()
-    return envelope(host, event, text) if text else {}
-
-
-def envelope(host: Host, event: str, text: str) -> dict:
-    if host.flat_output:
-        return {"additional_context": text}
-    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+    return host.output(event, text) if text else {}
 
 
 def _host_argument(argv: list[str]) -> str:
     """`--host X` or `--host=X`, parsed by hand: a hook never exits 2 on bad flags."""
     for index, arg in enumerate(argv):
         if arg == "--host" and index + 1 < len(argv):
-            return HOST_ALIASES.get(argv[index + 1], argv[index + 1])
+            return argv[index + 1]
         if arg.startswith("--host="):
-            value = arg.split("=", 1)[1]
-            return HOST_ALIASES.get(value, value)
+            return arg.split("=", 1)[1]
     return ""
 
 

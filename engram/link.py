@@ -1,12 +1,14 @@
-"""Install and remove engram's hook entries in a host's config file.
+"""Install and remove engram's hook entries (and its MCP server) in a host's config files.
 
 `link` merges engram's handlers into the host's JSON config and keeps every
-other key and entry; `unlink` takes them out again. Before the first write,
+other key and entry; `unlink` takes them out again. With `mcp=True` both do
+the same for the `engram mcp` server entry in the host's MCP config (JSON
+`mcpServers`, or a `[mcp_servers.engram]` table in Codex's config.toml). Before the first write,
 `link` saves a backup record (the original bytes, or the fact that the file
 did not exist, plus the sha256 of what it wrote). If the file is still exactly
 what `link` wrote, `unlink` restores the original byte for byte; otherwise it
 removes engram's entries structurally and keeps the user's later edits.
-Stdlib only.
+Stdlib only (`tomllib` reads TOML; engram's table is written as text).
 """
 
 from __future__ import annotations
@@ -20,19 +22,17 @@ import shlex
 import shutil
 import stat
 import sys
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-HOSTS = ("claude", "codex", "gemini", "cursor")
+from .hosts import HOSTS as host_registry
+from .hosts.base import HookFile, Host
 
-CODEX_TRUST_MESSAGE = (
-    "Codex runs new or changed hooks only after you trust them: "
-    "open /hooks in Codex and trust the engram entries."
-)
-GEMINI_TRUST_MESSAGE = (
-    "Gemini CLI treats new or changed project hooks as untrusted and warns about them: "
-    "check the engram entries in /hooks panel (/hooks enable engram)."
-)
+HOSTS = tuple(host_registry)
+MCP_NAME = "engram"  # the server's name in the hosts' MCP configs
+# engram's table in a config.toml (with the blank line link put before it): its header and key lines
+TOML_TABLE = re.compile(rf"\n?^(\[mcp_servers\.{MCP_NAME}\][ \t]*\n(?:(?!\[).*(?:\n|$))*)", re.MULTILINE)
 
 
 class LinkError(Exception):
@@ -44,65 +44,6 @@ class LinkResult:
     path: Path
     changed: bool
     messages: list[str]
-
-
-@dataclass(frozen=True)
-class _HostSpec:
-    file: str  # relative to the project, or to the home dir with --global
-    events: tuple[tuple[str, str | None], ...]  # (event, matcher or None)
-    timeout: int  # in the host's own unit
-    nested: bool = True  # event -> matcher groups -> handlers; else event -> handlers
-    handler_head: tuple[tuple[str, object], ...] = (("type", "command"),)
-    file_head: tuple[tuple[str, object], ...] = ()  # top-level keys the format requires
-    link_messages: tuple[str, ...] = ()
-
-
-_SPECS: dict[str, _HostSpec] = {
-    "claude": _HostSpec(
-        file=".claude/settings.json",
-        events=(
-            ("SessionStart", "startup|resume|clear|compact"),
-            ("UserPromptSubmit", None),
-            ("PreToolUse", "Read|Edit|Write|MultiEdit|NotebookEdit"),
-            ("PreCompact", None),
-            ("SubagentStart", None),
-            ("InstructionsLoaded", None),
-        ),
-        timeout=10,
-    ),
-    "codex": _HostSpec(
-        file=".codex/hooks.json",
-        events=(
-            ("SessionStart", "startup|resume|clear|compact"),
-            ("UserPromptSubmit", None),
-            ("PreToolUse", "^apply_patch$"),
-            ("PreCompact", None),
-            ("SubagentStart", None),
-        ),
-        timeout=10,
-        link_messages=(CODEX_TRUST_MESSAGE,),
-    ),
-    "gemini": _HostSpec(
-        file=".gemini/settings.json",
-        events=(
-            ("SessionStart", "*"),
-            ("BeforeAgent", "*"),
-            ("AfterTool", "read_file|write_file|replace"),
-            ("PreCompress", "*"),  # the hook resets the delivered set: compression drops what was injected
-        ),
-        timeout=10_000,  # Gemini counts milliseconds
-        handler_head=(("name", "engram"), ("type", "command")),
-        link_messages=(GEMINI_TRUST_MESSAGE,),
-    ),
-    "cursor": _HostSpec(
-        file=".cursor/hooks.json",
-        events=(("sessionStart", None), ("postToolUse", "Read|Write"), ("preCompact", None)),
-        timeout=10,
-        nested=False,
-        handler_head=(),
-        file_head=(("version", 1),),
-    ),
-}
 
 
 # --- public API --------------------------------------------------------------
@@ -124,10 +65,14 @@ def runs_engram(command: str) -> bool:
     return "engram" in command
 
 
-def config_path(host: str, project: Path, global_: bool, home: Path | None = None) -> Path:
-    """The host's hook config: under `project`, or under `home` (default: the user's) when global."""
+def config_path(host: str, project: Path, global_: bool, home: Path | None = None, mcp: bool = False) -> Path:
+    """The host's hook config (or with `mcp` its MCP config): under `project`, or under `home` (default: the
+    user's) when global."""
+    if mcp:
+        mcp_file = _host(host).mcp_file
+        return (home or Path.home()) / mcp_file.global_path if global_ else project / mcp_file.path
     base = (home or Path.home()) if global_ else project
-    return base / _spec(host).file
+    return base / _host(host).hook_file.path
 
 
 def link(
@@ -138,34 +83,17 @@ def link(
     engram_command: str,
     backup_dir: Path,
     home: Path | None = None,
+    mcp: bool = False,
 ) -> LinkResult:
-    """Merge engram's hook entries into the host's config; idempotent.
+    """Merge engram's hook entries (with `mcp`: its MCP server "engram") into the host's config; idempotent.
 
     Raises LinkError (one line, naming the file) for a file engram cannot
     rewrite faithfully; the file is then left untouched.
     """
-    spec = _spec(host)
-    path = config_path(host, project, global_, home)
-    messages = list(spec.link_messages)
-    raw = _read(path)
-    data = _parse(raw, path)
-    # Replace rather than append, so linking twice equals linking once.
-    had_engram, emptied = _remove(data, host, spec)
-    record = _record_for_link(_load_record(backup_dir, path), raw, had_engram)
-    _install(data, spec, host, engram_command, path)
-    _prune(data, emptied, _original_data(record))
-    new = _dump(data)
-    if record is None:
-        _drop_record(backup_dir, path)
-    if new == raw:
-        return LinkResult(path, False, messages)
-    created = _make_parents(path)
-    if record is not None:
-        record.created_dirs = record.created_dirs or [str(d.absolute()) for d in created]
-        record.written_sha256 = _sha256(new)
-        _save_record(backup_dir, path, record)  # before the write, so a crash cannot lose the original
-    _write_atomic(path, new)
-    return LinkResult(path, True, messages)
+    path = config_path(host, project, global_, home, mcp)
+    messages = [_host(host).trust_message] if _host(host).trust_message and not mcp else []
+    changed = _link_file(path, backup_dir, _entries(_host(host), engram_command, global_, mcp))
+    return LinkResult(path, changed, messages)
 
 
 def unlink(
@@ -175,44 +103,73 @@ def unlink(
     global_: bool = False,
     backup_dir: Path,
     home: Path | None = None,
+    mcp: bool = False,
 ) -> LinkResult:
-    """Remove engram's hook entries: byte-exact restore if the file is untouched since link."""
-    spec = _spec(host)
-    path = config_path(host, project, global_, home)
+    """Remove engram's hook entries (with `mcp`: its MCP server): byte-exact restore if the file is untouched
+    since link."""
+    path = config_path(host, project, global_, home, mcp)
+    return LinkResult(path, _unlink_file(path, backup_dir, _entries(_host(host), "", global_, mcp)), [])
+
+
+# --- one config file: the same steps for every format ------------------------
+
+
+def _link_file(path: Path, backup_dir: Path, entries: _Entries) -> bool:
+    """Put engram's entries into the file, keeping everything else; True when the file changed."""
+    raw = _read(path)
+    doc = entries.parse(raw, path)
+    # Replace rather than append, so linking twice equals linking once.
+    doc, had_engram, emptied = entries.remove(doc)
+    record = _record_for_link(_load_record(backup_dir, path), raw, had_engram)
+    doc = entries.prune(entries.install(doc, path), emptied, _original_doc(entries, record))
+    new = entries.dump(doc)
+    if record is None:
+        _drop_record(backup_dir, path)
+    if new == raw:
+        return False
+    created = _make_parents(path)
+    if record is not None:
+        record.created_dirs = record.created_dirs or [str(d.absolute()) for d in created]
+        record.written_sha256 = _sha256(new)
+        _save_record(backup_dir, path, record)  # before the write, so a crash cannot lose the original
+    _write_atomic(path, new)
+    return True
+
+
+def _unlink_file(path: Path, backup_dir: Path, entries: _Entries) -> bool:
+    """Take engram's entries out: the original bytes when the file is still what link wrote."""
     raw = _read(path)
     record = _load_record(backup_dir, path)
     if raw is None:
         # Nothing to remove; a record left behind is stale (the user deleted the file).
         _drop_record(backup_dir, path)
-        return LinkResult(path, False, [])
+        return False
     if record is not None and _sha256(raw) == record.written_sha256:
         _restore(path, record)
         _drop_record(backup_dir, path)
-        return LinkResult(path, True, [])
-    data = _parse(raw, path)
-    removed, emptied = _remove(data, host, spec)
+        return True
+    doc, removed, emptied = entries.remove(entries.parse(raw, path))
     if not removed:
         _drop_record(backup_dir, path)
-        return LinkResult(path, False, [])
-    original = _original_data(record)
-    _prune(data, emptied, original)
-    _drop_added_head(data, spec, original)
-    if not data and record is not None and record.original is None:
+        return False
+    original = _original_doc(entries, record)
+    doc = entries.drop_added_head(entries.prune(doc, emptied, original), original)
+    if entries.is_empty(doc) and record is not None and record.original is None:
         _delete_created(path, record)
     else:
-        _write_atomic(path, _dump(data))
+        _write_atomic(path, entries.dump(doc))
     _drop_record(backup_dir, path)
-    return LinkResult(path, True, [])
+    return True
 
 
 # --- host entries ------------------------------------------------------------
 
 
-def _spec(host: str) -> _HostSpec:
+def _host(name: str) -> Host:
     try:
-        return _SPECS[host]
+        return host_registry[name]
     except KeyError:
-        raise LinkError(f"unknown host {host!r} (choose from {', '.join(HOSTS)})") from None
+        raise LinkError(f"unknown host {name!r} (choose from {', '.join(HOSTS)})") from None
 
 
 def _quote(command: str) -> str:
@@ -230,19 +187,20 @@ def _is_engram_handler(handler: object, host: str) -> bool:
     )
 
 
-def _install(data: dict, spec: _HostSpec, host: str, engram_command: str, path: Path) -> None:
+def _install(data: dict, host: Host, engram_command: str, path: Path) -> None:
+    spec = host.hook_file
     for key, value in spec.file_head:
         data.setdefault(key, value)
     hooks = data.setdefault("hooks", {})
-    command = f"{engram_command} hook --host {host}"
-    for event, matcher in spec.events:
-        entries = hooks.setdefault(event, [])
+    command = f"{engram_command} hook --host {host.name}"
+    for event in host.events:
+        entries = hooks.setdefault(event.name, [])
         if not isinstance(entries, list):
-            raise LinkError(f"{path}: hooks.{event} is not a list; engram left it untouched")
-        entries.append(_entry(spec, command, matcher))
+            raise LinkError(f"{path}: hooks.{event.name} is not a list; engram left it untouched")
+        entries.append(_entry(spec, command, event.matcher))
 
 
-def _entry(spec: _HostSpec, command: str, matcher: str | None) -> dict:
+def _entry(spec: HookFile, command: str, matcher: str | None) -> dict:
     handler = dict(spec.handler_head) | {"command": command, "timeout": spec.timeout}
     with_matcher = {"matcher": matcher} if matcher else {}
     if spec.nested:
@@ -250,7 +208,7 @@ def _entry(spec: _HostSpec, command: str, matcher: str | None) -> dict:
     return handler | with_matcher
 
 
-def _remove(data: dict, host: str, spec: _HostSpec) -> tuple[bool, list[str]]:
+def _remove(data: dict, host: str, spec: HookFile) -> tuple[bool, list[str]]:
     """Remove engram's handlers in place, dropping matcher groups that held only them.
 
     Returns whether any were found and the events whose lists the removal
@@ -312,7 +270,7 @@ def _prune(data: dict, emptied: list[str], original: dict | None) -> None:
         del data["hooks"]
 
 
-def _drop_added_head(data: dict, spec: _HostSpec, original: dict | None) -> None:
+def _drop_added_head(data: dict, spec: HookFile, original: dict | None) -> None:
     """Drop top-level keys link added (cursor's "version") once engram's entries are gone.
 
     Without a backup record only a file left with no hooks loses them: the
@@ -322,6 +280,148 @@ def _drop_added_head(data: dict, spec: _HostSpec, original: dict | None) -> None
         known_added = key not in (original or {}) and (original is not None or "hooks" not in data)
         if known_added and data.get(key) == value:
             del data[key]
+
+
+# --- what engram puts in each kind of file -----------------------------------
+
+
+class _Entries:
+    """engram's entries in one kind of config file: how they go in and come out.
+
+    `remove` also reports the containers it emptied, which `prune` drops unless
+    the original file had them. Documents are changed in place where they are
+    mutable, and returned either way.
+    """
+
+    def parse(self, raw: bytes | None, path: Path) -> object:
+        return _parse(raw, path)
+
+    def remove(self, doc) -> tuple[object, bool, list[str]]:
+        raise NotImplementedError
+
+    def install(self, doc, path: Path) -> object:
+        raise NotImplementedError
+
+    def prune(self, doc, emptied: list[str], original) -> object:
+        return doc
+
+    def drop_added_head(self, doc, original) -> object:
+        return doc
+
+    def dump(self, doc) -> bytes:
+        return _dump(doc)
+
+    def is_empty(self, doc) -> bool:
+        return not doc
+
+
+class _HookEntries(_Entries):
+    """engram's handlers under `hooks` in a JSON hook config."""
+
+    def __init__(self, host: Host, engram_command: str) -> None:
+        self.host = host
+        self.engram_command = engram_command
+
+    def remove(self, doc: dict) -> tuple[dict, bool, list[str]]:
+        return (doc, *_remove(doc, self.host.name, self.host.hook_file))
+
+    def install(self, doc: dict, path: Path) -> dict:
+        _install(doc, self.host, self.engram_command, path)
+        return doc
+
+    def prune(self, doc: dict, emptied: list[str], original: dict | None) -> dict:
+        _prune(doc, emptied, original)
+        return doc
+
+    def drop_added_head(self, doc: dict, original: dict | None) -> dict:
+        _drop_added_head(doc, self.host.hook_file, original)
+        return doc
+
+
+def _entries(host: Host, engram_command: str, global_: bool, mcp: bool) -> _Entries:
+    """The host's hook handlers, or the `engram mcp` server entry; a project MCP file may point it at the project."""
+    if not mcp:
+        return _HookEntries(host, engram_command)
+    command, *args = shlex.split(engram_command) or [""]
+    args += ["mcp", *(() if global_ else host.mcp_file.project_args)]
+    if host.mcp_file.format == "toml":
+        return _TomlMcpEntry(command, args)
+    return _JsonMcpEntry(dict(host.mcp_file.entry_head) | {"command": command, "args": args})
+
+
+def _is_engram_server(entry: object) -> bool:
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str) or not isinstance(entry.get("args"), list):
+        return False
+    return runs_engram(" ".join([entry["command"], *map(str, entry["args"])])) and "mcp" in entry["args"]
+
+
+class _JsonMcpEntry(_Entries):
+    """`mcpServers.engram` in a JSON file (.mcp.json, .cursor/mcp.json, .gemini/settings.json)."""
+
+    def __init__(self, entry: dict) -> None:
+        self.entry = entry
+
+    def remove(self, doc: dict) -> tuple[dict, bool, list[str]]:
+        servers = doc.get("mcpServers")
+        if not isinstance(servers, dict) or not _is_engram_server(servers.get(MCP_NAME)):
+            return doc, False, []
+        del servers[MCP_NAME]
+        return doc, True, [] if servers else ["mcpServers"]
+
+    def install(self, doc: dict, path: Path) -> dict:
+        servers = doc.setdefault("mcpServers", {})
+        if not isinstance(servers, dict):
+            raise LinkError(f"{path}: its \"mcpServers\" is not a JSON object; engram left it untouched")
+        if MCP_NAME in servers:
+            raise LinkError(f"{path}: has an mcpServers.{MCP_NAME} engram did not write; engram left it untouched")
+        servers[MCP_NAME] = self.entry
+        return doc
+
+    def prune(self, doc: dict, emptied: list[str], original: dict | None) -> dict:
+        if emptied and doc.get("mcpServers") == {} and "mcpServers" not in (original or {}):
+            del doc["mcpServers"]
+        return doc
+
+
+class _TomlMcpEntry(_Entries):
+    """`[mcp_servers.engram]` in Codex's config.toml, edited as text (the stdlib reads TOML but cannot write it)."""
+
+    def __init__(self, command: str, args: list[str]) -> None:
+        # JSON strings and arrays of strings are valid TOML basic strings and arrays
+        self.block = f"[mcp_servers.{MCP_NAME}]\ncommand = {json.dumps(command)}\nargs = {json.dumps(args)}\n"
+
+    def parse(self, raw: bytes | None, path: Path) -> str:
+        try:
+            text = "" if raw is None else raw.decode("utf-8")
+            tomllib.loads(text)
+        except UnicodeDecodeError:
+            raise LinkError(f"{path}: not UTF-8 text; engram left it untouched") from None
+        except tomllib.TOMLDecodeError as err:
+            raise LinkError(f"{path}: not valid TOML ({err}); engram left it untouched") from None
+        return text
+
+    def remove(self, doc: str) -> tuple[str, bool, list[str]]:
+        found = TOML_TABLE.search(doc)
+        if found is None or not _is_engram_server(tomllib.loads(found.group(1))["mcp_servers"][MCP_NAME]):
+            return doc, False, []
+        return doc[: found.start()] + doc[found.end() :], True, []
+
+    def install(self, doc: str, path: Path) -> str:
+        if MCP_NAME in tomllib.loads(doc).get("mcp_servers", {}):
+            raise LinkError(f"{path}: has an mcp_servers.{MCP_NAME} engram did not write; engram left it untouched")
+        head = doc if not doc or doc.endswith("\n") else doc + "\n"
+        new = head + ("\n" if head.strip() else "") + self.block
+        try:
+            tomllib.loads(new)
+        except tomllib.TOMLDecodeError:  # e.g. mcp_servers written as an inline table
+            raise LinkError(f"{path}: cannot add [mcp_servers.{MCP_NAME}] to it; add it by hand") from None
+        return new
+
+    def dump(self, doc: str) -> bytes:
+        return doc.encode("utf-8")
+
+    def is_empty(self, doc: str) -> bool:
+        return not doc.strip()
 
 
 # --- reading and writing -----------------------------------------------------
@@ -486,12 +586,12 @@ def _record_for_link(existing: _Record | None, raw: bytes | None, had_engram: bo
     return _Record(original=raw)
 
 
-def _original_data(record: _Record | None) -> dict | None:
+def _original_doc(entries: _Entries, record: _Record | None) -> object:
     """The config as it was before link, or None when unknown."""
     if record is None:
         return None
     try:
-        return _parse(record.original, Path("<backup>"))
+        return entries.parse(record.original, Path("<backup>"))
     except LinkError:
         return None  # a damaged record only costs precision in pruning
 

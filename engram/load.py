@@ -11,13 +11,14 @@ import contextlib
 import os
 import sqlite3
 import sys
+from collections import namedtuple
 
 from .config import BUDGET_RANGE, user_config_dir
 from .index import IndexFileError
 from .layers import Layer, open_layers
-from .pack import Entry, Screen, checked_body, requires_of, screen_text
+from .pack import Entry, Pack, Screen, checked_body, requires_of, screen_text
 from .render import body_block, render_dry_run, render_json, render_text, skipped_line, source_path
-from .route import Candidate, Options, candidate_by_id
+from .route import Candidate, Options, Routing, candidate_by_id
 from .select import options_from_config, pack_options_from_config, select_pack
 from .sources import STATE_FILE
 from .state import ScreenCache, fetch_counts, open_state, record_fetches, write_transaction
@@ -187,14 +188,20 @@ def _rebuild(ws: Workspace) -> bool:
 
 def _run(args: LoadArgs, budget: int | None, ws: Workspace) -> int:
     messages: list[str] = []
-    layers = open_layers(ws, args.index, messages)
+    layers, state = open_read(ws, args.index, messages)
     for message in messages:
         print(f"engram: warning: {message}", file=sys.stderr)
-    state = _open_state(ws.root.state_path if os.path.isdir(ws.root.path) else os.path.join(user_config_dir(), STATE_FILE))
     ids = [i.strip().lower() for raw in args.id for i in raw.split(",") if i.strip()]
     if ids:
         return _fetch(layers, ids, ws, state)
     return _load(layers, " ".join(args.task), args, budget, ws, state)
+
+
+def open_read(ws: Workspace, index_file: str | None, messages: list[str]) -> tuple[list[Layer], sqlite3.Connection | None]:
+    """The layers to read and the state.db beside them (None where it cannot be opened); warnings go to `messages`."""
+    layers = open_layers(ws, index_file, messages)
+    state_path = ws.root.state_path if os.path.isdir(ws.root.path) else os.path.join(user_config_dir(), STATE_FILE)
+    return layers, _open_state(state_path)
 
 
 def _open_state(path: str) -> sqlite3.Connection | None:
@@ -218,11 +225,8 @@ def _batched(state: sqlite3.Connection | None):
 def _load(
     layers: list[Layer], query: str, args: LoadArgs, budget: int | None, ws: Workspace, state: sqlite3.Connection | None
 ) -> int:
-    counts = fetch_counts(state) if state is not None else {}
-    options = options_from_config(ws.config, args.all, args.dry_run or args.json, counts)
-    pack_options = pack_options_from_config(ws.config, args.all, args.full, args.disclosure, budget, _screen(state))
-    with _batched(state):  # verdicts the screen keeps: one commit
-        routing, pack = select_pack(layers, query, options, pack_options)
+    routing, pack = load_pack(layers, query, ws, state, everything=args.all, explain=args.dry_run or args.json,
+                              full=args.full, disclosure=args.disclosure, budget=budget)  # fmt: skip
     if args.json:
         sys.stdout.write(render_json(routing, pack))
     elif args.dry_run:
@@ -230,6 +234,27 @@ def _load(
     else:
         sys.stdout.write(render_text(pack))
     return 0
+
+
+def load_pack(
+    layers: list[Layer],
+    query: str,
+    ws: Workspace,
+    state: sqlite3.Connection | None,
+    *,
+    everything: bool = False,
+    explain: bool = False,
+    full: bool = False,
+    disclosure: str | None = None,
+    budget: int | None = None,
+) -> tuple[Routing, Pack]:
+    """The routing and pack `engram load` prints for a query: the config's limit, roles, disclosure and token
+    budget, unless `everything` (--all), `full` (--full), `disclosure` or `budget` say otherwise."""
+    counts = fetch_counts(state) if state is not None else {}
+    options = options_from_config(ws.config, everything, explain, counts)
+    pack_options = pack_options_from_config(ws.config, everything, full, disclosure, budget, _screen(state))
+    with _batched(state):  # verdicts the screen keeps: one commit
+        return select_pack(layers, query, options, pack_options)
 
 
 def _find(layers: list[Layer], memory_id: str, options: Options) -> Candidate | None:
@@ -243,36 +268,41 @@ def _find(layers: list[Layer], memory_id: str, options: Options) -> Candidate | 
 
 def _fetch(layers: list[Layer], ids: list[str], ws: Workspace, state: sqlite3.Connection | None) -> int:
     """`load --id a,b`: full bodies, still hidden when ignored or role-filtered."""
+    found = fetch(layers, ids, ws, state)
+    for item in found:
+        if item.shown == "missing":
+            print(f"engram: not found: {printable(item.id)}", file=sys.stderr)
+    blocks = [item.block for item in found if item.block]
+    if blocks:
+        sys.stdout.write("\n".join(blocks) + "\n")
+    return 1 if all(item.shown == "missing" for item in found) else 0
+
+
+class Fetched(namedtuple("Fetched", "id cand shown block")):
+    """One id asked for: ``shown`` is body | hidden | skipped | missing, ``block`` the text `load --id` prints."""
+
+    __slots__ = ()
+
+
+def fetch(layers: list[Layer], ids: list[str], ws: Workspace, state: sqlite3.Connection | None) -> list[Fetched]:
+    """Each id once, in order, through the hash and safety checks; the bodies shown count as fetches."""
     options = Options(roles=tuple(ws.config.get("roles")), include_low=True)
     screen = _screen(state)
     with _batched(state):
-        blocks, fetched, missing = _fetched_blocks(layers, ids, options, screen)
+        found = [_fetch_one(layers, memory_id, options, screen) for memory_id in dict.fromkeys(ids)]
+    fetched = [(item.cand.scope, item.cand.id) for item in found if item.shown == "body"]
     if fetched and state is not None:
         record_fetches(state, fetched)
-    if blocks:
-        sys.stdout.write("\n".join(blocks) + "\n")
-    return 1 if missing == len(dict.fromkeys(ids)) else 0
+    return found
 
 
-def _fetched_blocks(
-    layers: list[Layer], ids: list[str], options: Options, screen: Screen
-) -> tuple[list[str], list[tuple[str, str]], int]:
-    """The printed blocks, the (scope, id) fetched, and how many ids were not found."""
-    blocks, fetched, missing = [], [], 0
-    for memory_id in dict.fromkeys(ids):
-        cand = _find(layers, memory_id, options)
-        if cand is None:
-            print(f"engram: not found: {printable(memory_id)}", file=sys.stderr)
-            missing += 1
-            continue
-        if cand.reason in HIDDEN_REASONS:
-            blocks.append(f"hidden {memory_id}: {HIDDEN_REASONS[cand.reason]}")
-            continue
-        body, skip = checked_body(cand, screen)
-        if skip:
-            blocks.append(skipped_line(source_path(cand), skip.label))
-            continue
-        blocks.append(body_block(Entry(cand, shown="body", body=body, requires=requires_of(cand))))
-        fetched.append((cand.scope, cand.id))
-    return blocks, fetched, missing
-
+def _fetch_one(layers: list[Layer], memory_id: str, options: Options, screen: Screen) -> Fetched:
+    cand = _find(layers, memory_id, options)
+    if cand is None:
+        return Fetched(memory_id, None, "missing", None)
+    if cand.reason in HIDDEN_REASONS:
+        return Fetched(memory_id, cand, "hidden", f"hidden {memory_id}: {HIDDEN_REASONS[cand.reason]}")
+    body, skip = checked_body(cand, screen)
+    if skip:
+        return Fetched(memory_id, cand, "skipped", skipped_line(source_path(cand), skip.label))
+    return Fetched(memory_id, cand, "body", body_block(Entry(cand, shown="body", body=body, requires=requires_of(cand))))

@@ -1,5 +1,5 @@
-"""Mutable runtime state in ``state.db``: fetch counts, hook sessions and the safety verdicts of
-texts already screened (stdlib only).
+"""Mutable runtime state in ``state.db``: fetch counts, hook sessions (their delivered sets) and the
+safety verdicts of texts already screened (stdlib only).
 
 Hosts run hooks in parallel, so the file is in WAL mode with a busy
 timeout, and every read-modify-write happens in one IMMEDIATE transaction.
@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
 
 from .index import STATE_SCHEMA_VERSION, apply_migrations
 from .safety import scan, screen_fingerprint
@@ -53,6 +54,69 @@ def record_fetches(conn: sqlite3.Connection, keys: list[tuple[str, str]]) -> Non
             " ON CONFLICT (scope, id) DO UPDATE SET count = count + 1",
             keys,
         )
+
+
+class HookSession:
+    """One hook session in state.db: the memories delivered to it and its last prompt.
+
+    Keyed by host, session id and subagent id ("" for the main agent). Callers
+    wrap a read-modify-write in `write_transaction`, so concurrent hooks of one
+    session never deliver a memory twice.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, host: str, session: str, agent: str = "") -> None:
+        self.conn = conn
+        self.host = host
+        self.session = session
+        self.agent = agent
+
+    def delivered(self) -> set[str]:
+        rows = self.conn.execute(
+            "SELECT memory FROM delivered WHERE host = ? AND session = ? AND agent = ?", (self.host, self.session, self.agent)
+        )
+        return {row[0] for row in rows}
+
+    def mark_delivered(self, keys: list[str]) -> None:
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO delivered (host, session, agent, memory) VALUES (?, ?, ?, ?)",
+            [(self.host, self.session, self.agent, key) for key in keys],
+        )
+        self.touch()
+
+    def forget_delivered(self, keys: list[str] | None = None) -> None:
+        """Forget these memories (all of them when None): they are no longer in the agent's context."""
+        where = "host = ? AND session = ? AND agent = ?"
+        if keys is None:
+            self.conn.execute(f"DELETE FROM delivered WHERE {where}", (self.host, self.session, self.agent))
+        else:
+            self.conn.executemany(
+                f"DELETE FROM delivered WHERE {where} AND memory = ?", [(self.host, self.session, self.agent, k) for k in keys]
+            )
+        self.touch()
+
+    def touch(self, prompt: str | None = None) -> None:
+        """Keep the session row fresh; a prompt also becomes its last prompt (for subagents)."""
+        self.conn.execute(
+            "INSERT INTO sessions (host, session, last_prompt, updated) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (host, session) DO UPDATE SET updated = excluded.updated,"
+            " last_prompt = coalesce(excluded.last_prompt, last_prompt)",
+            (self.host, self.session, prompt, time.time()),
+        )
+
+    def last_prompt(self) -> str | None:
+        row = self.conn.execute(
+            "SELECT last_prompt FROM sessions WHERE host = ? AND session = ?", (self.host, self.session)
+        ).fetchone()
+        return row[0] if row else None
+
+
+def prune_idle_sessions(conn: sqlite3.Connection, idle_seconds: float) -> None:
+    """Drop the sessions (and their delivered sets) idle for longer than `idle_seconds`."""
+    cutoff = time.time() - idle_seconds
+    conn.execute(
+        "DELETE FROM delivered WHERE (host, session) IN (SELECT host, session FROM sessions WHERE updated < ?)", (cutoff,)
+    )
+    conn.execute("DELETE FROM sessions WHERE updated < ?", (cutoff,))
 
 
 class ScreenCache:

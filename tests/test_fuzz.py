@@ -227,7 +227,7 @@ json_values = st.recursive(
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4),
     max_leaves=12,
 )
-EVENTS = sorted({event for host in engram_hook.HOSTS.values() for event in host.events})
+EVENTS = sorted({event for host in engram_hook.HOSTS.values() for event in host.actions})
 TOOLS = ["Read", "Edit", "Write", "MultiEdit", "apply_patch", "read_file", "write_file", "replace", "Shell"]
 
 
@@ -244,7 +244,7 @@ def _payload(project: Path, host: str):
     session = st.one_of(st.text(max_size=6), json_values)
     return st.fixed_dictionaries(
         {
-            "hook_event_name": st.one_of(*[st.sampled_from(sorted(engram_hook.HOSTS[host].events))] * 3,
+            "hook_event_name": st.one_of(*[st.sampled_from(sorted(engram_hook.HOSTS[host].actions))] * 3,
                                          st.sampled_from(EVENTS), json_values),
             "cwd": st.one_of(st.just(str(project)), st.just(str(project / "src")), json_values),
         },

@@ -255,10 +255,10 @@ def test_codex_pre_compact_resets(project: Project) -> None:
     assert project.hook("codex", prompt) == nested("UserPromptSubmit", HTTP_PACK)
 
 
-def test_gemini_and_cursor_compaction_resets(project: Project) -> None:
+def test_gemini_manual_compress_and_cursor_compaction_reset(project: Project) -> None:
     gemini_prompt = event_payload(project, "BeforeAgent", prompt=HTTP_PROMPT)
     assert project.hook("gemini", gemini_prompt) == nested("BeforeAgent", HTTP_PACK)
-    assert project.hook("gemini", event_payload(project, "PreCompress", trigger="auto")) == {}
+    assert project.hook("gemini", event_payload(project, "PreCompress", trigger="manual")) == {}
     assert project.hook("gemini", gemini_prompt) == nested("BeforeAgent", HTTP_PACK)
     project.config({"hooks": {"path_rules": "hook"}})
     read = {"conversation_id": "c1", "hook_event_name": "postToolUse", "workspace_roots": [str(project.path)],

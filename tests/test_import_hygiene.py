@@ -7,7 +7,8 @@ import os
 import subprocess
 import sys
 
-HEAVY = ("typer", "rich", "sqlite_utils", "yaml", "pathspec", "pydantic")
+# The MCP SDK and what it pulls in (pydantic, anyio, starlette, httpx) serve `engram mcp` only.
+HEAVY = ("typer", "rich", "sqlite_utils", "yaml", "pathspec", "pydantic", "mcp", "anyio", "starlette", "httpx")
 # pathlib and what it imports (about 8 ms): `load` and hooks use string paths. The indexer and
 # the typer commands still use pathlib (generated rule files, host configs).
 PATHLIB = ("pathlib", "urllib.parse")
@@ -107,3 +108,12 @@ def test_importing_the_read_path_compiles_no_lazy_pattern():
     count, compiled = proc.stdout.split(" ", 1)
     assert int(count) > 10  # the patterns are there, and seen
     assert compiled.strip() == "[]"
+
+
+def test_engram_mcp_without_the_sdk_says_how_to_install_it(project, tmp_path):
+    """The SDK is an optional extra: without it, one line naming the extra, exit 1."""
+    code = "import sys; sys.modules['mcp'] = None; sys.argv = ['engram', 'mcp']; from engram.entry import main; main()"
+    env = {**os.environ, "ENGRAM_CONFIG_DIR": str(tmp_path / "cfg")}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=project, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr == "engram: error: engram mcp needs the MCP SDK: pip install 'engram[mcp]'\n"

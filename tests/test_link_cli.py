@@ -57,3 +57,16 @@ def test_link_refuses_a_command_that_is_not_engram(project, run_engram):
     proc = run_engram(["link", "claude", "--command", "memtool"], project)
     assert proc.returncode == 2 and "--command" in proc.stderr
     assert not (project / ".claude" / "settings.json").exists()
+
+
+def test_link_cursor_offers_the_mcp_server_and_unlink_takes_both_out(project, run_engram):
+    plain = run_engram(["link", "cursor"], project)
+    assert "engram link cursor --mcp" in plain.stdout
+    with_mcp = run_engram(["link", "cursor", "--mcp"], project)
+    assert with_mcp.returncode == 0 and "--mcp" not in with_mcp.stdout
+    server = json.loads((project / ".cursor" / "mcp.json").read_text())["mcpServers"]["engram"]
+    assert server["args"] == ["mcp", "--project", "${workspaceFolder}"] and server["command"].startswith("/")
+    unlinked = run_engram(["unlink", "cursor"], project)
+    assert unlinked.stdout.splitlines() == [f"unlinked cursor: {project / '.cursor' / 'hooks.json'}",
+                                            f"unlinked cursor: {project / '.cursor' / 'mcp.json'}"]  # fmt: skip
+    assert not (project / ".cursor").exists()

@@ -1,0 +1,75 @@
+"""Gemini CLI: its own event names (BeforeAgent, AfterTool, PreCompress), timeouts in milliseconds."""
+
+from __future__ import annotations
+
+import json
+
+from .base import Event, HookFile, Host, McpFile, first_string, tool_input
+
+FILE_TOOLS = ("read_file", "write_file", "replace")
+TRUST_MESSAGE = (
+    "Gemini CLI treats new or changed project hooks as untrusted and warns about them: "
+    "check the engram entries in /hooks panel (/hooks enable engram)."
+)
+
+
+def file_paths(payload: dict) -> list[str]:
+    if payload.get("tool_name") not in FILE_TOOLS:
+        return []
+    return first_string(tool_input(payload), ("file_path", "absolute_path"))  # absolute_path: builds before v0.15
+
+
+# A resumed session's history leaves out the user messages that start like these (Gemini's
+# convertSessionToClientHistory), and with them the hook context Gemini put into them.
+DROPPED_ON_RESUME = ("/", "?", "<session_context>", "<hook_context>")
+
+
+def restored_text(payload: dict) -> str | None:
+    """The transcript's messages that a resumed session gets back, as text; None when it cannot be read."""
+    path = payload.get("transcript_path")
+    if not isinstance(path, str) or not path:
+        return None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    # Every message the file records, by id. A resumed run starts by rewriting the list with only its own
+    # first message (`$set`), possibly while the hook runs: the union is what Gemini loads.
+    messages: dict[object, dict] = {}
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        update = record.get("$set") if isinstance(record, dict) else None
+        listed = update.get("messages") if isinstance(update, dict) else [record]
+        for message in listed if isinstance(listed, list) else []:
+            if isinstance(message, dict) and "type" in message and "content" in message:
+                messages[message.get("id")] = message
+    kept = [m.get("content") for m in messages.values() if not (m.get("type") == "user" and _dropped(m.get("content")))]
+    return json.dumps(kept, ensure_ascii=False)
+
+
+def _dropped(content: object) -> bool:
+    parts = content if isinstance(content, list) else [content]
+    text = "".join(p if isinstance(p, str) else str(p.get("text", "")) for p in parts if isinstance(p, (str, dict)))
+    return not text.strip() or text.strip().startswith(DROPPED_ON_RESUME)
+
+
+HOST = Host(
+    "gemini",
+    events=(
+        Event("SessionStart", "session_start", "*"),
+        Event("BeforeAgent", "prompt", "*"),
+        Event("AfterTool", "file", "|".join(FILE_TOOLS)),
+        Event("PreCompress", "compress", "*"),  # a reset only for a manual /compress (hook.on_compress)
+    ),
+    cap=9500,
+    size=len,
+    file_paths=file_paths,
+    hook_file=HookFile(".gemini/settings.json", timeout=10_000, handler_head=(("name", "engram"), ("type", "command"))),
+    mcp_file=McpFile(".gemini/settings.json", ".gemini/settings.json"),
+    trust_message=TRUST_MESSAGE,
+    restored_text=restored_text,
+)

@@ -1,0 +1,163 @@
+"""`engram mcp`: a stdio MCP server over the same read path as `engram load`.
+
+Three tools: `route` (the pack `load` prints for a task), `fetch` (the bodies
+`load --id` prints; hidden memories stay hidden) and `cards` (one line per
+visible memory). Every printed text goes through the hash and safety checks of
+the pack, like `load`'s. The tool text is what `load` prints; the structured
+content carries ids, tiers (body or card) and texts.
+
+Needs the optional MCP SDK (`pip install 'engram[mcp]'`, major version 2); the
+hook and `load` paths never import this module. stdout is the protocol's wire:
+nothing here prints to it.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from typing import Annotated
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
+from typing_extensions import TypedDict  # pydantic, under the SDK, needs this one on Python 3.11
+
+from .config import BUDGET_RANGE
+from .load import fetch as fetch_ids
+from .layers import Layer
+from .load import load_pack, open_read
+from .pack import Entry, Pack, checked_body
+from .render import card_line, render_text, skipped_line, source_path
+from .route import Options, visible_candidates
+from .workspace import Workspace, open_workspace
+
+INSTRUCTIONS = (
+    "Project memory for this repository: call `route` with the task (or the user's request) to get the rules, "
+    "skills and knowledge that apply; `fetch` gives the full body of a memory listed as a card."
+)
+
+
+class PackEntry(TypedDict):
+    id: str
+    scope: str
+    type: str
+    shown: str  # body | card
+    tier: str  # body | card (selected) | omitted (a candidate left out, listed as a card)
+    relevance: float
+    text: str  # the body, or the card's one line
+    requires: list[str]
+    stale: bool
+
+
+class Skip(TypedDict):
+    id: str
+    path: str
+    label: str
+
+
+class RoutedPack(TypedDict):
+    selected: int
+    total_related: int
+    entries: list[PackEntry]
+    skipped: list[Skip]
+    fetch: list[str]  # ids shown as cards: `fetch` gives their bodies
+
+
+class FetchedMemory(TypedDict):
+    id: str
+    shown: str  # body | hidden | skipped | missing
+    text: str
+
+
+class Fetched(TypedDict):
+    memories: list[FetchedMemory]
+
+
+class Card(TypedDict):
+    id: str
+    scope: str
+    type: str
+    text: str
+
+
+class Cards(TypedDict):
+    cards: list[Card]
+    skipped: list[Skip]
+
+
+def build_server(project: str | None = None) -> MCPServer:
+    """The server; each call reads the project's memories afresh (edits are seen by the next call)."""
+    server = MCPServer("engram", instructions=INSTRUCTIONS, log_level="WARNING")
+
+    @server.tool()
+    def route(task: str, budget_tokens: int | None = None) -> Annotated[CallToolResult, RoutedPack]:
+        """The memories that apply to a task: the most relevant as full bodies, the rest as one-line cards.
+
+        task: what the agent is about to do, in the user's words. budget_tokens: cap the whole pack
+        (200-16000 tokens; default: the project's load.budget_tokens)."""
+        if budget_tokens is not None and not BUDGET_RANGE[0] <= budget_tokens <= BUDGET_RANGE[1]:
+            raise ToolError(f"budget_tokens must be an integer from {BUDGET_RANGE[0]} to {BUDGET_RANGE[1]}")
+        ws = open_workspace(project)
+        layers, state = _read(ws)
+        _, pack = load_pack(layers, task, ws, state, budget=budget_tokens)
+        return _result(render_text(pack), _routed(pack))
+
+    @server.tool()
+    def fetch(ids: list[str]) -> Annotated[CallToolResult, Fetched]:
+        """The full bodies of memories by id (as listed on cards); ignored or role-filtered ones stay hidden."""
+        ws = open_workspace(project)
+        layers, state = _read(ws)
+        found = fetch_ids(layers, [i.strip().lower() for i in ids if i.strip()], ws, state)
+        memories = [FetchedMemory(id=f.id, shown=f.shown, text=f.block or f"not found: {f.id}") for f in found]
+        return _result("\n".join(m["text"] for m in memories), Fetched(memories=memories))
+
+    @server.tool()
+    def cards() -> Annotated[CallToolResult, Cards]:
+        """One line per visible memory of the project: id, type and directive."""
+        ws = open_workspace(project)
+        layers, _ = _read(ws)
+        listed, skipped, lines = [], [], []
+        for cand in visible_candidates(layers, "1", Options(roles=tuple(ws.config.get("roles")))):
+            _, skip = checked_body(cand)  # a card prints the directive or summary: checked with the body
+            if skip:
+                skipped.append(Skip(id=cand.id, path=source_path(cand), label=skip.label))
+                continue
+            entry = Entry(cand)
+            listed.append(Card(id=cand.id, scope=cand.scope, type=cand.row["type"], text=entry.card_text))
+            lines.append(card_line(entry))
+        lines += [skipped_line(s["path"], s["label"]) for s in skipped]
+        return _result("\n".join(lines), Cards(cards=listed, skipped=skipped))
+
+    return server
+
+
+def _read(ws: Workspace) -> tuple[list[Layer], sqlite3.Connection | None]:
+    messages: list[str] = []
+    layers, state = open_read(ws, None, messages)
+    for message in messages:
+        print(f"engram mcp: warning: {message}", file=sys.stderr)
+    return layers, state
+
+
+def _routed(pack: Pack) -> RoutedPack:
+    entries = [
+        PackEntry(id=e.cand.id, scope=e.cand.scope, type=e.cand.row["type"], shown=e.shown,
+                  tier=e.shown if e.selected else "omitted", relevance=round(e.cand.relevance, 4),
+                  text=e.body if e.shown == "body" else e.card_text, requires=e.requires, stale=e.cand.stale)
+        for e in pack.entries
+    ]  # fmt: skip
+    skipped = [Skip(id=s.cand.id, path=source_path(s.cand), label=s.label) for s in pack.skipped]
+    return RoutedPack(selected=len(pack.selected), total_related=pack.total_related, entries=entries, skipped=skipped,
+                      fetch=pack.card_ids)  # fmt: skip
+
+
+def _result(text: str, structured: dict) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+
+
+def main(project: str | None = None) -> int:
+    """Serve on stdin/stdout until the host closes them; a project folder that does not exist (a variable the host
+    left unexpanded) falls back to the working directory."""
+    build_server(project if project and os.path.isdir(project) else None).run()
+    return 0
