@@ -38,6 +38,7 @@ from .freshness import (
     stat_unchanged,
     stored_file,
 )
+from .gate import screened_text
 from .graph import rebuild_edges
 from .index import COMPILER_VERSION, apply_migrations, fingerprint, printed_digest
 from .parse import Memory, ParseError, parse_memory
@@ -145,13 +146,17 @@ def prepare(source: SourceFile, indexed_sha: str | None = None) -> Prepared:
 
 def memory_row(memory: Memory, source_sha: str) -> tuple:
     """The values of MEMORY_COLUMNS for a parsed memory."""
-    printed = (memory.title, memory.directive, memory.summary, memory.body)
+    printed = {
+        "id": memory.id, "type": memory.type, "authority": memory.authority, "tags": json.dumps(memory.tags),
+        "applies_to": json.dumps(memory.applies_to), "title": memory.title, "directive": memory.directive,
+        "summary": memory.summary, "body": memory.body,
+    }
     return (
         memory.id, memory.type, memory.authority, memory.confidence, memory.lifecycle, memory.level,
-        memory.valid_until, json.dumps(memory.roles), json.dumps(memory.tags), memory.directive, memory.summary,
-        memory.title, json.dumps(memory.triggers), json.dumps(memory.applies_to), json.dumps(memory.depends_on),
-        memory.updated, memory.body, printed_digest(*printed), source_sha, terms.estimate_tokens(memory.body),
-        scan("\n".join(printed)),
+        memory.valid_until, json.dumps(memory.roles), printed["tags"], memory.directive, memory.summary,
+        memory.title, json.dumps(memory.triggers), printed["applies_to"], json.dumps(memory.depends_on),
+        memory.updated, memory.body, printed_digest(printed), source_sha, terms.estimate_tokens(memory.body),
+        scan(screened_text(printed)),
     )
 
 

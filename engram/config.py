@@ -21,6 +21,7 @@ DEFAULTS: dict = {
     "ignore": {"also": []},
 }
 LIMIT_RANGE = (1, 32)
+MAX_CONFIG_BYTES = 1024 * 1024
 BUDGET_RANGE = (200, 16000)
 
 
@@ -47,16 +48,22 @@ def user_config_dir() -> str:
 
 def read_json(path: str, problems: list[str]) -> dict:
     try:
-        raw = read_text(path)
+        raw = read_text(path, MAX_CONFIG_BYTES)
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        problems.append(f"{path}: cannot read config ({exc})")
+    except UnicodeDecodeError:
+        problems.append(f"{path}: cannot read config (not UTF-8 text)")
+        return {}
+    except OSError as exc:
+        problems.append(f"{path}: cannot read config ({exc.strerror or exc})")
         return {}
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
         problems.append(f"{path}: invalid JSON at line {exc.lineno} ({exc.msg})")
+        return {}
+    except RecursionError:  # the C parser recurses once per level of nesting
+        problems.append(f"{path}: config is nested too deeply")
         return {}
     if not isinstance(data, dict):
         problems.append(f"{path}: config must be a JSON object")
@@ -86,14 +93,14 @@ def _int_in(data: dict, dotted: str, low: int, high: int, problems: list[str]) -
     section, key = dotted.split(".")
     value = data[section].get(key)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        problems.append(f"config {dotted}: must be an integer from {low} to {high} (found {value!r})")
+        problems.append(f"config {dotted}: must be an integer from {low} to {high}")
         data[section][key] = DEFAULTS[section][key]
 
 
 def _choice(data: dict, dotted: str, allowed: tuple[str, ...], problems: list[str]) -> None:
     section, key = dotted.split(".")
     if data[section].get(key) not in allowed:
-        problems.append(f"config {dotted}: must be one of {', '.join(allowed)} (found {data[section].get(key)!r})")
+        problems.append(f"config {dotted}: must be one of {', '.join(allowed)}")
         data[section][key] = DEFAULTS[section][key]
 
 
@@ -104,7 +111,7 @@ def _string_list(data: dict, key: str, problems: list[str], section: str | None 
         value = [v.strip() for v in value.split(",") if v.strip()]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         name = f"{section}.{key}" if section else key
-        problems.append(f"config {name}: must be a list of strings (found {value!r})")
+        problems.append(f"config {name}: must be a list of strings")
         value = []
     holder[key] = value
 

@@ -7,6 +7,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Iterator
 
+from . import gate
 from .freshness import Problem, display_path
 from .sources import Root
 
@@ -80,7 +81,7 @@ def related_edges(conn: sqlite3.Connection) -> Iterator[tuple[str, str, float]]:
 
 def dependency_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:
     return [
-        Problem(display_path(root, rel), f"depends_on names unknown id '{ref}'", kind="warning")
+        Problem(display_path(root, rel), f"depends_on names unknown id '{gate.name(ref)}'", kind="warning")
         for _, rel, ref, dst in _references(conn)
         if dst is None
     ]

@@ -21,7 +21,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from . import terms
+from . import gate, terms
 from .globs import literal_length, matches
 from .layers import Layer, open_layers
 from .pack import Pack, PackOptions, build_pack, with_prerequisites
@@ -360,7 +360,7 @@ def deliver_routed(hook: Hook, routing: Routing, options: Options) -> str | None
     if not routing.admitted:
         return None
     delivered = delivered_keys(hook)
-    already = [c.id for c in with_prerequisites(routing.pack, options, options.limit) if c.key in delivered]
+    already = gate.names([c.id for c in with_prerequisites(routing.pack, options, options.limit) if c.key in delivered])
     config = hook.ws.config
     layered = config.get("load.disclosure") != "full"
     pack_options = PackOptions(
@@ -521,6 +521,7 @@ def run(argv: list[str], raw: bytes) -> dict:
 
 
 def envelope(host: Host, event: str, text: str) -> dict:
+    text = gate.text(text)
     if host.flat_output:
         return {"additional_context": text}
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}

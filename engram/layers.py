@@ -12,11 +12,12 @@ import hashlib
 import os
 import sqlite3
 
+from . import gate
 from .config import Config
 from .freshness import ignore_patterns, needs_refresh, open_current
 from .index import IndexFileError, open_index, read_meta
 from .paths import read_bytes, sqlite_uri
-from .sources import MEMORY_FOLDERS, Root
+from .sources import MAX_FILE_BYTES, MEMORY_FOLDERS, Root
 from .workspace import Workspace
 
 
@@ -36,8 +37,8 @@ class Layer:
 
     def is_stale(self, rel: str, source_sha: str) -> bool:
         """Whether the memory's source changed since the index was built."""
-        if not self.check_sources or self.source_root is None:
-            return False
+        if not self.check_sources or self.source_root is None or not gate.is_memory_path(rel):
+            return False  # a path that is not a memory's is never opened
         if rel not in self._stale:
             self._stale[rel] = _source_differs(os.path.join(self.source_root, rel), source_sha)
         return self._stale[rel]
@@ -45,7 +46,7 @@ class Layer:
 
 def _source_differs(path: str, recorded_sha: str) -> bool:
     try:
-        data = read_bytes(path)
+        data = read_bytes(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         return True
     except OSError:

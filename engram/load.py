@@ -12,7 +12,7 @@ import os
 import sqlite3
 import sys
 
-from . import terms
+from . import gate, terms
 from .config import BUDGET_RANGE, user_config_dir
 from .index import IndexFileError
 from .layers import Layer, open_layers
@@ -86,7 +86,7 @@ def parse_args(argv: list[str]) -> LoadArgs:
             flag, wants = _flag(name)
             if wants is None:
                 if has_value:
-                    raise FlagError(f"argument {flag}: ignored explicit argument '{printable(value)}'")
+                    raise FlagError(f"argument {flag}: ignored explicit argument '{gate.line(value)}'")
                 setattr(args, _attribute(flag), True)
                 continue
             if not has_value:
@@ -103,8 +103,8 @@ def _flag(name: str) -> tuple[str, str | None]:
     if exact or len(matches) == 1:
         return (exact or matches)[0]
     if matches:
-        raise FlagError(f"ambiguous option: {printable(name)} could match {', '.join(flag for flag, _ in matches)}")
-    raise FlagError(f"unrecognized arguments: {printable(name)}")
+        raise FlagError(f"ambiguous option: {gate.line(name)} could match {', '.join(flag for flag, _ in matches)}")
+    raise FlagError(f"unrecognized arguments: {gate.line(name)}")
 
 
 def _attribute(flag: str) -> str:
@@ -118,7 +118,7 @@ def _set_value(args: LoadArgs, flag: str, value: str) -> None:
         args.index = value
     elif flag == "--disclosure" and value not in DISCLOSURES:
         choices = ", ".join(f"'{choice}'" for choice in DISCLOSURES)
-        raise FlagError(f"argument --disclosure: invalid choice: '{printable(value)}' (choose from {choices})")
+        raise FlagError(f"argument --disclosure: invalid choice: '{gate.line(value)}' (choose from {choices})")
     else:
         setattr(args, _attribute(flag), value)
 
@@ -126,11 +126,6 @@ def _set_value(args: LoadArgs, flag: str, value: str) -> None:
 def clean_text(text: str) -> str:
     """Arguments with undecodable bytes become text with replacement characters."""
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
-def printable(text: str) -> str:
-    """User text echoed in a one-line message: control characters become '?'."""
-    return "".join(c if c.isprintable() else "?" for c in text)
 
 
 def parse_budget(raw: str | None) -> int | None:
@@ -268,7 +263,7 @@ def _fetch(layers: list[Layer], ids: list[str], ws: Workspace, state: sqlite3.Co
     if fetched and state is not None:
         record_fetches(state, fetched)
     if blocks:
-        sys.stdout.write("\n".join(blocks) + "\n")
+        sys.stdout.write(gate.text("\n".join(blocks) + "\n"))
     return 1 if missing == len(dict.fromkeys(ids)) else 0
 
 
@@ -280,11 +275,11 @@ def _fetched_blocks(
     for memory_id in dict.fromkeys(ids):
         cand = _find(layers, memory_id, options)
         if cand is None:
-            print(f"engram: not found: {printable(memory_id)}", file=sys.stderr)
+            print(f"engram: not found: {gate.line(memory_id)}", file=sys.stderr)
             missing += 1
             continue
         if cand.reason in HIDDEN_REASONS:
-            blocks.append(f"hidden {memory_id}: {HIDDEN_REASONS[cand.reason]}")
+            blocks.append(f"hidden {gate.name(memory_id)}: {HIDDEN_REASONS[cand.reason]}")
             continue
         body, skip = checked_body(cand, screen)
         if skip:

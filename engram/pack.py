@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .index import printed_digest
+from . import gate
+from .gate import Screen
 from .route import Candidate, Options, Routing, candidate_by_id
 from .safety import scan
 
@@ -61,10 +62,6 @@ class Pack:
     @property
     def card_ids(self) -> list[str]:
         return [e.cand.id for e in self.entries if e.shown == "card"]
-
-
-# The safety screen as a pack calls it: (digest of the printed text, the text) -> label or None.
-Screen = Callable[[str, str], "str | None"]
 
 
 def screen_text(digest: str, text: str) -> str | None:
@@ -155,25 +152,13 @@ def requires_of(cand: Candidate) -> list[str]:
     rows = cand.layer.conn.execute(
         "SELECT dst FROM edges WHERE src = ? AND kind = 'depends_on' ORDER BY dst", (cand.id,)
     )
-    return [r[0] for r in rows]
+    return gate.requires([r[0] for r in rows])
 
 
 def checked_body(cand: Candidate, screen: Screen = screen_text) -> tuple[str | None, Skipped | None]:
-    """The stored body, if the stored texts still match their hash and pass the safety screen.
-
-    Cards print the directive, summary or title, so those are checked as well as the body.
-    """
-    if cand.row["safety"]:
-        return None, Skipped(cand, "safety", cand.row["safety"])
-    title, directive, summary, body, digest = cand.layer.conn.execute(
-        "SELECT title, directive, summary, body, text_sha256 FROM memories WHERE rowid = ?", (cand.row["rowid"],)
-    ).fetchone()
-    if printed_digest(title, directive, summary, body) != digest:
-        return None, Skipped(cand, "hash", "stored text does not match its hash; run `engram index`")
-    label = screen(digest, "\n".join((title, directive, summary, body)))
-    if label:
-        return None, Skipped(cand, "safety", label)
-    return body, None
+    """The stored body, if the memory passes the output gate (fields, hash, safety screen)."""
+    body, reason, label = gate.check_memory(cand.layer.conn, cand.row, screen)
+    return (body, None) if reason is None else (None, Skipped(cand, reason, label))
 
 
 def _checked_entries(members: list[Candidate], screen: Screen) -> tuple[list[Entry], list[Skipped]]:
@@ -197,7 +182,8 @@ def _disclose(pack: Pack, routing: Routing, pack_options: PackOptions) -> None:
     listed = {e.cand.key for e in pack.entries} | {s.cand.key for s in pack.skipped}
     # Only candidates the cap cut are worth a card; weak ones would be noise.
     extra = [c for c in routing.admitted if c.reason == "limit" and c.focused and c.key not in listed]
-    extra = [c for c in extra if c.key not in pack_options.exclude][:OMITTED_CARDS]
+    extra = [c for c in extra if c.key not in pack_options.exclude and checked_body(c, pack_options.screen)[1] is None]
+    extra = extra[:OMITTED_CARDS]
     pack.entries += [Entry(c, selected=False) for c in extra]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+from . import gate
 from .pack import Entry, Pack
 from .route import Candidate, Routing
 
@@ -41,12 +42,12 @@ def render_text(pack: Pack) -> str:
     blocks += [skipped_line(source_path(s.cand), s.label) for s in pack.skipped]
     if pack.card_ids:
         blocks.append(f"fetch: engram load --id {','.join(pack.card_ids)}")
-    return "\n".join(blocks) + "\n"
+    return gate.text("\n".join(blocks) + "\n")
 
 
 def source_path(cand: Candidate) -> str:
     prefix = "" if cand.scope == "workspace" else "global:"
-    return f"{prefix}{cand.row['rel']}"
+    return f"{prefix}{gate.path(cand.row['rel'])}"
 
 
 def reasons(cand: Candidate) -> list[str]:
@@ -70,12 +71,12 @@ def render_dry_run(routing: Routing, pack: Pack) -> str:
         lines.append(f"{position}. {cand.id} [{cand.scope}] score {cand.score:.3f} ({entry.shown})")
         lines += [f"   {reason}" for reason in reasons(cand)]
     for cand in _omitted_once(pack):
-        lines.append(f"omitted: {cand.id} [{cand.scope}] ({cand.reason})")
+        lines.append(f"omitted: {gate.name(cand.id)} [{cand.scope}] ({cand.reason})")
     if routing.unlisted:
         lines.append(f"omitted: {routing.unlisted} more, lower scored (not listed)")
     lines += [skipped_line(source_path(s.cand), s.label) for s in pack.skipped]
-    lines.append(f"Narrow with tags: {', '.join(routing.narrow_tags)}")
-    return "\n".join(lines) + "\n"
+    lines.append(f"Narrow with tags: {', '.join(gate.names(routing.narrow_tags))}")
+    return gate.text("\n".join(lines) + "\n")
 
 
 def _omitted_once(pack: Pack) -> list[Candidate]:
@@ -95,15 +96,15 @@ def render_json(routing: Routing, pack: Pack) -> str:
         "total_related": pack.total_related,
         "entries": [_entry_json(e) for e in pack.selected],
         "omitted": [
-            {"id": c.id, "scope": c.scope, "reason": c.reason, **({"shown": "card"} if c.key in carded else {})}
+            {"id": gate.name(c.id), "scope": c.scope, "reason": c.reason, **({"shown": "card"} if c.key in carded else {})}
             for c in _omitted_once(pack)
         ],
         "omitted_unlisted": routing.unlisted,
-        "skipped": [{"id": s.cand.id, "path": source_path(s.cand), "reason": s.reason, "label": s.label} for s in pack.skipped],
-        "narrow_tags": routing.narrow_tags,
+        "skipped": [{"id": gate.name(s.cand.id), "path": source_path(s.cand), "reason": s.reason, "label": s.label} for s in pack.skipped],
+        "narrow_tags": gate.names(routing.narrow_tags),
         "fetch": f"engram load --id {','.join(pack.card_ids)}" if pack.card_ids else None,
     }
-    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(gate.cleaned(payload), indent=2, ensure_ascii=False) + "\n"
 
 
 def _entry_json(entry: Entry) -> dict:

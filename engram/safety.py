@@ -510,14 +510,29 @@ _FOREIGN_OVERRIDE = LazyPattern(
     re.I | re.X,
 )
 _FOREIGN_ANCHORS = ("忽略", "無視", "игнор", "Игнор", "забуд", "Забуд")
-_FOREIGN_ASCII_ANCHORS = (b"ignor", b"oubli", b"vergiss", b"missacht", b"olvid", b"esque", b"dimentic")
+_FOREIGN_ASCII_ANCHORS = (  # the start of each phrase, not the English "ignore the ..."
+    b"ignorez", b"ignorer ", b"ignore toutes", b"ignore les ", b"oublie", b"ignoriere", b"ignorieren sie", b"vergiss",
+    b"vergessen sie", b"missachte", b"ignora ", b"ignore todas", b"ignore as ", b"olvid", b"esque", b"dimentica",
+)
 
 
 def _foreign_override(text: str, lowered: bytes) -> str | None:
-    anchored = any(anchor in lowered for anchor in _FOREIGN_ASCII_ANCHORS) or (
-        not text.isascii() and any(anchor in text for anchor in _FOREIGN_ANCHORS)
-    )
-    return "injection: override instruction" if anchored and _FOREIGN_OVERRIDE.search(text) else None
+    positions = _anchor_positions(lowered, _FOREIGN_ASCII_ANCHORS)
+    if not text.isascii():
+        positions += [i for anchor in _FOREIGN_ANCHORS for i in _str_positions(text, anchor)]
+    for index in positions:
+        # 無視 ("ignore") ends its Japanese phrase; every other anchor starts one
+        if _FOREIGN_OVERRIDE.search(text, max(0, index - 24), index + 120):
+            return "injection: override instruction"
+    return None
+
+
+def _str_positions(text: str, anchor: str) -> list[int]:
+    positions, index = [], text.find(anchor)
+    while index != -1:
+        positions.append(index)
+        index = text.find(anchor, index + 1)
+    return positions
 
 
 # An action the text wants hidden from the user, or a sensitive file sent somewhere.

@@ -143,36 +143,54 @@ def _memory_entries(root: Root, ordered: bool) -> Iterator[list[Found]]:
     """The memory files in batches (the run of files between two folders): the walk visits every
     file on every `load`, and a generator step per file and folder level costs more than the stat."""
     base = os.path.realpath(root.path)
+    visited: set[tuple[int, int]] = set()  # (device, inode) of every folder walked: links may loop
     for folder in MEMORY_FOLDERS:
         top = os.path.join(root.path, folder)
         if os.path.isdir(top):
-            yield from _walk(top, folder, base, ordered)
+            yield from _walk(top, folder, base, ordered, visited)
 
 
-def _walk(directory: str, rel: str, base: str, ordered: bool) -> Iterator[list[Found]]:
+def _walk(directory: str, rel: str, base: str, ordered: bool, visited: set[tuple[int, int]]) -> Iterator[list[Found]]:
     try:
+        st = os.stat(directory)
         with os.scandir(directory) as listing:
             entries = sorted(listing, key=_entry_name) if ordered else list(listing)
     except OSError as exc:
         yield [(rel + "/", directory, f"cannot list folder: {exc.strerror or exc}")]
         return
+    if (st.st_dev, st.st_ino) in visited:
+        yield [(rel + "/", directory, "symlinked folder loops back to a folder already indexed")]
+        return
+    visited.add((st.st_dev, st.st_ino))
     prefix, batch = rel + "/", []
     for entry in entries:
         name = entry.name
-        if entry.is_symlink() and not is_inside(entry.path, base):
+        if not name.isprintable():
+            if name.endswith(".md") or _is_dir(entry):
+                batch.append((prefix + name, entry, "file name holds control characters"))
+        elif entry.is_symlink() and not is_inside(entry.path, base):
             if name.endswith(".md"):
                 batch.append((prefix + name, entry, "symlink points outside the memory root"))
             elif entry.is_dir():  # said once, so memories that seem to be there but never load are explained
                 batch.append((prefix + name + "/", entry, "symlinked folder points outside the memory root"))
-        elif entry.is_dir():
+        elif _is_dir(entry):
             if batch:
                 yield batch
                 batch = []
-            yield from _walk(entry.path, prefix + name, base, ordered)
+            yield from _walk(entry.path, prefix + name, base, ordered, visited)
         elif name.endswith(".md") and entry.is_file():
             batch.append((prefix + name, entry, None))
+        elif name.endswith(".md"):
+            batch.append((prefix + name, entry, "not a regular file (a FIFO, a device or a broken link)"))
     if batch:
         yield batch
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:  # a symlink loop: ELOOP
+        return False
 
 
 def _entry_name(entry: os.DirEntry) -> str:

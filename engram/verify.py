@@ -5,7 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from .index import IndexFileError, fingerprint, open_index, printed_digest, read_meta
+from . import gate
+from .index import PRINTED_COLUMNS, IndexFileError, fingerprint, open_index, printed_digest, read_meta
 
 REQUIRED_META = ("schema_version", "tokenizer", "fingerprint", "scope")
 REBUILD = "run `engram index` to rebuild it"
@@ -32,10 +33,14 @@ def _findings(conn: sqlite3.Connection, path: Path) -> list[str]:
         findings.append(f"{path}: SQLite integrity check failed ({status}); {REBUILD}")
     meta = read_meta(conn)
     findings += [f"{path}: meta key '{key}' is missing; {REBUILD}" for key in REQUIRED_META if key not in meta]
-    rows = conn.execute("SELECT id, rel, title, directive, summary, body, text_sha256 FROM memories ORDER BY rel")
-    for memory_id, rel, title, directive, summary, body, digest in rows:
-        if printed_digest(title, directive, summary, body) != digest:
-            findings.append(f"{path}: stored text of '{memory_id}' ({rel}) does not match its hash; {REBUILD}")
+    rows = conn.execute(f"SELECT rowid, rel, {', '.join(PRINTED_COLUMNS)}, text_sha256 FROM memories ORDER BY rel")
+    for row in rows:
+        where = f"{gate.name(row['id'])} ({gate.path(row['rel'])})"
+        field = gate.invalid_field(row)
+        if field:
+            findings.append(f"{path}: stored {field} of memory {where} is not valid; {REBUILD}")
+        elif not _digest_matches(row):
+            findings.append(f"{path}: stored text of '{row['id']}' ({row['rel']}) does not match its hash; {REBUILD}")
     files = conn.execute("SELECT rel, sha256 FROM files ORDER BY rel")
     if meta.get("fingerprint") and fingerprint(files) != meta["fingerprint"]:
         findings.append(f"{path}: file hashes do not match the index fingerprint; {REBUILD}")
@@ -63,3 +68,8 @@ def _fts_findings(conn: sqlite3.Connection, path: Path) -> list[str]:
     if rows != count:
         return [f"{path}: full-text index holds {rows} rows for {count} memories; {REBUILD}"]
     return []
+
+
+def _digest_matches(row: sqlite3.Row) -> bool:
+    columns = {name: row[name] for name in PRINTED_COLUMNS}
+    return all(isinstance(v, str) for v in columns.values()) and printed_digest(columns) == row["text_sha256"]
