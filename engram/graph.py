@@ -130,24 +130,30 @@ def find_cycles(graph: dict[str, list[str]]) -> list[list[str]]:
 
 
 def depths(graph: dict[str, list[str]], levels: dict[str, int]) -> dict[str, int]:
-    """Depth = max(declared level, 1 + depth of each prerequisite); edges closing a cycle are ignored."""
+    """Depth = max(declared level, 1 + depth of each prerequisite); edges closing a cycle are ignored.
+
+    Iterative: a chain of prerequisites is as long as its authors make it.
+    """
     result: dict[str, int] = {}
-    on_path: set[str] = set()
-
-    def depth(node: str) -> int:
-        if node in result:
-            return result[node]
-        on_path.add(node)
-        value = levels.get(node, 0)
-        for child in graph.get(node, []):
-            if child not in on_path:
-                value = max(value, 1 + depth(child))
-        on_path.discard(node)
-        result[node] = value
-        return value
-
-    for node in graph:
-        depth(node)
+    for start in graph:
+        if start in result:
+            continue
+        on_path = {start}
+        stack = [[start, iter(graph.get(start, [])), levels.get(start, 0)]]  # node, its children, its depth so far
+        while stack:
+            frame = stack[-1]
+            child = next(frame[1], None)
+            if child is None:
+                stack.pop()
+                on_path.discard(frame[0])
+                result[frame[0]] = frame[2]
+                if stack:
+                    stack[-1][2] = max(stack[-1][2], 1 + frame[2])
+            elif child in result:
+                frame[2] = max(frame[2], 1 + result[child])
+            elif child not in on_path:
+                on_path.add(child)
+                stack.append([child, iter(graph.get(child, [])), levels.get(child, 0)])
     return result
 
 

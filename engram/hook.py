@@ -36,6 +36,8 @@ FILE_EVENT_BODIES = 3
 WITHIN_LIMITS = 0  # the budget that goes with Hook.overflow
 UNLIMITED = 10**9  # session-start memories are bounded by the host cap alone
 SESSION_TTL_SECONDS = 30 * 24 * 3600  # delivered sets of sessions idle this long are dropped
+MAX_PAYLOAD_BYTES = 8 * 1024 * 1024  # a larger payload is not read: `{}`
+MAX_PROMPT_CHARS = 20_000  # routed on; words past a long bug report's first pages never become anchors
 NATIVE_RULE = re.compile(r"\.claude/rules/engram/([^/]+)\.md")
 PATCH_HEADER = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.MULTILINE)
 TYPE_ORDER = {"rule": 0, "skill": 1, "knowledge": 2}
@@ -330,6 +332,7 @@ def on_prompt(hook: Hook) -> str | None:
     prompt = hook.payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         return None
+    prompt = prompt[:MAX_PROMPT_CHARS]
     options = hook.options()
     routing = route(hook.layers(), prompt, options)
     with write_transaction(hook.state):
@@ -482,7 +485,7 @@ def main(argv: list[str]) -> int:
     stray = io.StringIO()
     try:
         with contextlib.redirect_stdout(stray):  # stdout carries exactly one JSON object
-            output = run(argv, sys.stdin.buffer.read())
+            output = run(argv, _read_payload())
     except Silent as reason:
         debug(str(reason))
         output = {}
@@ -491,10 +494,19 @@ def main(argv: list[str]) -> int:
         output = {}
     if stray.getvalue():
         debug(f"discarded stray output: {stray.getvalue()[:200]!r}")
-    with contextlib.suppress(OSError):
+    try:
         sys.stdout.write(json.dumps(output) + "\n")
         sys.stdout.flush()
+    except (OSError, ValueError, AttributeError):  # stdout closed or gone: nobody reads the answer
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so the flush at exit has nothing to fail on
     return 0
+
+
+def _read_payload() -> bytes:
+    raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+    if len(raw) > MAX_PAYLOAD_BYTES:
+        raise Silent(f"stdin holds more than {MAX_PAYLOAD_BYTES} bytes; not read")
+    return raw
 
 
 def run(argv: list[str], raw: bytes) -> dict:

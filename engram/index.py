@@ -87,6 +87,29 @@ def open_index(path: str | os.PathLike[str]) -> sqlite3.Connection:
     return conn
 
 
+def index_damage(path: str) -> str | None:
+    """Why the index file at ``path`` is damaged (not merely outdated): a file to set aside and
+    rebuild; None when it is sound as far as SQLite can tell, or absent."""
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(16)
+    except OSError:
+        return None
+    if header != b"SQLite format 3\x00":
+        return "not a SQLite file"
+    try:
+        conn = connect_readonly(path)
+        try:
+            if conn.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+                return "a foreign SQLite file"
+            status = conn.execute("PRAGMA quick_check").fetchone()[0]
+            return None if status == "ok" else "SQLite integrity check failed"
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        return f"corrupt ({exc})"
+
+
 def check_schema(conn: sqlite3.Connection, path: str) -> None:
     app_id = conn.execute("PRAGMA application_id").fetchone()[0]
     if app_id != APPLICATION_ID:

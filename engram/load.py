@@ -11,6 +11,7 @@ import contextlib
 import os
 import sqlite3
 import sys
+import time
 
 from . import gate, terms
 from .config import BUDGET_RANGE, user_config_dir
@@ -171,11 +172,13 @@ def main(argv: list[str]) -> int:
 def _rebuild(ws: Workspace) -> bool:
     """A damaged page behind a valid header shows up only when read: rebuild the roots once."""
     from .compile import compile_root
+    from .layers import REFRESH_BUDGET_S
 
     try:
         for root in ws.roots:
-            compile_root(root, ws.config)
-    except (OSError, TimeoutError, sqlite3.DatabaseError):
+            for line in compile_root(root, ws.config, deadline=time.monotonic() + REFRESH_BUDGET_S).repaired:
+                print(f"engram: warning: {line}", file=sys.stderr)
+    except (OSError, sqlite3.DatabaseError):
         return False
     return True
 

@@ -116,6 +116,8 @@ def with_prerequisites(ranked: list[Candidate], options: Options, limit: int | N
         if out and limit is not None and len(out) + len(needed) + 1 > limit:
             cand.reason = "limit"
             continue
+        if limit is not None and len(needed) >= limit:
+            needed = needed[len(needed) + 1 - limit :]  # a chain longer than the pack: its nearest links
         for prereq in needed:
             prereq.reason = None
             prereq.prerequisite_of = cand.id
@@ -127,32 +129,36 @@ def with_prerequisites(ranked: list[Candidate], options: Options, limit: int | N
 
 
 def _prerequisites(cand: Candidate, options: Options) -> list[Candidate]:
-    """Depth-first, deepest first; cycles end where they close."""
+    """Depth-first, deepest first; cycles end where they close. Iterative: chains can be long."""
     order: list[Candidate] = []
     visiting = {cand.id}
-
-    def visit(memory_id: str) -> None:
-        for (dst,) in cand.layer.conn.execute(
-            "SELECT dst FROM edges WHERE src = ? AND kind = 'depends_on' ORDER BY dst", (memory_id,)
-        ):
-            if dst in visiting:
-                continue
+    stack = [iter(_depends_on(cand, cand.id))]
+    expanding: list[Candidate | None] = [None]  # the prerequisite whose own ones each stack level lists
+    while stack:
+        dst = next(stack[-1], None)
+        if dst is None:
+            stack.pop()
+            done = expanding.pop()
+            if done is not None:
+                order.append(done)
+        elif dst not in visiting:
             visiting.add(dst)
             prereq = candidate_by_id(cand.layer, dst, options)
-            if prereq is None or prereq.reason is not None:
-                continue
-            visit(dst)
-            order.append(prereq)
-
-    visit(cand.id)
+            if prereq is not None and prereq.reason is None:
+                stack.append(iter(_depends_on(cand, dst)))
+                expanding.append(prereq)
     return order
 
 
-def requires_of(cand: Candidate) -> list[str]:
+def _depends_on(cand: Candidate, memory_id: str) -> list[str]:
     rows = cand.layer.conn.execute(
-        "SELECT dst FROM edges WHERE src = ? AND kind = 'depends_on' ORDER BY dst", (cand.id,)
+        "SELECT dst FROM edges WHERE src = ? AND kind = 'depends_on' ORDER BY dst", (memory_id,)
     )
-    return gate.requires([r[0] for r in rows])
+    return [row[0] for row in rows]
+
+
+def requires_of(cand: Candidate) -> list[str]:
+    return gate.requires(_depends_on(cand, cand.id))
 
 
 def checked_body(cand: Candidate, screen: Screen = screen_text) -> tuple[str | None, Skipped | None]:

@@ -17,8 +17,11 @@ INDEX_FILE = "index.db"
 STATE_FILE = "state.db"
 BUILD_TEMP_PREFIX = f".{INDEX_FILE}.tmp-"  # a build's copy of the index, renamed over it when done
 BUILD_LOCK_FILE = ".index.lock"  # held while a build writes
+CORRUPT_SUFFIX = ".corrupt-"  # a damaged index or state file, set aside for a look: index.db.corrupt-<time>
 # What a memory root's .gitignore keeps out of git: the built files, not the memories.
-GENERATED_FILES = (INDEX_FILE, STATE_FILE, f"{STATE_FILE}-*", f"{BUILD_TEMP_PREFIX}*", BUILD_LOCK_FILE)
+GENERATED_FILES = (
+    INDEX_FILE, STATE_FILE, f"{STATE_FILE}-*", f"{BUILD_TEMP_PREFIX}*", BUILD_LOCK_FILE, f"*.db{CORRUPT_SUFFIX}*"
+)
 
 
 # Value types are named tuples, not dataclasses: `load` and hooks start in every agent turn,
@@ -59,6 +62,19 @@ class SourceFile(namedtuple("SourceFile", "rel fspath size mtime_ns problem", de
     """
 
     __slots__ = ()
+
+
+def set_aside(path: str) -> str:
+    """Rename a damaged file to ``<path>.corrupt-<time>`` (kept for a look); returns the new path."""
+    import time  # only on the rare repair
+
+    target = f"{path}{CORRUPT_SUFFIX}{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+    os.replace(path, target)
+    return target
+
+
+def has_memory_folders(path: str) -> bool:
+    return any(os.path.isdir(os.path.join(path, folder)) for folder in MEMORY_FOLDERS)
 
 
 def find_project(start: str | os.PathLike[str] | None = None) -> str:
