@@ -60,11 +60,14 @@ def init() -> None:
 def index(
     output: Optional[Path] = typer.Option(None, "--output", help="Also write a self-contained, shareable index file."),
     scope: str = typer.Option("workspace", "--scope", help="Root written by --output: workspace or global."),
+    sign_key: Optional[Path] = typer.Option(
+        None, "--sign-key", help="Sign the --output file with this ed25519 key (needs engram[sign])."
+    ),
 ) -> None:
     """Compile the memory roots into their index (incremental, atomic)."""
     from .commands import run_index
 
-    raise typer.Exit(run_index(output, scope))
+    raise typer.Exit(run_index(output, scope, sign_key))
 
 @app.command()
 def check(as_json: bool = typer.Option(False, "--json", help="Print the findings as JSON.")) -> None:

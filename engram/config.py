@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 from .paths import read_text
 from .sources import CONFIG_FILE
@@ -18,10 +19,14 @@ DEFAULTS: dict = {
     "roles": [],
     "global_path": None,
     "global_index": None,
+    "global_index_key": None,  # base64 ed25519 public key: global_index must carry its signature
+    "global_index_sha256": None,  # or the SHA-256 the file must have
     "ignore": {"also": []},
 }
 LIMIT_RANGE = (1, 32)
 MAX_CONFIG_BYTES = 1024 * 1024
+_PUBLIC_KEY = re.compile(r"[A-Za-z0-9+/]{43}=")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 BUDGET_RANGE = (200, 16000)
 
 
@@ -133,6 +138,17 @@ def _validate(data: dict, problems: list[str]) -> None:
         if data.get(key) is not None and not isinstance(data[key], str):
             problems.append(f"config {key}: must be a path string or null")
             data[key] = None
+    _pattern(data, "global_index_key", _PUBLIC_KEY, "the base64 of an ed25519 public key (44 characters)", problems)
+    _pattern(data, "global_index_sha256", _SHA256, "64 hexadecimal digits", problems)
+
+
+def _pattern(data: dict, key: str, pattern, what: str, problems: list[str]) -> None:
+    value = data.get(key)
+    if value is not None and not (isinstance(value, str) and pattern.fullmatch(value)):
+        # A pin that cannot be read must not fall back to trusting anything: it pins nothing
+        # that could match, so the shared index is refused.
+        problems.append(f"config {key}: must be {what}; the global index is refused until it is")
+        data[key] = "invalid"
 
 
 def update_config_file(path: str, dotted: str, value) -> None:

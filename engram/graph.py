@@ -24,7 +24,7 @@ def resolve_reference(ref: str, ids: set[str], stems: dict[str, str]) -> str | N
     return ref if ref in ids else stems.get(ref)
 
 
-def _references(conn: sqlite3.Connection) -> Iterator[tuple[str, str, str, str | None]]:
+def references(conn: sqlite3.Connection) -> Iterator[tuple[str, str, str, str | None]]:
     """(id, rel, reference, resolved id or None) of every `depends_on` reference.
 
     Only the ids and file stems of all memories are held; rows are read as they come.
@@ -49,7 +49,7 @@ def rebuild_edges(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM edges")
     conn.executemany(
         "INSERT OR IGNORE INTO edges (src, dst, kind) VALUES (?, ?, 'depends_on')",
-        ((src, dst) for src, _, _, dst in _references(conn) if dst and dst != src),
+        ((src, dst) for src, _, _, dst in references(conn) if dst and dst != src),
     )
     conn.executemany("INSERT OR IGNORE INTO edges (src, dst, kind, weight) VALUES (?, ?, 'related', ?)", related_edges(conn))
 
@@ -82,7 +82,7 @@ def related_edges(conn: sqlite3.Connection) -> Iterator[tuple[str, str, float]]:
 def dependency_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:
     return [
         Problem(display_path(root, rel), f"depends_on names unknown id '{gate.name(ref)}'", kind="warning")
-        for _, rel, ref, dst in _references(conn)
+        for _, rel, ref, dst in references(conn)
         if dst is None
     ]
 

@@ -208,7 +208,7 @@ class Hook:
 
     def layers(self) -> list[Layer]:
         messages: list[str] = []
-        layers = open_layers(self.ws, None, messages)
+        layers = open_layers(self.ws, None, messages, self.state)
         for message in messages:
             debug(message)
         return layers

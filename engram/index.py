@@ -17,7 +17,7 @@ APPLICATION_ID = 1701728114  # "engr"
 # The last index migration's number; a constant, so opening an index never reads the migration
 # files (tests check it matches them).
 INDEX_SCHEMA_VERSION = 2
-STATE_SCHEMA_VERSION = 2  # the same for state.db
+STATE_SCHEMA_VERSION = 3  # the same for state.db
 # Bump when what the compiler stores changes without a schema change: indexes rebuild themselves.
 COMPILER_VERSION = "8"
 REQUIRED_TABLES = ("meta", "files", "memories", "edges", "memories_fts")

@@ -20,6 +20,7 @@ from .freshness import ignore_patterns, needs_refresh, open_current
 from .index import IndexFileError, open_index, read_meta
 from .paths import read_bytes, sqlite_uri
 from .sources import MAX_FILE_BYTES, MEMORY_FOLDERS, Root
+from .trust import Pin, check_pinned
 from .workspace import Workspace
 
 
@@ -59,7 +60,10 @@ def _source_differs(path: str, recorded_sha: str) -> bool:
     return hashlib.sha256(data).hexdigest() != recorded_sha
 
 
-def open_layers(ws: Workspace, index_file: str | None, messages: list[str]) -> list[Layer]:
+def open_layers(
+    ws: Workspace, index_file: str | None, messages: list[str], state: sqlite3.Connection | None = None
+) -> list[Layer]:
+    """The layers to route over; ``state`` remembers which shared index signatures were checked."""
     if index_file is not None:
         return [open_prebuilt(index_file, "workspace")]
     layers = []
@@ -68,7 +72,11 @@ def open_layers(ws: Workspace, index_file: str | None, messages: list[str]) -> l
         layers.append(root_layer)
     global_index = ws.config.get("global_index")
     if global_index:
-        layers.append(open_prebuilt(os.path.expanduser(global_index), "global"))
+        pin = Pin(ws.config.get("global_index_key"), ws.config.get("global_index_sha256"))
+        try:
+            layers.append(open_prebuilt(os.path.expanduser(global_index), "global", pin, state))
+        except IndexFileError as exc:  # the project's own memories still load
+            messages.append(f"global index not used: {exc}")
     elif ws.global_root:
         global_layer = _root_layer(ws, ws.global_root, messages)
         if global_layer:
@@ -87,9 +95,15 @@ def _shadow(layers: list[Layer]) -> None:
             layer.conn.execute("DETACH DATABASE upper")
 
 
-def open_prebuilt(path: str | os.PathLike[str], scope: str) -> Layer:
-    """A shared index file: read-only, validated; raises IndexFileError with one line."""
+def open_prebuilt(
+    path: str | os.PathLike[str], scope: str, pin: Pin | None = None, state: sqlite3.Connection | None = None
+) -> Layer:
+    """A shared index file: read-only, validated, matching its pin if config has one; raises
+    IndexFileError with one line. Unpinned, it is used as it is: every field it prints passes the
+    output gate like any other."""
     path = os.fspath(path)
+    if pin:
+        check_pinned(path, pin, state)
     conn = open_index(path)
     meta = read_meta(conn)
     return Layer(scope, conn, path, _recorded_sources(path, meta), True)

@@ -185,10 +185,10 @@ def _rebuild(ws: Workspace) -> bool:
 
 def _run(args: LoadArgs, budget: int | None, ws: Workspace) -> int:
     messages: list[str] = []
-    layers = open_layers(ws, args.index, messages)
-    for message in messages:
-        print(f"engram: warning: {message}", file=sys.stderr)
     state = _open_state(ws.root.state_path if os.path.isdir(ws.root.path) else os.path.join(user_config_dir(), STATE_FILE))
+    layers = open_layers(ws, args.index, messages, state)
+    for message in messages:
+        print(f"engram: warning: {gate.line(message)}", file=sys.stderr)
     ids = [i.strip().lower() for raw in args.id for i in raw.split(",") if i.strip()]
     if ids:
         return _fetch(layers, ids, ws, state)

@@ -23,17 +23,32 @@ def read_bytes(path: str, limit: int) -> bytes:
     Opened without blocking, so a FIFO is refused at once instead of waiting for a writer, and
     read in chunks, so a file that grows (or /dev/zero behind a link) never exhausts memory.
     """
+    chunks, size = [], 0
+    for chunk in _chunks(path):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            raise UnreadableFile(f"{os.path.basename(path)} is larger than {limit} bytes")
+    return b"".join(chunks)
+
+
+def sha256_file(path: str) -> str:
+    """The SHA-256 of a regular file of any size, read a chunk at a time."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for chunk in _chunks(path):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _chunks(path: str):
     descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):
             raise UnreadableFile(f"{os.path.basename(path)} is not a regular file")
-        chunks, size = [], 0
         while chunk := os.read(descriptor, READ_CHUNK):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > limit:
-                raise UnreadableFile(f"{os.path.basename(path)} is larger than {limit} bytes")
-        return b"".join(chunks)
+            yield chunk
     finally:
         os.close(descriptor)
 
