@@ -182,19 +182,19 @@ def _walk(directory: str, rel: str, base: str, ordered: bool, visited: set[tuple
     for entry in entries:
         name = entry.name
         if not name.isprintable():
-            if name.endswith(".md") or _is_dir(entry):
+            if name.endswith(".md") or _safely(entry.is_dir):
                 batch.append((prefix + name, entry, "file name holds control characters"))
         elif entry.is_symlink() and not is_inside(entry.path, base):
             if name.endswith(".md"):
                 batch.append((prefix + name, entry, "symlink points outside the memory root"))
             elif entry.is_dir():  # said once, so memories that seem to be there but never load are explained
                 batch.append((prefix + name + "/", entry, "symlinked folder points outside the memory root"))
-        elif _is_dir(entry):
+        elif _safely(entry.is_dir):
             if batch:
                 yield batch
                 batch = []
             yield from _walk(entry.path, prefix + name, base, ordered, visited)
-        elif name.endswith(".md") and entry.is_file():
+        elif name.endswith(".md") and _safely(entry.is_file):
             batch.append((prefix + name, entry, None))
         elif name.endswith(".md"):
             batch.append((prefix + name, entry, "not a regular file (a FIFO, a device or a broken link)"))
@@ -202,10 +202,11 @@ def _walk(directory: str, rel: str, base: str, ordered: bool, visited: set[tuple
         yield batch
 
 
-def _is_dir(entry: os.DirEntry) -> bool:
+def _safely(check) -> bool:
+    """``entry.is_dir`` or ``entry.is_file``, False where the entry cannot be resolved (a symlink loop)."""
     try:
-        return entry.is_dir()
-    except OSError:  # a symlink loop: ELOOP
+        return check()
+    except OSError:
         return False
 
 

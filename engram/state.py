@@ -52,11 +52,11 @@ def _open_state(path: str) -> sqlite3.Connection:
 
 def _prepare_state(conn: sqlite3.Connection) -> None:
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-        conn.execute("PRAGMA journal_mode = WAL")
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-        raise ForeignState("not an engram state file")
+        raise ForeignState("not an engram state file")  # before WAL mode would write to it
+    if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        conn.execute("PRAGMA journal_mode = WAL")
     if version < STATE_SCHEMA_VERSION:
         with contextlib.suppress(sqlite3.OperationalError):  # another process migrated first
             apply_migrations(conn, "state")
