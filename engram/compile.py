@@ -313,7 +313,7 @@ def _full_text_sound(path: str) -> bool:
         conn.execute("BEGIN")
         conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('integrity-check')")
         return True
-    except sqlite3.DatabaseError:
+    except (sqlite3.DatabaseError, MemoryError):  # a garbage length in a page reads as out of memory
         return False
     finally:
         with contextlib.suppress(sqlite3.Error):

@@ -31,11 +31,12 @@ class Problem(namedtuple("Problem", "where reason line kind", defaults=(None, "i
     __slots__ = ()
 
     def __str__(self) -> str:
-        place = f"{self.where}:{self.line}" if self.line else self.where
-        return gate.line(f"{self.kind} {place}: {self.reason}")
+        where = gate.file_path(self.where)
+        place = f"{where}:{self.line}" if self.line else where
+        return f"{self.kind} {place}: {gate.line(self.reason)}"
 
     def as_json(self) -> dict:
-        return {"kind": self.kind, "path": gate.line(self.where), "line": self.line, "reason": gate.line(self.reason)}
+        return {"kind": self.kind, "path": gate.file_path(self.where), "line": self.line, "reason": gate.line(self.reason)}
 
 
 def display_path(root: Root, rel: str) -> str:

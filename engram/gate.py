@@ -73,9 +73,13 @@ def name(value: object) -> str:
     """An id or a tag as printed in a list: one short line that passes the screen, else WITHHELD."""
     if not isinstance(value, str) or not 0 < len(value) <= MAX_NAME or line(value) != value:
         return WITHHELD
+    return WITHHELD if _flagged(value) else value
+
+
+def _flagged(value: str) -> bool:
     from .safety import scan  # an import, not a cost: load has it already
 
-    return WITHHELD if scan(_as_words(value)) else value
+    return scan(_as_words(value)) is not None
 
 
 def names(values: list[str]) -> list[str]:
@@ -94,6 +98,12 @@ def is_memory_path(rel: object) -> bool:
 def path(rel: str) -> str:
     """A stored path as printed: itself when valid, else WITHHELD (it may hold anything)."""
     return rel if is_memory_path(rel) else WITHHELD
+
+
+def file_path(value: str) -> str:
+    """A file path shown in a message: one line, each folder or file name the screen flags withheld
+    (a file may be named to carry an instruction)."""
+    return "/".join(WITHHELD if part and _flagged(part) else part for part in line(value).split("/"))
 
 
 def label(stored: object) -> str:

@@ -161,7 +161,7 @@ def main(argv: list[str]) -> int:
     except IndexFileError as exc:
         print(f"engram: error: {exc}", file=sys.stderr)
         return 1
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, MemoryError) as exc:  # SQLite reports some damaged pages as out of memory
         if args.index is None and _rebuild(ws):
             return _run(args, budget, ws)
         paths = args.index or ", ".join(str(root.index_path) for root in ws.roots)

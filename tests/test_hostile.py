@@ -979,7 +979,7 @@ def test_garbage_in_the_full_text_index_is_repaired_by_index(project, write_memo
     assert run_engram(["index"], cwd=project).returncode == 0
     index = project / ROOT_REL / "index.db"
     with sqlite3.connect(index) as conn:
-        conn.execute("UPDATE memories_fts_data SET block = randomblob(64) WHERE id > 1")
+        conn.execute("UPDATE memories_fts_data SET block = ? WHERE id > 1", (bytes((i * 37 + 11) % 256 for i in range(64)),))
     conn.close()
     assert run_engram(["verify"], cwd=project).returncode == 1
     proc = run_engram(["index"], cwd=project)
