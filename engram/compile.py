@@ -326,7 +326,8 @@ def _set_aside_if_damaged(root: Root, result: CompileResult, known: str | None) 
     damage = known or index_damage(root.index_path)
     if damage:
         kept = set_aside(root.index_path)
-        result.repaired.append(f"{root.index_path}: {damage}; rebuilt, the damaged file kept as {os.path.basename(kept)}")
+        kept_as = os.path.basename(kept)
+        result.repaired.append(f"{root.index_path}: {damage}; rebuilt, the damaged file kept as {kept_as}")
 
 
 def _summarise(conn: sqlite3.Connection, result: CompileResult) -> None:

@@ -141,8 +141,8 @@ def screened_text(columns: dict[str, str]) -> str:
     """What the screen reads of a memory: every printed column (PRINTED_COLUMNS) as text."""
     tags = _string_list(columns["tags"]) or []
     globs = _string_list(columns["applies_to"]) or []
-    names = " ".join(_as_words(v) for v in (columns["id"], *tags))
-    return "\n".join((names, " ".join(globs), columns["title"], columns["directive"], columns["summary"], columns["body"]))
+    words = " ".join(_as_words(v) for v in (columns["id"], *tags))
+    return "\n".join((words, " ".join(globs), columns["title"], columns["directive"], columns["summary"], columns["body"]))
 
 
 def check_memory(conn: sqlite3.Connection, row: sqlite3.Row, screen: Screen) -> tuple[str | None, str | None, str]:
@@ -157,7 +157,8 @@ def check_memory(conn: sqlite3.Connection, row: sqlite3.Row, screen: Screen) -> 
         f"SELECT {', '.join(PRINTED_COLUMNS)}, text_sha256 FROM memories WHERE rowid = ?", (row["rowid"],)
     ).fetchone()
     columns = dict(zip(PRINTED_COLUMNS, stored))
-    if not all(isinstance(v, str) for v in columns.values()) or None in map(_string_list, (columns["tags"], columns["applies_to"])):
+    lists = (_string_list(columns["tags"]), _string_list(columns["applies_to"]))
+    if not all(isinstance(v, str) for v in columns.values()) or None in lists:
         return None, "hash", "stored fields are not valid; run `engram index`"
     digest = printed_digest(columns)
     if digest != stored[-1]:

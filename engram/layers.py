@@ -145,7 +145,7 @@ def _refresh(ws: Workspace, root: Root, messages: list[str]) -> bool:
         return False
     except BuildTooSlow:
         _index_in_background(ws)
-        debug_note(f"{root.path}: too many changes to index inline; indexing in the background, serving the current index")
+        debug_note(f"{root.path}: too many changes to index inline; indexing in the background, serving what there is")
         return False
     except OSError as exc:
         messages.append(f"cannot refresh {root.index_path} ({exc}); using it as is")

@@ -14,6 +14,11 @@ bytes (one byte per character, so indexes match the text) and:
 Value plausibility and Shannon entropy are computed only for those
 candidates. Labels name the kind of finding, never the matched text, so a
 ``SKIPPED`` line cannot leak the secret it reports.
+
+Text is normalised first (``normalise``: NFKC, invisible characters removed,
+look-alike letters folded; nothing to do for ASCII text), and the injection
+detectors read it with markdown emphasis removed, so the screen sees the words
+the model reads. docs/safety.md lists what is found.
 """
 
 from __future__ import annotations
@@ -58,6 +63,11 @@ class _Detector(namedtuple("_Detector", "anchors check")):
 
 def _matching(pattern: LazyPattern, label: str) -> _Check:
     return lambda text, index: label if pattern.match(text, index) else None
+
+
+def _near(pattern: LazyPattern, label: str, before: int, after: int) -> _Check:
+    """The pattern anywhere from ``before`` characters ahead of the anchor to ``after`` past it."""
+    return lambda text, index: label if pattern.search(text, max(0, index - before), index + after) else None
 
 
 # Markdown decoration allowed before a line-start marker: quotes, bullets,
@@ -289,6 +299,9 @@ _COMMAND_SECRET = LazyPattern(
 _TRAILING_PUNCTUATION = ".,;:!?)`"
 
 
+_MYSQL_LINE = LazyPattern(r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b")  # `-pX` is a password only there
+
+
 def _command_secret(text: str, index: int) -> str | None:
     if text[index - 1 : index] == "-":  # the `-p` anchor inside `--password`
         index -= 1
@@ -309,17 +322,14 @@ _COMMAND_SECRET_DETECTOR = _Detector(
      b"secret ", b"token "),
     _command_secret,
 )
-_MYSQL_LINE = LazyPattern(r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b")  # `-pX` is a password only there
-
-_SENDGRID_OR_WEBHOOK = _Detector(
-    (b"sg.", b"hooks.slack.com/services/"),
-    lambda text, index: (
-        "secret: sendgrid key" if _SENDGRID.match(text, index)
-        else "secret: slack webhook" if _SLACK_WEBHOOK.match(text, index) else None
-    ),
+# Shapes with a dot or a slash inside, so no token run holds them whole.
+_SENDGRID_KEY = _Detector(
+    (b"sg.",), _matching(LazyPattern(r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}"), "secret: sendgrid key")
 )
-_SENDGRID = LazyPattern(r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}")
-_SLACK_WEBHOOK = LazyPattern(r"hooks\.slack\.com/services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{16,}")
+_SLACK_WEBHOOK = _Detector(
+    (b"hooks.slack.com/services/",),
+    _matching(LazyPattern(r"hooks\.slack\.com/services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{16,}"), "secret: slack webhook"),
+)
 
 _URL_CREDENTIALS = LazyPattern(r"://[^\s/:@]{0,200}:([^\s/@]{1,200})@")
 
@@ -382,7 +392,8 @@ def _find_secret(text: str, lowered: bytes) -> str | None:
         or (_URL_CREDENTIALS_DETECTOR.run(text, lowered) if b"@" in lowered else None)
         or _password_assignment(text, lowered)
         or _COMMAND_SECRET_DETECTOR.run(text, lowered)
-        or _SENDGRID_OR_WEBHOOK.run(text, lowered)
+        or _SENDGRID_KEY.run(text, lowered)
+        or _SLACK_WEBHOOK.run(text, lowered)
         or _high_entropy_value(text, lowered, runs)
     )
 
@@ -593,11 +604,15 @@ _INJECTIONS = (
     ),
     _Detector((b"you are now", b"from now on"), _persona_switch),
     _Detector((b"instruction",), _new_instructions),
-    _Detector((b"instructions supersede", b"instructions override", b"instructions replace", b"instructions take"),
-              lambda text, index: "injection: new instructions" if _SUPERSEDE.search(text, max(0, index - 20), index + 60) else None),
-    _Detector((b"do not tell", b"don't tell", b"dont tell", b"never tell", b"do not inform", b"do not notify",
-               b"secretly", b"silently", b"covertly", b"quietly"),
-              lambda text, index: "injection: concealed action" if _CONCEALED.search(text, max(0, index - 4), index + 120) else None),
+    _Detector(
+        (b"instructions supersede", b"instructions override", b"instructions replace", b"instructions take"),
+        _near(_SUPERSEDE, "injection: new instructions", 20, 60),
+    ),
+    _Detector(
+        (b"do not tell", b"don't tell", b"dont tell", b"never tell", b"do not inform", b"do not notify", b"secretly",
+         b"silently", b"covertly", b"quietly"),
+        _near(_CONCEALED, "injection: concealed action", 4, 120),
+    ),
     _Detector((b"send", b"upload", b"post", b"email", b"e-mail", b"exfiltrate", b"copy", b"forward", b"leak", b"cat ",
                b"base64 ", b"tar ", b"gzip "), _matching(_EXFILTRATION, "injection: exfiltration command")),
     _Detector((b"](http",), _data_url),
@@ -612,8 +627,7 @@ def _find_injection(text: str, lowered: bytes) -> str | None:
     label = _ROLE_MARKERS.run(text, lowered) or _foreign_override(text, lowered) or _encoded_payload(text, lowered)
     if label:
         return label
-    plain = text.translate(_EMPHASIS)
-    plain_lowered = lowered.translate(None, b"*_~`") if plain is not text else lowered
+    plain, plain_lowered = text.translate(_EMPHASIS), lowered.translate(None, _EMPHASIS_BYTES)  # still aligned
     for detector in _INJECTIONS:
         label = detector.run(plain, plain_lowered)
         if label:
@@ -621,7 +635,8 @@ def _find_injection(text: str, lowered: bytes) -> str | None:
     return None
 
 
-_EMPHASIS = dict.fromkeys(map(ord, "*_~`"))
+_EMPHASIS_BYTES = b"*_~`"
+_EMPHASIS = dict.fromkeys(_EMPHASIS_BYTES)
 
 
 # --- encoded payloads ---------------------------------------------------------------
