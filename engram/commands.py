@@ -141,7 +141,7 @@ def run_graph(task: str | None, rebuild: bool) -> int:
             _err(f"error: {exc}; run `engram graph --rebuild`")
             return 1
         lines = describe(conn) if task is None else _task_graph(conn, task, ws)
-        print("\n".join(lines))
+        print(gate.text("\n".join(lines)))
     return 0
 
 

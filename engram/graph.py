@@ -183,10 +183,10 @@ def describe(conn: sqlite3.Connection, only: set[str] | None = None) -> list[str
     edges = sum(len(v) for v in graph.values()) + related
     lines = [f"engram graph: {len(graph)} nodes, {edges} edges", f"{related} related edges (shared tags; they only rerank)", "Dependency layers"]
     for node in sorted(graph, key=lambda n: (depth[n], n)):
-        needs = f" depends on {', '.join(graph[node])}" if graph[node] else ""
-        lines.append(f"  [{depth[node]}] {node}{needs}")
+        needs = f" depends on {', '.join(map(gate.name, graph[node]))}" if graph[node] else ""
+        lines.append(f"  [{depth[node]}] {gate.name(node)}{needs}")
     for cycle in find_cycles(graph):
-        lines.append(f"cycle: {cycle_text(cycle)}")
+        lines.append(f"cycle: {cycle_text([gate.name(node) for node in cycle])}")
     return lines
 
 

@@ -12,8 +12,6 @@ is imported only when the shared file changed. Stdlib only at import.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import os
 import sqlite3
@@ -51,6 +49,8 @@ def _signed_message(digest: str) -> bytes:
 
 def sign_index(index_path: str, key_path: str) -> str:
     """Write ``<index>.sig`` with an ed25519 key file (PEM or OpenSSH); returns the public key."""
+    import base64  # signing and checking only: `load` on a remembered file never needs it
+
     crypto = _cryptography()
     data = read_bytes(key_path, MAX_KEY_BYTES)
     try:
@@ -106,6 +106,9 @@ def check_signature(index_path: str, digest: str, pinned_key: str | None) -> str
         raise IndexFileError(f"{index_path}: signed by another key than the pinned one")
     if record["sha256"] != digest:
         raise IndexFileError(f"{index_path}: changed since it was signed")
+    import base64
+    import binascii
+
     crypto = _cryptography()
     try:
         public = crypto.Ed25519PublicKey.from_public_bytes(base64.b64decode(record["public_key"], validate=True))

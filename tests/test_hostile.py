@@ -383,11 +383,8 @@ def test_tampered_card_text_in_a_prebuilt_index_is_never_printed(project, write_
 def test_hook_on_a_corrupt_index_prints_one_json_object(corpus, run_engram):
     _overwrite_pages(0.3)(corpus / ROOT_REL / "index.db")
     for event, extra in (("UserPromptSubmit", {"prompt": "write angular typescript"}), ("SessionStart", {"source": "startup"})):
-        payload = {"session_id": "s1", "transcript_path": "/tmp/t.jsonl", "cwd": str(corpus), "hook_event_name": event, **extra}
-        proc = run_engram(["hook", "--host", "claude"], cwd=corpus, input=json.dumps(payload))
-        assert proc.returncode == 0
-        assert proc.stdout.count("\n") == 1
-        assert isinstance(json.loads(proc.stdout), dict)
+        out, _ = _hook(run_engram, corpus, "claude", event, session_id="s1", **extra)
+        assert isinstance(out, dict)
 
 
 # --- the memory folder changes while `engram index` runs -----------------------------------------
@@ -596,15 +593,9 @@ def test_flagged_memory_never_reaches_a_hook(flagged, run_engram):
     host = "claude"
     for session, event, extra in (("s1", "UserPromptSubmit", {"prompt": "how do we deploy to staging"}),
                                   ("s2", "SessionStart", {"source": "startup"})):
-        payload = {"session_id": session, "transcript_path": "/tmp/t.jsonl", "cwd": str(project),
-                   "hook_event_name": event, **extra}
-        proc = run_engram(["hook", "--host", host], cwd=project, input=json.dumps(payload))
-        assert proc.returncode == 0
-        assert proc.stdout.count("\n") == 1
-        out = json.loads(proc.stdout)
-        assert isinstance(out, dict)
-        _assert_never(proc.stdout + proc.stderr, never)
-        assert "CLEANBODY" in proc.stdout, (event, proc.stdout)  # the hook did deliver the clean memory
+        out, err = _hook(run_engram, project, host, event, session_id=session, **extra)
+        _assert_never(json.dumps(out, ensure_ascii=False) + err, never)
+        assert "CLEANBODY" in _context(out), (event, out)  # the hook did deliver the clean memory
 
 
 PROSE = {
