@@ -13,6 +13,7 @@ from typing import Optional
 
 import typer
 
+from . import gate
 from .config import LIMIT_RANGE, update_config_file
 from .hosts import HOSTS
 from .paths import shown_path
@@ -93,11 +94,14 @@ def init() -> None:
 def index(
     output: Optional[Path] = typer.Option(None, "--output", help="Also write a self-contained, shareable index file."),
     scope: str = typer.Option("workspace", "--scope", help="Root written by --output: workspace or global."),
+    sign_key: Optional[Path] = typer.Option(
+        None, "--sign-key", help="Sign the --output file with this ed25519 key (needs engram[sign])."
+    ),
 ) -> None:
     """Compile the memory roots into their index (incremental, atomic)."""
     from .commands import run_index
 
-    raise typer.Exit(run_index(output, scope))
+    raise typer.Exit(run_index(output, scope, sign_key))
 
 @app.command()
 def check(as_json: bool = typer.Option(False, "--json", help="Print the findings as JSON.")) -> None:
@@ -228,7 +232,7 @@ def benchmark(
     typer.echo(format_report(report), nl=False)
     if show_misses:
         for miss, reasons in zip(report["misses"], report["miss_reasons"]):
-            typer.echo(f"  {miss}")
+            typer.echo(f"  {gate.line(miss)}")
             for reason in reasons:
                 typer.echo(f"      {reason}")
 

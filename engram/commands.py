@@ -8,13 +8,14 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from . import native_rules
+from . import gate, native_rules
 from .compile import CompileResult, compile_root, export_index
 from .freshness import display_path
 from .graph import describe
 from .index import IndexFileError, open_index
 from .sources import ROOT_DIR, stray_files
-from .verify import verify_index
+from .trust import SIGNATURE_SUFFIX, sign_index
+from .verify import repaired_lines, signature_line, verify_index
 from .workspace import Workspace, open_workspace
 
 
@@ -32,6 +33,7 @@ def _warn_config(ws: Workspace) -> None:
 
 
 def _compile_all(ws: Workspace, output: Path | None, scope: str) -> list[CompileResult]:
+    """Every root compiled (its damage repaired and said); ``output``: the shareable copy."""
     results = []
     for root in ws.roots:
         if output is not None and root.scope == scope:
@@ -49,7 +51,7 @@ def _has_roots(ws: Workspace) -> bool:
     return False
 
 
-def run_index(output: Path | None, scope: str) -> int:
+def run_index(output: Path | None, scope: str, sign_key: Path | None = None) -> int:
     ws = open_workspace()
     _warn_config(ws)
     if scope not in ("workspace", "global"):
@@ -60,12 +62,17 @@ def run_index(output: Path | None, scope: str) -> int:
         return 1
     if not _has_roots(ws):
         return 1
+    if sign_key is not None and output is None:
+        _err("error: --sign-key signs the file --output writes; give --output too")
+        return 2
     try:
         results = _compile_all(ws, output, scope)
     except (OSError, TimeoutError) as exc:
         _err(f"error: cannot write the index: {exc}")
         return 1
     for result in results:
+        for line in result.repaired:
+            _err(f"warning: {line}")
         for problem in result.problems:
             _err(str(problem))
     native = native_rules.sync(ws.root, ws.config)
@@ -77,6 +84,13 @@ def run_index(output: Path | None, scope: str) -> int:
         print(native.summary)
     if output is not None:
         print(f"wrote {output}")
+    if sign_key is not None:
+        try:
+            key = sign_index(str(output), str(sign_key))
+        except (IndexFileError, OSError) as exc:
+            _err(f"error: cannot sign {output}: {gate.line(str(exc))}")
+            return 1
+        print(f"signed {output} ({output}{SIGNATURE_SUFFIX}); pin it with \"global_index_key\": \"{key}\"")
     return 1 if any(r.invalid for r in results) else 0
 
 
@@ -134,15 +148,24 @@ def run_check(as_json: bool) -> int:
 
 
 def run_verify(index_file: Path | None) -> int:
-    paths = [index_file] if index_file else [root.index_path for root in open_workspace().roots]
+    ws = open_workspace()
+    paths = [index_file] if index_file else [root.index_path for root in ws.roots]
     failed = False
     for path in paths:
         findings = verify_index(path)
+        signed = None
+        if index_file is not None and not findings:
+            signed, bad = signature_line(index_file, ws.config.get("global_index_key"))
+            findings += [bad] if bad else []
         for finding in findings:
             print(finding)
         if not findings:
-            print(f"OK {path}")
+            print(f"OK {path}" + (f", {signed}" if signed else ""))
         failed = failed or bool(findings)
+    if index_file is None:
+        for root in ws.roots:
+            for line in repaired_lines(root.path):
+                print(line)
     return 1 if failed else 0
 
 
@@ -163,7 +186,7 @@ def run_graph(task: str | None, rebuild: bool) -> int:
             _err(f"error: {exc}" + ("" if rebuild else "; `engram graph --rebuild` builds it"))
             return 1
         lines = describe(conn) if task is None else _task_graph(conn, task, ws)
-        print("\n".join(lines))
+        print(gate.text("\n".join(lines)))
     return 0
 
 

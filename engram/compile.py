@@ -38,23 +38,43 @@ from .freshness import (
     stat_unchanged,
     stored_file,
 )
+from .gate import screened_text
 from .graph import rebuild_edges
-from .index import COMPILER_VERSION, apply_migrations, fingerprint, printed_digest
+from .index import COMPILER_VERSION, apply_migrations, fingerprint, index_damage, printed_digest
 from .parse import Memory, ParseError, parse_memory
 from .paths import remove_if_present
 from .safety import scan
-from .sources import BUILD_LOCK_FILE, BUILD_TEMP_PREFIX, Root, SourceFile, source_file, stat_line, walk_memory_files
+from .sources import (
+    BUILD_LOCK_FILE,
+    BUILD_TEMP_PREFIX,
+    Root,
+    SourceFile,
+    has_memory_folders,
+    set_aside,
+    source_file,
+    stat_line,
+    walk_memory_files,
+)
 
-LOCK_TIMEOUT_S = 60.0
+LOCK_TIMEOUT_S = 60.0  # `engram index` waits this long for another build; the read path never waits
 PROGRESS_THRESHOLD = 200
 PARALLEL_MIN_FILES = 400  # fewer files to parse: starting worker processes would cost more than it saves
 PARALLEL_CHUNK = 32  # files per task sent to a worker
 MAX_WORKERS = 4  # this process writes every row; more workers would wait on it
 
 
+class BuildBusy(TimeoutError):
+    """Another process is building this root; the read path serves the current index instead."""
+
+
+class BuildTooSlow(TimeoutError):
+    """An inline refresh ran past the read path's time budget; the old index is left as it was."""
+
+
 class CompileResult:
     def __init__(self, root: Root) -> None:
         self.root = root
+        self.repaired: list[str] = []  # what was set aside: "<index>: <damage>; kept as <file>"
         self.total = 0
         self.files = 0
         self.added = 0
@@ -146,13 +166,17 @@ def prepare(source: SourceFile, indexed_sha: str | None = None) -> Prepared:
 
 def memory_row(memory: Memory, source_sha: str) -> tuple:
     """The values of MEMORY_COLUMNS for a parsed memory."""
-    printed = (memory.title, memory.directive, memory.summary, memory.body)
+    printed = {
+        "id": memory.id, "type": memory.type, "authority": memory.authority, "tags": json.dumps(memory.tags),
+        "applies_to": json.dumps(memory.applies_to), "title": memory.title, "directive": memory.directive,
+        "summary": memory.summary, "body": memory.body,
+    }
     return (
         memory.id, memory.type, memory.authority, memory.confidence, memory.lifecycle, memory.level,
-        memory.valid_until, json.dumps(memory.roles), json.dumps(memory.tags), memory.directive, memory.summary,
-        memory.title, json.dumps(memory.triggers), json.dumps(memory.applies_to), json.dumps(memory.depends_on),
-        memory.updated, memory.body, printed_digest(*printed), source_sha, terms.estimate_tokens(memory.body),
-        scan("\n".join(printed)),
+        memory.valid_until, json.dumps(memory.roles), printed["tags"], memory.directive, memory.summary,
+        memory.title, json.dumps(memory.triggers), printed["applies_to"], json.dumps(memory.depends_on),
+        memory.updated, memory.body, printed_digest(printed), source_sha, terms.estimate_tokens(memory.body),
+        scan(screened_text(printed)),
     )
 
 
@@ -229,17 +253,22 @@ class Builder:
 
 
 @contextlib.contextmanager
-def root_lock(root: Root):
-    """Serialise compilers of one root across processes (two `engram index` at once)."""
+def root_lock(root: Root, wait: bool = True):
+    """Serialise compilers of one root across processes (two `engram index` at once).
+
+    Without ``wait`` (the read path), a lock held by another process raises BuildBusy at once.
+    """
     lock_path = os.path.join(root.path, BUILD_LOCK_FILE)
     handle = open(lock_path, "a+")  # noqa: SIM115 - held for the duration of the block
     try:
-        deadline = time.monotonic() + LOCK_TIMEOUT_S
+        deadline = time.monotonic() + (LOCK_TIMEOUT_S if wait else 0)
         while True:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
+                if not wait:
+                    raise BuildBusy(f"{root.path}: another engram is indexing") from None
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"{root.path}: another engram is still indexing") from None
                 time.sleep(0.05)
@@ -248,20 +277,31 @@ def root_lock(root: Root):
         handle.close()
 
 
-def compile_root(root: Root, config: Config, progress: bool = False) -> CompileResult:
-    """Bring ``root/index.db`` up to date with the root's sources."""
+def compile_root(root: Root, config: Config, progress: bool = False, deadline: float | None = None) -> CompileResult:
+    """Bring ``root/index.db`` up to date with the root's sources; a damaged index is set aside
+    (index.db.corrupt-<time>) and rebuilt.
+
+    ``deadline`` (a `time.monotonic` value, for the read path): neither wait for the lock nor
+    build past it (BuildBusy, BuildTooSlow).
+    """
     result = CompileResult(root)
-    if not os.path.isdir(root.path):
-        return result
+    if not os.path.isdir(root.path) or (root.scope == "global" and not has_memory_folders(root.path)):
+        return result  # a global folder that holds no memories (ENGRAM_GLOBAL_DIR=/) gets no index
     patterns = ignore_patterns(root, config)
-    with root_lock(root):
+    with root_lock(root, wait=deadline is None):
         _remove_leftovers(root)
         current = open_current(root, thorough=True)
+        damage = None
+        if current is not None and not _full_text_sound(root.index_path):
+            current.close()
+            current, damage = None, "the full-text index is damaged"
+        if current is None and os.path.isfile(root.index_path):
+            _set_aside_if_damaged(root, result, damage)
         try:
             if not needs_refresh(root, current, patterns):
                 _summarise(current, result)
                 return result
-            _rebuild_into_temp(root, current, patterns, result, progress)
+            _rebuild_into_temp(root, current, patterns, result, progress, deadline)
         finally:
             if current is not None:
                 current.close()
@@ -274,6 +314,31 @@ def compile_to(root: Root, config: Config, target: str, current: sqlite3.Connect
     result = CompileResult(root)
     build_into(target, root, current, ignore_patterns(root, config), result)
     return result
+
+
+def _full_text_sound(path: str) -> bool:
+    """FTS5's own structure check (quick_check does not read its shadow tables). It needs a
+    writable handle; the build lock is held, and nothing is written."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("BEGIN")
+        conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('integrity-check')")
+        return True
+    except (sqlite3.DatabaseError, MemoryError):  # a garbage length in a page reads as out of memory
+        return False
+    finally:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        conn.close()
+
+
+def _set_aside_if_damaged(root: Root, result: CompileResult, known: str | None) -> None:
+    """A damaged index (not one that is merely outdated) is kept as index.db.corrupt-<time>."""
+    damage = known or index_damage(root.index_path)
+    if damage:
+        kept = set_aside(root.index_path)
+        kept_as = os.path.basename(kept)
+        result.repaired.append(f"{root.index_path}: {damage}; rebuilt, the damaged file kept as {kept_as}")
 
 
 def _summarise(conn: sqlite3.Connection, result: CompileResult) -> None:
@@ -302,17 +367,22 @@ def _copy_file(source: str, target: str) -> None:
 
 
 def _rebuild_into_temp(
-    root: Root, current: sqlite3.Connection | None, patterns: list[str], result: CompileResult, progress: bool
+    root: Root,
+    current: sqlite3.Connection | None,
+    patterns: list[str],
+    result: CompileResult,
+    progress: bool,
+    deadline: float | None,
 ) -> None:
     temp = _temp_path(root)
-    build_into(temp, root, current, patterns, result, progress)
+    build_into(temp, root, current, patterns, result, progress, deadline)
     os.replace(temp, root.index_path)
     result.wrote = True
 
 
 def build_into(
     target: str, root: Root, current: sqlite3.Connection | None, patterns: list[str], result: CompileResult,
-    progress: bool = False,
+    progress: bool = False, deadline: float | None = None,
 ) -> None:
     """Build the root's index at ``target``: a copy of ``current``'s file brought up to date, or a new one."""
     remove_if_present(target)
@@ -323,7 +393,7 @@ def build_into(
     try:
         if current is None:
             apply_migrations(conn, "index")
-        _apply_changes(conn, root, patterns, result, progress)
+        _apply_changes(conn, root, patterns, result, progress, deadline)
         conn.close()
     except BaseException:
         conn.close()
@@ -331,13 +401,16 @@ def build_into(
         raise
 
 
-def _apply_changes(conn: sqlite3.Connection, root: Root, patterns: list[str], result: CompileResult, progress: bool) -> None:
+def _apply_changes(
+    conn: sqlite3.Connection, root: Root, patterns: list[str], result: CompileResult, progress: bool,
+    deadline: float | None,
+) -> None:
     ignored = IgnoreMatcher(patterns)
     builder = Builder(conn, root, ignored)
     conn.execute("BEGIN")
     conn.execute("CREATE TEMP TABLE seen (rel TEXT PRIMARY KEY)")
     with _progress(root, progress) as tick:
-        _walk_and_compile(conn, root, builder, result, tick)
+        _walk_and_compile(conn, root, builder, result, tick, deadline)
     _remove_missing(conn, builder, result)
     _retry_duplicates(conn, builder)
     _refresh_ignored(conn, ignored)
@@ -347,9 +420,14 @@ def _apply_changes(conn: sqlite3.Connection, root: Root, patterns: list[str], re
     _summarise(conn, result)
 
 
-def _walk_and_compile(conn: sqlite3.Connection, root: Root, builder: Builder, result: CompileResult, tick) -> None:
-    with contextlib.closing(_prepared(_changed_sources(conn, root))) as prepared:
+def _walk_and_compile(
+    conn: sqlite3.Connection, root: Root, builder: Builder, result: CompileResult, tick, deadline: float | None
+) -> None:
+    # the read path (a deadline) prepares in this process: starting workers alone costs its budget
+    with contextlib.closing(_prepared(_changed_sources(conn, root), parallel=deadline is None)) as prepared:
         for job, item in prepared:
+            if deadline is not None and time.monotonic() > deadline:
+                raise BuildTooSlow(f"{root.path}: too many changed files to index within the read path's budget")
             if item.same_content:
                 builder.touch_file(job.source)
                 continue
@@ -377,12 +455,12 @@ def _changed_sources(conn: sqlite3.Connection, root: Root) -> Iterator[_Job]:
             yield _Job(source, stored is None, indexed_sha)
 
 
-def _prepared(jobs: Iterator[_Job]) -> Iterator[tuple[_Job, Prepared]]:
+def _prepared(jobs: Iterator[_Job], parallel: bool) -> Iterator[tuple[_Job, Prepared]]:
     """Each job with its prepared file, in walk order; big builds prepare in worker processes."""
     head = list(itertools.islice(jobs, PARALLEL_MIN_FILES))
     jobs = itertools.chain(head, jobs)
     workers = _worker_count()
-    if len(head) < PARALLEL_MIN_FILES or workers < 2:
+    if not parallel or len(head) < PARALLEL_MIN_FILES or workers < 2:
         yield from ((job, _prepare_job(job)) for job in jobs)
     else:
         yield from _prepared_in_workers(jobs, workers)
@@ -399,7 +477,9 @@ def _prepared_in_workers(jobs: Iterator[_Job], workers: int) -> Iterator[tuple[_
     from concurrent.futures.process import BrokenProcessPool
 
     # spawn, not fork: this process holds the database, the root lock and maybe a progress thread
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    pool = ProcessPoolExecutor(
+        workers, mp_context=multiprocessing.get_context("spawn"), initializer=_die_with_parent, initargs=(os.getpid(),)
+    )
     in_flight: deque = deque()  # (chunk, future of its results), oldest first
     unsent: list[_Job] = []
     try:
@@ -418,6 +498,18 @@ def _prepared_in_workers(jobs: Iterator[_Job], workers: int) -> Iterator[tuple[_
         yield from ((job, _prepare_job(job)) for job in left)
     finally:
         pool.shutdown(cancel_futures=True)
+
+
+def _die_with_parent(parent: int) -> None:
+    """A worker whose `engram index` was killed (kill -9 leaves no time to stop it) exits too."""
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.2)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 def _oldest_results(in_flight: deque) -> Iterator[tuple[_Job, Prepared]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 from .paths import read_text
 from .sources import CONFIG_FILE
@@ -18,9 +19,14 @@ DEFAULTS: dict = {
     "roles": [],
     "global_path": None,
     "global_index": None,
+    "global_index_key": None,  # base64 ed25519 public key: global_index must carry its signature
+    "global_index_sha256": None,  # or the SHA-256 the file must have
     "ignore": {"also": []},
 }
 LIMIT_RANGE = (1, 32)
+MAX_CONFIG_BYTES = 1024 * 1024
+_PUBLIC_KEY = re.compile(r"[A-Za-z0-9+/]{43}=")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 BUDGET_RANGE = (200, 16000)
 
 
@@ -47,16 +53,22 @@ def user_config_dir() -> str:
 
 def read_json(path: str, problems: list[str]) -> dict:
     try:
-        raw = read_text(path)
+        raw = read_text(path, MAX_CONFIG_BYTES)
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        problems.append(f"{path}: cannot read config ({exc})")
+    except UnicodeDecodeError:
+        problems.append(f"{path}: cannot read config (not UTF-8 text)")
+        return {}
+    except OSError as exc:
+        problems.append(f"{path}: cannot read config ({exc.strerror or exc})")
         return {}
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
         problems.append(f"{path}: invalid JSON at line {exc.lineno} ({exc.msg})")
+        return {}
+    except RecursionError:  # the C parser recurses once per level of nesting
+        problems.append(f"{path}: config is nested too deeply")
         return {}
     if not isinstance(data, dict):
         problems.append(f"{path}: config must be a JSON object")
@@ -86,14 +98,14 @@ def _int_in(data: dict, dotted: str, low: int, high: int, problems: list[str]) -
     section, key = dotted.split(".")
     value = data[section].get(key)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        problems.append(f"config {dotted}: must be an integer from {low} to {high} (found {value!r})")
+        problems.append(f"config {dotted}: must be an integer from {low} to {high}")
         data[section][key] = DEFAULTS[section][key]
 
 
 def _choice(data: dict, dotted: str, allowed: tuple[str, ...], problems: list[str]) -> None:
     section, key = dotted.split(".")
     if data[section].get(key) not in allowed:
-        problems.append(f"config {dotted}: must be one of {', '.join(allowed)} (found {data[section].get(key)!r})")
+        problems.append(f"config {dotted}: must be one of {', '.join(allowed)}")
         data[section][key] = DEFAULTS[section][key]
 
 
@@ -104,7 +116,7 @@ def _string_list(data: dict, key: str, problems: list[str], section: str | None 
         value = [v.strip() for v in value.split(",") if v.strip()]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         name = f"{section}.{key}" if section else key
-        problems.append(f"config {name}: must be a list of strings (found {value!r})")
+        problems.append(f"config {name}: must be a list of strings")
         value = []
     holder[key] = value
 
@@ -126,6 +138,17 @@ def _validate(data: dict, problems: list[str]) -> None:
         if data.get(key) is not None and not isinstance(data[key], str):
             problems.append(f"config {key}: must be a path string or null")
             data[key] = None
+    _pattern(data, "global_index_key", _PUBLIC_KEY, "the base64 of an ed25519 public key (44 characters)", problems)
+    _pattern(data, "global_index_sha256", _SHA256, "64 hexadecimal digits", problems)
+
+
+def _pattern(data: dict, key: str, pattern, what: str, problems: list[str]) -> None:
+    value = data.get(key)
+    if value is not None and not (isinstance(value, str) and pattern.fullmatch(value)):
+        # A pin that cannot be read must not fall back to trusting anything: it pins nothing
+        # that could match, so the shared index is refused.
+        problems.append(f"config {key}: must be {what}; the global index is refused until it is")
+        data[key] = "invalid"
 
 
 def update_config_file(path: str, dotted: str, value) -> None:

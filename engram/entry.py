@@ -40,5 +40,7 @@ def _guarded(command, argv: list[str]) -> int:
     except Exception as exc:  # noqa: BLE001 - the user gets one line, never a traceback
         if os.environ.get("ENGRAM_DEBUG") == "1":
             raise
-        print(f"engram: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        from .gate import line  # an error can quote a file name holding anything
+
+        print(f"engram: error: {type(exc).__name__}: {line(str(exc))}", file=sys.stderr)
         return 1

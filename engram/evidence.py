@@ -116,11 +116,11 @@ class Evidence:
 
     def window(self, rowids: list[int]) -> list[int]:
         """The WINDOW memories worth scoring, by a cheap first score: the IDF of each anchor held,
-        times the weight of the strongest column holding it."""
+        times the weights of the columns holding it (BM25F without lengths or saturation)."""
 
         def first_score(rowid: int) -> float:
             counts = self.found[rowid].counts
-            return sum(self.idf[a] * max(w for w, c in zip(COLUMN_WEIGHTS, cs) if c) for a, cs in counts.items())
+            return sum(self.idf[a] * sum(w for w, c in zip(COLUMN_WEIGHTS, cs) if c) for a, cs in counts.items())
 
         return sorted(rowids, key=first_score, reverse=True)[:WINDOW] if len(rowids) > WINDOW else rowids
 

@@ -15,11 +15,11 @@ import sqlite3
 from collections import namedtuple
 from collections.abc import Iterable
 
-from . import terms
+from . import gate, terms
 from .config import Config
 from .index import COMPILER_VERSION, IndexFileError, check_schema, read_meta, sha256_text
 from .paths import read_bytes, read_text, shown_path, sqlite_uri
-from .sources import INDEX_FILE, Root, SourceFile, stat_lines, walk_memory_files
+from .sources import INDEX_FILE, MAX_FILE_BYTES, Root, SourceFile, stat_lines, walk_memory_files
 
 UPDATE = "`engram index` updates it"  # the hint for a local index behind its sources
 
@@ -33,11 +33,12 @@ class Problem(namedtuple("Problem", "where reason line kind", defaults=(None, "i
     __slots__ = ()
 
     def __str__(self) -> str:
-        place = f"{self.where}:{self.line}" if self.line else self.where
-        return f"{self.kind} {place}: {self.reason}"
+        where = gate.file_path(self.where)
+        place = f"{where}:{self.line}" if self.line else where
+        return f"{self.kind} {place}: {gate.line(self.reason)}"
 
     def as_json(self) -> dict:
-        return {"kind": self.kind, "path": self.where, "line": self.line, "reason": self.reason}
+        return {"kind": self.kind, "path": gate.file_path(self.where), "line": self.line, "reason": gate.line(self.reason)}
 
 
 def display_path(root: Root, rel: str) -> str:
@@ -49,8 +50,11 @@ def display_path(root: Root, rel: str) -> str:
 def ignore_patterns(root: Root, config: Config) -> list[str]:
     lines: list[str] = []
     with contextlib.suppress(OSError, UnicodeDecodeError):
-        lines = read_text(root.ignore_path).splitlines()
+        lines = read_text(root.ignore_path, MAX_IGNORE_BYTES).splitlines()
     return [*lines, *config.get("ignore.also")]
+
+
+MAX_IGNORE_BYTES = 1024 * 1024
 
 
 def ignore_digest(patterns: list[str]) -> str:
@@ -139,7 +143,7 @@ def read_source(source: SourceFile) -> tuple[bytes | None, str | None]:
     if source.problem:
         return None, None
     try:
-        data = read_bytes(source.fspath)
+        data = read_bytes(source.fspath, MAX_FILE_BYTES)
     except OSError:
         return None, None
     return data, hashlib.sha256(data).hexdigest()

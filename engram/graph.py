@@ -7,6 +7,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Iterator
 
+from . import gate
 from .freshness import Problem, display_path
 from .sources import Root
 
@@ -23,7 +24,7 @@ def resolve_reference(ref: str, ids: set[str], stems: dict[str, str]) -> str | N
     return ref if ref in ids else stems.get(ref)
 
 
-def _references(conn: sqlite3.Connection) -> Iterator[tuple[str, str, str, str | None]]:
+def references(conn: sqlite3.Connection) -> Iterator[tuple[str, str, str, str | None]]:
     """(id, rel, reference, resolved id or None) of every `depends_on` reference.
 
     Only the ids and file stems of all memories are held; rows are read as they come.
@@ -48,7 +49,7 @@ def rebuild_edges(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM edges")
     conn.executemany(
         "INSERT OR IGNORE INTO edges (src, dst, kind) VALUES (?, ?, 'depends_on')",
-        ((src, dst) for src, _, _, dst in _references(conn) if dst and dst != src),
+        ((src, dst) for src, _, _, dst in references(conn) if dst and dst != src),
     )
     conn.executemany("INSERT OR IGNORE INTO edges (src, dst, kind, weight) VALUES (?, ?, 'related', ?)", related_edges(conn))
 
@@ -80,8 +81,8 @@ def related_edges(conn: sqlite3.Connection) -> Iterator[tuple[str, str, float]]:
 
 def dependency_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:
     return [
-        Problem(display_path(root, rel), f"depends_on names unknown id '{ref}'", kind="warning")
-        for _, rel, ref, dst in _references(conn)
+        Problem(display_path(root, rel), f"depends_on names unknown id '{gate.name(ref)}'", kind="warning")
+        for _, rel, ref, dst in references(conn)
         if dst is None
     ]
 
@@ -129,24 +130,30 @@ def find_cycles(graph: dict[str, list[str]]) -> list[list[str]]:
 
 
 def depths(graph: dict[str, list[str]], levels: dict[str, int]) -> dict[str, int]:
-    """Depth = max(declared level, 1 + depth of each prerequisite); edges closing a cycle are ignored."""
+    """Depth = max(declared level, 1 + depth of each prerequisite); edges closing a cycle are ignored.
+
+    Iterative: a chain of prerequisites is as long as its authors make it.
+    """
     result: dict[str, int] = {}
-    on_path: set[str] = set()
-
-    def depth(node: str) -> int:
-        if node in result:
-            return result[node]
-        on_path.add(node)
-        value = levels.get(node, 0)
-        for child in graph.get(node, []):
-            if child not in on_path:
-                value = max(value, 1 + depth(child))
-        on_path.discard(node)
-        result[node] = value
-        return value
-
-    for node in graph:
-        depth(node)
+    for start in graph:
+        if start in result:
+            continue
+        on_path = {start}
+        stack = [[start, iter(graph.get(start, [])), levels.get(start, 0)]]  # node, its children, its depth so far
+        while stack:
+            frame = stack[-1]
+            child = next(frame[1], None)
+            if child is None:
+                stack.pop()
+                on_path.discard(frame[0])
+                result[frame[0]] = frame[2]
+                if stack:
+                    stack[-1][2] = max(stack[-1][2], 1 + frame[2])
+            elif child in result:
+                frame[2] = max(frame[2], 1 + result[child])
+            elif child not in on_path:
+                on_path.add(child)
+                stack.append([child, iter(graph.get(child, [])), levels.get(child, 0)])
     return result
 
 
@@ -176,10 +183,10 @@ def describe(conn: sqlite3.Connection, only: set[str] | None = None) -> list[str
     edges = sum(len(v) for v in graph.values()) + related
     lines = [f"engram graph: {len(graph)} nodes, {edges} edges", f"{related} related edges (shared tags; they only rerank)", "Dependency layers"]
     for node in sorted(graph, key=lambda n: (depth[n], n)):
-        needs = f" depends on {', '.join(graph[node])}" if graph[node] else ""
-        lines.append(f"  [{depth[node]}] {node}{needs}")
+        needs = f" depends on {', '.join(map(gate.name, graph[node]))}" if graph[node] else ""
+        lines.append(f"  [{depth[node]}] {gate.name(node)}{needs}")
     for cycle in find_cycles(graph):
-        lines.append(f"cycle: {cycle_text(cycle)}")
+        lines.append(f"cycle: {cycle_text([gate.name(node) for node in cycle])}")
     return lines
 
 

@@ -22,7 +22,7 @@ import sqlite3
 import sys
 from collections.abc import Callable
 
-from . import terms
+from . import gate, terms
 from .globs import literal_length, matches
 from .hosts import HOSTS, host_named
 from .hosts.base import Host, payload_cwd
@@ -41,6 +41,8 @@ FILE_EVENT_BODIES = 3
 WITHIN_LIMITS = 0  # the budget that goes with Hook.overflow
 UNLIMITED = 10**9  # session-start memories are bounded by the host cap alone
 SESSION_TTL_SECONDS = 30 * 24 * 3600  # delivered sets of sessions idle this long are dropped
+MAX_PAYLOAD_BYTES = 8 * 1024 * 1024  # a larger payload is not read: `{}`
+MAX_PROMPT_CHARS = 20_000  # routed on; words past a long bug report's first pages never become anchors
 # A generated Claude rule file, as InstructionsLoaded reports it: its memory is in context.
 NATIVE_RULE = LazyPattern(re.escape(CLAUDE.rules.folder) + r"/([^/]+)" + re.escape(CLAUDE.rules.suffix))
 TYPE_ORDER = {"rule": 0, "skill": 1, "knowledge": 2}
@@ -77,7 +79,7 @@ class Hook:
 
     def layers(self) -> list[Layer]:
         messages: list[str] = []
-        layers = open_layers(self.ws, None, messages)
+        layers = open_layers(self.ws, None, messages, self.state)
         for message in messages:
             debug(message)
         return layers
@@ -169,6 +171,7 @@ def on_prompt(hook: Hook) -> str | None:
     prompt = own_words(raw, layers)
     if not prompt.strip():
         return None
+    prompt = prompt[:MAX_PROMPT_CHARS]
     options = hook.options()
     routing = route(layers, prompt, options)
     with write_transaction(hook.state):
@@ -212,7 +215,7 @@ def deliver_routed(hook: Hook, routing: Routing, options: Options) -> str | None
     if not routing.admitted:
         return None
     delivered = hook.session.delivered()
-    already = [c.id for c in with_prerequisites(routing.pack, options, options.limit) if c.key in delivered]
+    already = gate.names([c.id for c in with_prerequisites(routing.pack, options, options.limit) if c.key in delivered])
     config = hook.ws.config
     layered = config.get("load.disclosure") != "full"
     pack_options = PackOptions(
@@ -342,7 +345,7 @@ def main(argv: list[str]) -> int:
     stray = io.StringIO()
     try:
         with contextlib.redirect_stdout(stray):  # stdout carries exactly one JSON object
-            output = run(argv, sys.stdin.buffer.read())
+            output = run(argv, _read_payload())
     except Silent as reason:
         debug(str(reason))
         output = {}
@@ -351,10 +354,19 @@ def main(argv: list[str]) -> int:
         output = {}
     if stray.getvalue():
         debug(f"discarded stray output: {stray.getvalue()[:200]!r}")
-    with contextlib.suppress(OSError):
+    try:
         sys.stdout.write(json.dumps(output) + "\n")
         sys.stdout.flush()
+    except (OSError, ValueError, AttributeError):  # stdout closed or gone: nobody reads the answer
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so the flush at exit has nothing to fail on
     return 0
+
+
+def _read_payload() -> bytes:
+    raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+    if len(raw) > MAX_PAYLOAD_BYTES:
+        raise Silent(f"stdin holds more than {MAX_PAYLOAD_BYTES} bytes; not read")
+    return raw
 
 
 def run(argv: list[str], raw: bytes) -> dict:
@@ -378,7 +390,7 @@ def run(argv: list[str], raw: bytes) -> dict:
         text = ACTIONS[host.actions[event]](Hook(host, event, payload, ws, state))
     finally:
         state.close()
-    return host.output(event, text) if text else {}
+    return host.output(event, gate.text(text)) if text else {}
 
 
 def _host_argument(argv: list[str]) -> str:

@@ -17,10 +17,11 @@ APPLICATION_ID = 1701728114  # "engr"
 # The last index migration's number; a constant, so opening an index never reads the migration
 # files (tests check it matches them).
 INDEX_SCHEMA_VERSION = 2
-STATE_SCHEMA_VERSION = 2  # the same for state.db
+STATE_SCHEMA_VERSION = 3  # the same for state.db
 # Bump when what the compiler stores changes without a schema change: indexes rebuild themselves.
 COMPILER_VERSION = "8"
 REQUIRED_TABLES = ("meta", "files", "memories", "edges", "memories_fts")
+MAX_MIGRATION_BYTES = 1024 * 1024
 FTS_COLUMNS = ("id", "tags", "directive", "summary", "triggers", "body", "paths")
 
 
@@ -41,7 +42,7 @@ def migrations(kind: str) -> tuple[tuple[int, str], ...]:
     """(version, sql) pairs for ``index`` or ``state``, in order; read only when a database is created."""
     folder = _migrations_dir(kind)
     names = sorted(name for name in os.listdir(folder) if name.endswith(".sql"))
-    return tuple((int(name.split("_", 1)[0]), read_text(os.path.join(folder, name))) for name in names)
+    return tuple((int(name.split("_", 1)[0]), read_text(os.path.join(folder, name), MAX_MIGRATION_BYTES)) for name in names)
 
 
 def schema_version(kind: str) -> int:
@@ -86,6 +87,29 @@ def open_index(path: str | os.PathLike[str]) -> sqlite3.Connection:
     return conn
 
 
+def index_damage(path: str) -> str | None:
+    """Why the index file at ``path`` is damaged (not merely outdated): a file to set aside and
+    rebuild; None when it is sound as far as SQLite can tell, or absent."""
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(16)
+    except OSError:
+        return None
+    if header != b"SQLite format 3\x00":
+        return "not a SQLite file"
+    try:
+        conn = connect_readonly(path)
+        try:
+            if conn.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+                return "a foreign SQLite file"
+            status = conn.execute("PRAGMA quick_check").fetchone()[0]
+            return None if status == "ok" else "SQLite integrity check failed"
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        return f"corrupt ({exc})"
+
+
 def check_schema(conn: sqlite3.Connection, path: str) -> None:
     app_id = conn.execute("PRAGMA application_id").fetchone()[0]
     if app_id != APPLICATION_ID:
@@ -110,9 +134,14 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def printed_digest(title: str, directive: str, summary: str, body: str) -> str:
-    """The hash of every stored text a pack may print (cards print the directive, summary or title)."""
-    return sha256_text("\0".join((title, directive, summary, body)))
+# Every `memories` column a pack or a generated rule file prints (cards print the directive,
+# summary or title; headers the id, type and authority), in the order text_sha256 hashes them.
+PRINTED_COLUMNS = ("id", "type", "authority", "tags", "applies_to", "title", "directive", "summary", "body")
+
+
+def printed_digest(columns: dict[str, str]) -> str:
+    """The hash of a memory's printed columns (PRINTED_COLUMNS, as stored)."""
+    return sha256_text("\0".join(columns[name] for name in PRINTED_COLUMNS))
 
 
 def fingerprint(rows) -> str:

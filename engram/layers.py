@@ -8,16 +8,23 @@ sources are present and changed count as stale. Stdlib only.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sqlite3
+import sys
+import time
 
-from .config import Config
+from . import gate
 from .freshness import ignore_patterns, needs_refresh, open_current
 from .index import IndexFileError, open_index, read_meta
 from .paths import read_bytes, sqlite_uri
-from .sources import MEMORY_FOLDERS, Root
+from .sources import MAX_FILE_BYTES, MEMORY_FOLDERS, Root
+from .trust import Pin, check_pinned
 from .workspace import Workspace
+
+
+REFRESH_BUDGET_S = 0.8  # of an inline refresh: hooks must answer well within the host's timeout
 
 
 class Layer:
@@ -36,8 +43,8 @@ class Layer:
 
     def is_stale(self, rel: str, source_sha: str) -> bool:
         """Whether the memory's source changed since the index was built."""
-        if not self.check_sources or self.source_root is None:
-            return False
+        if not self.check_sources or self.source_root is None or not gate.is_memory_path(rel):
+            return False  # a path that is not a memory's is never opened
         if rel not in self._stale:
             self._stale[rel] = _source_differs(os.path.join(self.source_root, rel), source_sha)
         return self._stale[rel]
@@ -45,7 +52,7 @@ class Layer:
 
 def _source_differs(path: str, recorded_sha: str) -> bool:
     try:
-        data = read_bytes(path)
+        data = read_bytes(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         return True
     except OSError:
@@ -53,17 +60,24 @@ def _source_differs(path: str, recorded_sha: str) -> bool:
     return hashlib.sha256(data).hexdigest() != recorded_sha
 
 
-def open_layers(ws: Workspace, index_file: str | None, messages: list[str]) -> list[Layer]:
+def open_layers(
+    ws: Workspace, index_file: str | None, messages: list[str], state: sqlite3.Connection | None = None
+) -> list[Layer]:
+    """The layers to route over; ``state`` remembers which shared index signatures were checked."""
     if index_file is not None:
         return [open_prebuilt(index_file, "workspace")]
     layers = []
-    root_layer = _root_layer(ws.root, ws.config, messages)
+    root_layer = _root_layer(ws, ws.root, messages)
     if root_layer:
         layers.append(root_layer)
     if ws.global_index_path:
-        layers.append(open_prebuilt(ws.global_index_path, "global"))
+        pin = Pin(ws.config.get("global_index_key"), ws.config.get("global_index_sha256"))
+        try:
+            layers.append(open_prebuilt(ws.global_index_path, "global", pin, state))
+        except IndexFileError as exc:  # the project's own memories still load
+            messages.append(f"global index not used: {exc}")
     elif ws.global_root:
-        global_layer = _root_layer(ws.global_root, ws.config, messages)
+        global_layer = _root_layer(ws, ws.global_root, messages)
         if global_layer:
             layers.append(global_layer)
     _shadow(layers)
@@ -80,9 +94,15 @@ def _shadow(layers: list[Layer]) -> None:
             layer.conn.execute("DETACH DATABASE upper")
 
 
-def open_prebuilt(path: str | os.PathLike[str], scope: str) -> Layer:
-    """A shared index file: read-only, validated; raises IndexFileError with one line."""
+def open_prebuilt(
+    path: str | os.PathLike[str], scope: str, pin: Pin | None = None, state: sqlite3.Connection | None = None
+) -> Layer:
+    """A shared index file: read-only, validated, matching its pin if config has one; raises
+    IndexFileError with one line. Unpinned, it is used as it is: every field it prints passes the
+    output gate like any other."""
     path = os.fspath(path)
+    if pin:
+        check_pinned(path, pin, state)
     conn = open_index(path)
     meta = read_meta(conn)
     return Layer(scope, conn, path, recorded_sources(path, meta), True)
@@ -97,12 +117,12 @@ def recorded_sources(index_path: str, meta: dict[str, str]) -> str | None:
     return None
 
 
-def _root_layer(root: Root, config: Config, messages: list[str]) -> Layer | None:
+def _root_layer(ws: Workspace, root: Root, messages: list[str]) -> Layer | None:
     if not os.path.isdir(root.path):
         return None
     conn = open_current(root)
-    behind = needs_refresh(root, conn, ignore_patterns(root, config))
-    if behind and _refresh(root, config, messages):
+    behind = needs_refresh(root, conn, ignore_patterns(root, ws.config))
+    if behind and _refresh(ws, root, messages):
         behind = False
         if conn is not None:
             conn.close()
@@ -112,15 +132,42 @@ def _root_layer(root: Root, config: Config, messages: list[str]) -> Layer | None
     return Layer(root.scope, conn, root.index_path, root.path, behind)
 
 
-def _refresh(root: Root, config: Config, messages: list[str]) -> bool:
-    from .compile import compile_root  # the compiler (yaml, pathspec) loads only when needed
+def _refresh(ws: Workspace, root: Root, messages: list[str]) -> bool:
+    """Bring the index up to date inline, within REFRESH_BUDGET_S and without waiting for the
+    build lock; else serve the index as it is (changed memories are marked stale)."""
+    from .compile import BuildBusy, BuildTooSlow, compile_root  # the compiler (yaml, pathspec) loads only when needed
 
     try:
-        compile_root(root, config)
-    except (OSError, TimeoutError) as exc:
+        result = compile_root(root, ws.config, deadline=time.monotonic() + REFRESH_BUDGET_S)
+    except BuildBusy:
+        debug_note(f"another engram is indexing {root.path}; serving the current index")
+        return False
+    except BuildTooSlow:
+        _index_in_background(ws)
+        debug_note(f"{root.path}: too many changes to index inline; indexing in the background, serving what there is")
+        return False
+    except OSError as exc:
         messages.append(f"cannot refresh {root.index_path} ({exc}); using it as is")
         return False
+    messages += result.repaired
     return True
+
+
+def _index_in_background(ws: Workspace) -> None:
+    """`engram index` in a process of its own, so the next call finds the index current."""
+    import subprocess
+
+    with contextlib.suppress(OSError):
+        subprocess.Popen(  # noqa: S603 - this interpreter running engram itself
+            [sys.executable, "-m", "engram", "index"], cwd=ws.root.project, start_new_session=True,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+
+
+def debug_note(message: str) -> None:
+    """What the read path did instead of waiting, on stderr with ENGRAM_DEBUG=1 only."""
+    if os.environ.get("ENGRAM_DEBUG") == "1":
+        print(f"engram: {gate.line(message)}", file=sys.stderr)
 
 
 __all__ = ["Layer", "open_layers", "open_prebuilt", "IndexFileError"]

@@ -11,8 +11,10 @@ import contextlib
 import os
 import sqlite3
 import sys
+import time
 from collections import namedtuple
 
+from . import gate
 from .config import BUDGET_RANGE, user_config_dir
 from .index import IndexFileError
 from .layers import Layer, open_layers
@@ -87,7 +89,7 @@ def parse_args(argv: list[str]) -> LoadArgs:
             flag, wants = _flag(name)
             if wants is None:
                 if has_value:
-                    raise FlagError(f"argument {flag}: ignored explicit argument '{printable(value)}'")
+                    raise FlagError(f"argument {flag}: ignored explicit argument '{gate.line(value)}'")
                 setattr(args, _attribute(flag), True)
                 continue
             if not has_value:
@@ -104,8 +106,8 @@ def _flag(name: str) -> tuple[str, str | None]:
     if exact or len(matches) == 1:
         return (exact or matches)[0]
     if matches:
-        raise FlagError(f"ambiguous option: {printable(name)} could match {', '.join(flag for flag, _ in matches)}")
-    raise FlagError(f"unrecognized arguments: {printable(name)}")
+        raise FlagError(f"ambiguous option: {gate.line(name)} could match {', '.join(flag for flag, _ in matches)}")
+    raise FlagError(f"unrecognized arguments: {gate.line(name)}")
 
 
 def _attribute(flag: str) -> str:
@@ -119,7 +121,7 @@ def _set_value(args: LoadArgs, flag: str, value: str) -> None:
         args.index = value
     elif flag == "--disclosure" and value not in DISCLOSURES:
         choices = ", ".join(f"'{choice}'" for choice in DISCLOSURES)
-        raise FlagError(f"argument --disclosure: invalid choice: '{printable(value)}' (choose from {choices})")
+        raise FlagError(f"argument --disclosure: invalid choice: '{gate.line(value)}' (choose from {choices})")
     else:
         setattr(args, _attribute(flag), value)
 
@@ -127,11 +129,6 @@ def _set_value(args: LoadArgs, flag: str, value: str) -> None:
 def clean_text(text: str) -> str:
     """Arguments with undecodable bytes become text with replacement characters."""
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
-def printable(text: str) -> str:
-    """User text echoed in a one-line message: control characters become '?'."""
-    return "".join(c if c.isprintable() else "?" for c in text)
 
 
 def parse_budget(raw: str | None) -> int | None:
@@ -166,7 +163,7 @@ def main(argv: list[str]) -> int:
     except IndexFileError as exc:
         print(f"engram: error: {exc}", file=sys.stderr)
         return 1
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, MemoryError) as exc:  # SQLite reports some damaged pages as out of memory
         if args.index is None and _rebuild(ws):
             return _run(args, budget, ws)
         paths = args.index or ", ".join(str(root.index_path) for root in ws.roots)
@@ -177,11 +174,13 @@ def main(argv: list[str]) -> int:
 def _rebuild(ws: Workspace) -> bool:
     """A damaged page behind a valid header shows up only when read: rebuild the roots once."""
     from .compile import compile_root
+    from .layers import REFRESH_BUDGET_S
 
     try:
         for root in ws.roots:
-            compile_root(root, ws.config)
-    except (OSError, TimeoutError, sqlite3.DatabaseError):
+            for line in compile_root(root, ws.config, deadline=time.monotonic() + REFRESH_BUDGET_S).repaired:
+                print(f"engram: warning: {line}", file=sys.stderr)
+    except (OSError, sqlite3.DatabaseError):
         return False
     return True
 
@@ -190,7 +189,7 @@ def _run(args: LoadArgs, budget: int | None, ws: Workspace) -> int:
     messages: list[str] = []
     layers, state = open_read(ws, args.index, messages)
     for message in messages:
-        print(f"engram: warning: {message}", file=sys.stderr)
+        print(f"engram: warning: {gate.line(message)}", file=sys.stderr)
     ids = [i.strip().lower() for raw in args.id for i in raw.split(",") if i.strip()]
     if ids:
         return _fetch(layers, ids, ws, state)
@@ -199,9 +198,9 @@ def _run(args: LoadArgs, budget: int | None, ws: Workspace) -> int:
 
 def open_read(ws: Workspace, index_file: str | None, messages: list[str]) -> tuple[list[Layer], sqlite3.Connection | None]:
     """The layers to read and the state.db beside them (None where it cannot be opened); warnings go to `messages`."""
-    layers = open_layers(ws, index_file, messages)
     state_path = ws.root.state_path if os.path.isdir(ws.root.path) else os.path.join(user_config_dir(), STATE_FILE)
-    return layers, _open_state(state_path)
+    state = _open_state(state_path)
+    return open_layers(ws, index_file, messages, state), state
 
 
 def _open_state(path: str) -> sqlite3.Connection | None:
@@ -271,10 +270,10 @@ def _fetch(layers: list[Layer], ids: list[str], ws: Workspace, state: sqlite3.Co
     found = fetch(layers, ids, ws, state)
     for item in found:
         if item.shown == "missing":
-            print(f"engram: not found: {printable(item.id)}", file=sys.stderr)
+            print(f"engram: not found: {gate.line(item.id)}", file=sys.stderr)
     blocks = [item.block for item in found if item.block]
     if blocks:
-        sys.stdout.write("\n".join(blocks) + "\n")
+        sys.stdout.write(gate.text("\n".join(blocks) + "\n"))
     return 1 if all(item.shown == "missing" for item in found) else 0
 
 
@@ -301,7 +300,7 @@ def _fetch_one(layers: list[Layer], memory_id: str, options: Options, screen: Sc
     if cand is None:
         return Fetched(memory_id, None, "missing", None)
     if cand.reason in HIDDEN_REASONS:
-        return Fetched(memory_id, cand, "hidden", f"hidden {memory_id}: {HIDDEN_REASONS[cand.reason]}")
+        return Fetched(memory_id, cand, "hidden", f"hidden {gate.name(memory_id)}: {HIDDEN_REASONS[cand.reason]}")
     body, skip = checked_body(cand, screen)
     if skip:
         return Fetched(memory_id, cand, "skipped", skipped_line(source_path(cand), skip.label))

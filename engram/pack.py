@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .index import printed_digest
+from . import gate
+from .gate import Screen
 from .relevance import BODY_TIER, OUT
 from .route import Candidate, Options, Routing, candidate_by_id
 from .safety import scan
@@ -62,10 +63,6 @@ class Pack:
     @property
     def card_ids(self) -> list[str]:
         return [e.cand.id for e in self.entries if e.shown == "card"]
-
-
-# The safety screen as a pack calls it: (digest of the printed text, the text) -> label or None.
-Screen = Callable[[str, str], "str | None"]
 
 
 def screen_text(digest: str, text: str) -> str | None:
@@ -120,6 +117,8 @@ def with_prerequisites(ranked: list[Candidate], options: Options, limit: int | N
         if out and limit is not None and len(out) + len(needed) + 1 > limit:
             cand.reason = "limit"
             continue
+        if limit is not None and len(needed) >= limit:
+            needed = needed[len(needed) + 1 - limit :]  # a chain longer than the pack: its nearest links
         for prereq in needed:
             prereq.reason = None
             prereq.prerequisite_of = cand.id
@@ -131,50 +130,42 @@ def with_prerequisites(ranked: list[Candidate], options: Options, limit: int | N
 
 
 def _prerequisites(cand: Candidate, options: Options) -> list[Candidate]:
-    """Depth-first, deepest first; cycles end where they close."""
+    """Depth-first, deepest first; cycles end where they close. Iterative: chains can be long."""
     order: list[Candidate] = []
     visiting = {cand.id}
-
-    def visit(memory_id: str) -> None:
-        for (dst,) in cand.layer.conn.execute(
-            "SELECT dst FROM edges WHERE src = ? AND kind = 'depends_on' ORDER BY dst", (memory_id,)
-        ):
-            if dst in visiting:
-                continue
+    stack = [iter(_depends_on(cand, cand.id))]
+    expanding: list[Candidate | None] = [None]  # the prerequisite whose own ones each stack level lists
+    while stack:
+        dst = next(stack[-1], None)
+        if dst is None:
+            stack.pop()
+            done = expanding.pop()
+            if done is not None:
+                order.append(done)
+        elif dst not in visiting:
             visiting.add(dst)
             prereq = candidate_by_id(cand.layer, dst, options)
-            if prereq is None or prereq.reason is not None:
-                continue
-            visit(dst)
-            order.append(prereq)
-
-    visit(cand.id)
+            if prereq is not None and prereq.reason is None:
+                stack.append(iter(_depends_on(cand, dst)))
+                expanding.append(prereq)
     return order
 
 
-def requires_of(cand: Candidate) -> list[str]:
+def _depends_on(cand: Candidate, memory_id: str) -> list[str]:
     rows = cand.layer.conn.execute(
-        "SELECT dst FROM edges WHERE src = ? AND kind = 'depends_on' ORDER BY dst", (cand.id,)
+        "SELECT dst FROM edges WHERE src = ? AND kind = 'depends_on' ORDER BY dst", (memory_id,)
     )
-    return [r[0] for r in rows]
+    return [row[0] for row in rows]
+
+
+def requires_of(cand: Candidate) -> list[str]:
+    return gate.requires(_depends_on(cand, cand.id))
 
 
 def checked_body(cand: Candidate, screen: Screen = screen_text) -> tuple[str | None, Skipped | None]:
-    """The stored body, if the stored texts still match their hash and pass the safety screen.
-
-    Cards print the directive, summary or title, so those are checked as well as the body.
-    """
-    if cand.row["safety"]:
-        return None, Skipped(cand, "safety", cand.row["safety"])
-    title, directive, summary, body, digest = cand.layer.conn.execute(
-        "SELECT title, directive, summary, body, text_sha256 FROM memories WHERE rowid = ?", (cand.row["rowid"],)
-    ).fetchone()
-    if printed_digest(title, directive, summary, body) != digest:
-        return None, Skipped(cand, "hash", "stored text does not match its hash; run `engram index`")
-    label = screen(digest, "\n".join((title, directive, summary, body)))
-    if label:
-        return None, Skipped(cand, "safety", label)
-    return body, None
+    """The stored body, if the memory passes the output gate (fields, hash, safety screen)."""
+    body, reason, label = gate.check_memory(cand.layer.conn, cand.row, screen)
+    return (body, None) if reason is None else (None, Skipped(cand, reason, label))
 
 
 def _checked_entries(members: list[Candidate], screen: Screen) -> tuple[list[Entry], list[Skipped]]:

@@ -22,6 +22,11 @@ LEVELS = {
     "intermediate": 1, "mid": 1, "advanced": 2, "deep": 2,
 }
 MAX_LEVEL = 1000
+MAX_ID_CHARS = 128  # gate.MAX_NAME: a longer id could never be printed
+MAX_FRONTMATTER_CHARS = 64 * 1024
+MAX_DEPTH = 8  # a field is a scalar or a list of scalars; nesting beyond this is never a memory
+MAX_SCALAR_CHARS = 16 * 1024
+_QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
 HIDDEN_SECTIONS = ("context", "example", "examples", "origin")
 KNOWN_KEYS = {
     "id", "type", "tags", "directive", "summary", "triggers", "applies_to", "depends_on",
@@ -108,18 +113,42 @@ def split_frontmatter(text: str) -> tuple[str | None, str, int]:
 def _load_yaml(frontmatter: str) -> dict:
     import yaml  # loaded with the first file to parse: a no-op `engram index` never needs it
 
+    if len(frontmatter) > MAX_FRONTMATTER_CHARS:
+        raise ParseError(f"frontmatter is longer than {MAX_FRONTMATTER_CHARS} characters", 2)
     try:
         data = yaml.load(frontmatter, Loader=getattr(yaml, "CBaseLoader", yaml.BaseLoader))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else None
-        problem = getattr(exc, "problem", None) or "invalid YAML"
+        problem = _QUOTED.sub("...", getattr(exc, "problem", None) or "invalid YAML")  # never echo the text
         raise ParseError(f"invalid frontmatter: {problem}", line) from None
+    except RecursionError:
+        raise ParseError(f"frontmatter is nested more than {MAX_DEPTH} levels deep", 2) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise ParseError("frontmatter is not a mapping of keys to values", 2)
+    _check_bounds(data)
     return data
+
+
+def _check_bounds(data: dict) -> None:
+    """Refuse YAML aliases (a few lines of them expand to billions of values), deep nesting and
+    huge values, walking the loaded data without recursion."""
+    seen: set[int] = set()
+    stack: list[tuple[object, int]] = [(data, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list)):
+            if id(node) in seen:
+                raise ParseError("frontmatter uses a YAML alias (*name); write the value out", 2)
+            seen.add(id(node))
+            if depth >= MAX_DEPTH:
+                raise ParseError(f"frontmatter is nested more than {MAX_DEPTH} levels deep", 2)
+            children = [*node.keys(), *node.values()] if isinstance(node, dict) else node
+            stack.extend((child, depth + 1) for child in children)
+        elif isinstance(node, str) and len(node) > MAX_SCALAR_CHARS:
+            raise ParseError(f"a frontmatter value is longer than {MAX_SCALAR_CHARS} characters", 2)
 
 
 def as_text(value: object) -> str:
@@ -158,7 +187,7 @@ def _choice(value: object, allowed: tuple[str, ...], default: str) -> str:
     if not raw or raw in _NULLS:
         return default
     if raw not in allowed:
-        raise ParseError(f"must be one of {', '.join(allowed)} (found '{raw}')")
+        raise ParseError(f"must be one of {', '.join(allowed)}")
     return raw
 
 
@@ -177,7 +206,7 @@ def parse_date(value: object) -> str | None:
         if len(text) > 10:
             datetime.fromisoformat(text)
     except ValueError:
-        raise ParseError(f"must be a date, YYYY-MM-DD (found '{text[:40]}')") from None
+        raise ParseError("must be a date, YYYY-MM-DD") from None
     return text
 
 
@@ -186,12 +215,13 @@ def parse_level(value: object) -> int:
     if not text or text in _NULLS:
         return 0
     if text.isascii() and text.isdigit():
-        if int(text) > MAX_LEVEL:
-            raise ParseError(f"must be at most {MAX_LEVEL} (found '{text[:20]}')")
+        # the length first: int() of thousands of digits is slow, and refused past 4,300
+        if len(text.lstrip("0")) > len(str(MAX_LEVEL)) or int(text) > MAX_LEVEL:
+            raise ParseError(f"must be at most {MAX_LEVEL}")
         return int(text)
     if text in LEVELS:
         return LEVELS[text]
-    raise ParseError(f"must be foundation, basic, intermediate, advanced or an integer (found '{text[:40]}')")
+    raise ParseError("must be foundation, basic, intermediate, advanced or an integer")
 
 
 def slugify(stem: str) -> str:
@@ -337,8 +367,8 @@ def parse_memory(text: str, rel_path: str) -> Memory:
 
 def _memory_id(value: object, stem: str) -> str:
     memory_id = as_text(value).lower() or slugify(stem)
-    if not ID_PATTERN.match(memory_id):
-        raise ParseError(f"'{memory_id[:60]}' must match [a-z0-9][a-z0-9._-]*")
+    if not ID_PATTERN.match(memory_id) or len(memory_id) > MAX_ID_CHARS:
+        raise ParseError(f"must match [a-z0-9][a-z0-9._-]* and be at most {MAX_ID_CHARS} characters")
     return memory_id
 
 
@@ -346,7 +376,7 @@ def _memory_type(value: object, folder: str) -> str:
     raw = as_text(value).lower()
     memory_type = TYPE_ALIASES.get(raw, raw) or FOLDER_TYPES.get(folder, "knowledge")
     if memory_type not in TYPES:
-        raise ParseError(f"must be rule, skill or knowledge (found '{raw[:40]}')")
+        raise ParseError("must be rule, skill or knowledge")
     return memory_type
 
 

@@ -8,16 +8,53 @@ files and sources are plain strings handled with ``os.path``.
 from __future__ import annotations
 
 import os
+import stat
+
+READ_CHUNK = 1 << 16
 
 
-def read_bytes(path: str) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read()
+class UnreadableFile(OSError):
+    """A path that is not a regular file (a FIFO, a device, a folder) or is over its size cap."""
 
 
-def read_text(path: str) -> str:
-    with open(path, encoding="utf-8") as handle:
-        return handle.read()
+def read_bytes(path: str, limit: int) -> bytes:
+    """A regular file's bytes, at most ``limit`` of them; anything else raises UnreadableFile.
+
+    Opened without blocking, so a FIFO is refused at once instead of waiting for a writer, and
+    read in chunks, so a file that grows (or /dev/zero behind a link) never exhausts memory.
+    """
+    chunks, size = [], 0
+    for chunk in _chunks(path):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            raise UnreadableFile(f"{os.path.basename(path)} is larger than {limit} bytes")
+    return b"".join(chunks)
+
+
+def sha256_file(path: str) -> str:
+    """The SHA-256 of a regular file of any size, read a chunk at a time."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for chunk in _chunks(path):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _chunks(path: str):
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise UnreadableFile(f"{os.path.basename(path)} is not a regular file")
+        while chunk := os.read(descriptor, READ_CHUNK):
+            yield chunk
+    finally:
+        os.close(descriptor)
+
+
+def read_text(path: str, limit: int) -> str:
+    return read_bytes(path, limit).decode("utf-8")
 
 
 def is_inside(path: str, base: str) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+from . import gate
 from .pack import Entry, Pack
 from .route import Anchor, Candidate, Routing
 
@@ -45,12 +46,12 @@ def render_text(pack: Pack) -> str:
     blocks += [skipped_line(source_path(s.cand), s.label) for s in pack.skipped]
     if pack.card_ids:
         blocks.append(f"fetch: engram load --id {','.join(pack.card_ids)}")
-    return "\n".join(blocks) + "\n"
+    return gate.text("\n".join(blocks) + "\n")
 
 
 def source_path(cand: Candidate) -> str:
     prefix = "" if cand.scope == "workspace" else "global:"
-    return f"{prefix}{cand.row['rel']}"
+    return f"{prefix}{gate.path(cand.row['rel'])}"
 
 
 def reasons(cand: Candidate, anchors: list[Anchor]) -> list[str]:
@@ -68,7 +69,7 @@ def omission(cand: Candidate, routing: Routing) -> str:
     if cand.judged is None:
         return f"({cand.reason})"
     lacks = cand.lacks(routing.scoring, routing.idf)
-    return f"({cand.reason}) relevance {cand.relevance:.2f}" + (f", lacks {', '.join(lacks)}" if lacks else "")
+    return gate.line(f"({cand.reason}) relevance {cand.relevance:.2f}" + (f", lacks {', '.join(lacks)}" if lacks else ""))
 
 
 def miss_reasons(routing: Routing, ids: list[str]) -> list[str]:
@@ -77,14 +78,14 @@ def miss_reasons(routing: Routing, ids: list[str]) -> list[str]:
     found = {c.id: c for c in [*routing.admitted, *routing.omitted]}
     lines = [f"on-topic {routing.on_topic:.2f}" + (" (off-topic: nothing packs)" if routing.off_topic else "")]
     for memory_id in ids:
-        cand = found.get(memory_id)
+        cand, name = found.get(memory_id), gate.name(memory_id)
         if cand is None:
-            lines.append(f"{memory_id}: holds no word of the task")
+            lines.append(f"{name}: holds no word of the task")
         elif cand.reason:
-            lines.append(f"{memory_id}: {omission(cand, routing)}")
+            lines.append(f"{name}: {omission(cand, routing)}")
         else:
-            lines.append(f"{memory_id}: packed; relevance {cand.relevance:.2f} ({cand.tier})")
-    return lines
+            lines.append(f"{name}: packed; relevance {cand.relevance:.2f} ({cand.tier})")
+    return [gate.line(line) for line in lines]
 
 
 def render_dry_run(routing: Routing, pack: Pack) -> str:
@@ -99,13 +100,13 @@ def render_dry_run(routing: Routing, pack: Pack) -> str:
         lines.append(f"{position}. {cand.id} [{cand.scope}] score {cand.score:.3f} relevance {cand.relevance:.2f} ({entry.shown})")
         lines += [f"   {reason}" for reason in reasons(cand, routing.scoring)]
     for cand in _omitted_once(pack):
-        lines.append(f"omitted: {cand.id} [{cand.scope}] {omission(cand, routing)}")
+        lines.append(f"omitted: {gate.name(cand.id)} [{cand.scope}] {omission(cand, routing)}")
     if routing.unlisted:
         lines.append(f"omitted: {routing.unlisted} more, lower scored (not listed)")
     lines += [skipped_line(source_path(s.cand), s.label) for s in pack.skipped]
     if routing.narrow_tags:
-        lines.append(f"Narrow with tags: {', '.join(routing.narrow_tags)}")
-    return "\n".join(lines) + "\n"
+        lines.append(f"Narrow with tags: {', '.join(gate.names(routing.narrow_tags))}")
+    return gate.text("\n".join(lines) + "\n")
 
 
 def _omitted_once(pack: Pack) -> list[Candidate]:
@@ -127,11 +128,11 @@ def render_json(routing: Routing, pack: Pack) -> str:
         "entries": [_entry_json(e, routing) for e in pack.selected],
         "omitted": [_omitted_json(c, routing, c.key in carded) for c in _omitted_once(pack)],
         "omitted_unlisted": routing.unlisted,
-        "skipped": [{"id": s.cand.id, "path": source_path(s.cand), "reason": s.reason, "label": s.label} for s in pack.skipped],
-        "narrow_tags": routing.narrow_tags,
+        "skipped": [{"id": gate.name(s.cand.id), "path": source_path(s.cand), "reason": s.reason, "label": s.label} for s in pack.skipped],
+        "narrow_tags": gate.names(routing.narrow_tags),
         "fetch": f"engram load --id {','.join(pack.card_ids)}" if pack.card_ids else None,
     }
-    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(gate.cleaned(payload), indent=2, ensure_ascii=False) + "\n"
 
 
 def _entry_json(entry: Entry, routing: Routing) -> dict:
@@ -155,7 +156,7 @@ def _entry_json(entry: Entry, routing: Routing) -> dict:
 
 
 def _omitted_json(cand: Candidate, routing: Routing, carded: bool) -> dict:
-    out: dict = {"id": cand.id, "scope": cand.scope, "reason": cand.reason}
+    out: dict = {"id": gate.name(cand.id), "scope": cand.scope, "reason": cand.reason}
     if cand.judged is not None:
         out["relevance"] = round(cand.relevance, 4)
         out["lacks"] = cand.lacks(routing.scoring, routing.idf)

@@ -14,6 +14,11 @@ bytes (one byte per character, so indexes match the text) and:
 Value plausibility and Shannon entropy are computed only for those
 candidates. Labels name the kind of finding, never the matched text, so a
 ``SKIPPED`` line cannot leak the secret it reports.
+
+Text is normalised first (``normalise``: NFKC, invisible characters removed,
+look-alike letters folded; nothing to do for ASCII text), and the injection
+detectors read it with markdown emphasis removed, so the screen sees the words
+the model reads. docs/safety.md lists what is found.
 """
 
 from __future__ import annotations
@@ -58,6 +63,11 @@ class _Detector(namedtuple("_Detector", "anchors check")):
 
 def _matching(pattern: LazyPattern, label: str) -> _Check:
     return lambda text, index: label if pattern.match(text, index) else None
+
+
+def _near(pattern: LazyPattern, label: str, before: int, after: int) -> _Check:
+    """The pattern anywhere from ``before`` characters ahead of the anchor to ``after`` past it."""
+    return lambda text, index: label if pattern.search(text, max(0, index - before), index + after) else None
 
 
 # Markdown decoration allowed before a line-start marker: quotes, bullets,
@@ -154,6 +164,12 @@ _TOKEN_FORMATS = (
         ("sk_live_", "rk_live_"), _matching(LazyPattern(r"[sr]k_live_[A-Za-z0-9]{20,}"), "secret: stripe key")
     ),
     _TokenFormat(("npm_",), _matching(LazyPattern(r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"), "secret: npm token")),
+    _TokenFormat(("pypi-AgEIcHlwaS5vcmc",), _matching(LazyPattern(r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{40,}"), "secret: pypi token")),
+    _TokenFormat(
+        ("dop_v1_", "doo_v1_", "dor_v1_"),
+        _matching(LazyPattern(r"do[por]_v1_[a-f0-9]{64}(?![a-f0-9])"), "secret: digitalocean token"),
+    ),
+    _TokenFormat(("AC", "SK"), _matching(LazyPattern(r"(?:AC|SK)[0-9a-f]{32}(?![0-9A-Za-z])"), "secret: twilio key")),
     _TokenFormat(
         ("eyJ",),
         _matching(LazyPattern(r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{8,}"), "secret: jwt"),
@@ -163,14 +179,26 @@ _TOKEN_PREFIXES = tuple(prefix for token in _TOKEN_FORMATS for prefix in token.p
 
 
 def _provider_token(text: str, runs: list[tuple[int, int]]) -> str | None:
-    for start, _ in runs:
+    for start, end in runs:
         if not text.startswith(_TOKEN_PREFIXES, start):
             continue
+        wrapped = _continuation(text, end)
         for token in _TOKEN_FORMATS:
-            label = token.check(text, start) if text.startswith(token.prefixes, start) else None
+            if not text.startswith(token.prefixes, start):
+                continue
+            label = token.check(text, start) or (wrapped and token.check(text[start:end] + wrapped, 0))
             if label:
                 return label
     return None
+
+
+_CONTINUATION = LazyPattern(r"[ \t]*\r?\n[ \t]*([A-Za-z0-9_+/-]+)")
+
+
+def _continuation(text: str, end: int) -> str:
+    """A token wrapped at the end of its line goes on at the start of the next one."""
+    wrapped = _CONTINUATION.match(text, end)
+    return wrapped.group(1) if wrapped else ""
 
 
 _PRIVATE_KEY = _Detector(
@@ -218,7 +246,7 @@ def _looks_like_real_value(value: str, quoted: bool) -> bool:
 
 
 _ASSIGNMENT = LazyPattern(
-    r"""(?P<name>pass(?:word|wd|phrase)|secret|token|key|credentials?)
+    r"""(?P<name>pass(?:word|wd|phrase)|pwd|secret|token|key|credentials?)
     ['"]?[ \t]*(?::=|=>|[:=])[ \t]*
     (?:[bru]?"(?P<double>[^"\n]{0,200})"|[bru]?'(?P<single>[^'\n]{0,200})'|(?P<bare>[^\s,;'"`)\]}]{1,200}))""",
     re.I | re.X,
@@ -241,7 +269,7 @@ def _inside_reference(lowered: bytes, index: int) -> bool:
 
 
 def _password_assignment(text: str, lowered: bytes) -> str | None:
-    for index in _anchor_positions(lowered, (b"pass", b"secret", b"token", b"key", b"credential")):
+    for index in _anchor_positions(lowered, (b"pass", b"pwd", b"secret", b"token", b"key", b"credential")):
         match = _ASSIGNMENT.match(text, index)
         if not match or _inside_reference(lowered, index):
             continue
@@ -257,6 +285,51 @@ def _password_assignment(text: str, lowered: bytes) -> str | None:
             return "secret: password assignment"
     return None
 
+
+# A secret handed to a command: `--password X`, `--token=X`, `mysql -pX`, `curl -u user:X`, and
+# prose such as "the password is X".
+_COMMAND_SECRET = LazyPattern(
+    r"""(?:--(?:password|passwd|pass|token|secret|api[-_]?key|auth[-_]?token)(?:=|[ \t]+)
+        |(?<![\w-])-p(?=[^\s-])
+        |(?<![\w-])(?:-u|--user)[ \t]+[^\s:'"`]{1,64}:
+        |(?:password|passphrase|secret|token)[ \t]+(?:is|was)[ \t]+)
+    (?:"(?P<double>[^"\n]{1,200})"|'(?P<single>[^'\n]{1,200})'|`?(?P<bare>[^\s'"`]{1,200}))""",
+    re.I | re.X,
+)
+_TRAILING_PUNCTUATION = ".,;:!?)`"
+
+
+_MYSQL_LINE = LazyPattern(r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b")  # `-pX` is a password only there
+
+
+def _command_secret(text: str, index: int) -> str | None:
+    if text[index - 1 : index] == "-":  # the `-p` anchor inside `--password`
+        index -= 1
+    match = _COMMAND_SECRET.match(text, index)
+    if not match or (match.group().startswith("-p") and not _MYSQL_LINE.search(text, text.rfind("\n", 0, index) + 1, index)):
+        return None
+    if match["bare"] is not None:
+        real = _looks_like_real_value(match["bare"].rstrip(_TRAILING_PUNCTUATION), quoted=False)
+    else:
+        real = _looks_like_real_value(match["double"] or match["single"], quoted=True)
+    if not real:
+        return None
+    return "secret: command-line password" if match.group().startswith("-") else "secret: password in prose"
+
+
+_COMMAND_SECRET_DETECTOR = _Detector(
+    (b"--pass", b"--token", b"--secret", b"--api", b"--auth", b"-p", b"-u ", b"--user", b"password ", b"passphrase ",
+     b"secret ", b"token "),
+    _command_secret,
+)
+# Shapes with a dot or a slash inside, so no token run holds them whole.
+_SENDGRID_KEY = _Detector(
+    (b"sg.",), _matching(LazyPattern(r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}"), "secret: sendgrid key")
+)
+_SLACK_WEBHOOK = _Detector(
+    (b"hooks.slack.com/services/",),
+    _matching(LazyPattern(r"hooks\.slack\.com/services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{16,}"), "secret: slack webhook"),
+)
 
 _URL_CREDENTIALS = LazyPattern(r"://[^\s/:@]{0,200}:([^\s/@]{1,200})@")
 
@@ -318,6 +391,9 @@ def _find_secret(text: str, lowered: bytes) -> str | None:
         or _PRIVATE_KEY.run(text, lowered)
         or (_URL_CREDENTIALS_DETECTOR.run(text, lowered) if b"@" in lowered else None)
         or _password_assignment(text, lowered)
+        or _COMMAND_SECRET_DETECTOR.run(text, lowered)
+        or _SENDGRID_KEY.run(text, lowered)
+        or _SLACK_WEBHOOK.run(text, lowered)
         or _high_entropy_value(text, lowered, runs)
     )
 
@@ -379,7 +455,8 @@ _ROLE_TOKEN = LazyPattern(
 )
 _DIRECTIVE_START = (
     r"(?:you\b|your\b|ignore|disregard|forget|always\b|never\b|do\s+not|don'?t|must\b|from\s+now"
-    r"|respond|reply|answer|act\b|pretend|override|reveal|only\b|as\s+an?\s+ai|the\s+(?:assistant|ai|model))"
+    r"|respond|reply|answer|act\b|pretend|override|reveal|only\b|as\s+an?\s+ai|the\s+(?:assistant|ai|model)"
+    r"|new\s+(?:policy|rules?|instructions?|task|orders?))"
 )
 _SYSTEM_LINE = LazyPattern(
     r"system(?:\s+(?:prompt|message|instructions?|override))?(?:\*\*)?\s*:(?:\*\*)?\s*" + _DIRECTIVE_START,
@@ -410,23 +487,222 @@ def _role_marker(text: str, index: int) -> str | None:
     return "injection: role marker" if live else None
 
 
+# Paraphrases of an override: a verb that drops instructions, then what came before.
+_SET_ASIDE = LazyPattern(
+    r"""(?<![a-z])(?:pay\s+no\s+(?:attention|heed|mind)\s+to|set\s+aside|disobey|stop\s+(?:following|obeying)
+        |no\s+longer\s+(?:follow|obey)|discard|throw\s+out|abandon|forget|disregard|ignore)\s+
+        (?:[\w']+\s+){0,4}?(?:instructions?|prompts?|directions|directives|guidelines|guidance|rules|orders|messages
+        |context|told)\b[^.\n]{0,40}""",
+    re.I | re.X,
+)
+# ... said of what came before, not of a file or a tool's output.
+_BEFORE = LazyPattern(
+    r"""\b(?:previous|prior|above|earlier|before|preceding|original|initial|system\s+prompt
+        |you\s+(?:were|have\s+been)\s+(?:given|told)|you\s+received|told\s+you)\b""",
+    re.I | re.X,
+)
+
+
+def _set_aside(text: str, index: int) -> str | None:
+    match = _SET_ASIDE.match(text, index)
+    return "injection: override instruction" if match and _BEFORE.search(match.group()) else None
+
+
+_SUPERSEDE = LazyPattern(
+    r"(?:new|these|the\s+following)\s+instructions\s+(?:supersede|override|replace|take\s+precedence\s+over)\b", re.I
+)
+# The same override in other languages, on the text the ASCII anchors cannot see.
+_FOREIGN_OVERRIDE = LazyPattern(
+    r"""(?:ignore[rz]?|oublie[rz]?)\s+(?:toutes\s+)?(?:les\s+)?(?:instructions|consignes)\s+(?:précédentes|precedentes|antérieures|ci-dessus)
+    |(?:ignorier(?:e|en\s+sie)|vergiss|vergessen\s+sie|missachte)\s+(?:alle\s+)?(?:vorherigen|bisherigen|obigen|früheren|vorigen)\s+(?:anweisungen|instruktionen|befehle|regeln)
+    |(?:ignora|ignore|olvida|olvide|esquece|esqueça|dimentica)\s+(?:todas\s+|tutte\s+)?(?:las\s+|as\s+|le\s+)?(?:instrucciones|instruções|instrucoes|istruzioni)\s+(?:anteriores|previas|precedentes|precedenti)
+    |(?:игнорируй(?:те)?|забудь(?:те)?)\s+(?:все\s+)?(?:предыдущие|прежние)\s+(?:инструкции|указания)
+    |忽略.{0,6}(?:指令|指示|提示|说明|說明)|(?:以前|前|上記|これまで)の.{0,6}(?:指示|命令|指令)を.{0,4}無視""",
+    re.I | re.X,
+)
+_FOREIGN_ANCHORS = ("忽略", "無視", "игнор", "Игнор", "забуд", "Забуд")
+_FOREIGN_ASCII_ANCHORS = (  # the start of each phrase, not the English "ignore the ..."
+    b"ignorez", b"ignorer ", b"ignore toutes", b"ignore les ", b"oublie", b"ignoriere", b"ignorieren sie", b"vergiss",
+    b"vergessen sie", b"missachte", b"ignora ", b"ignore todas", b"ignore as ", b"olvid", b"esque", b"dimentica",
+)
+
+
+def _foreign_override(text: str, lowered: bytes) -> str | None:
+    positions = _anchor_positions(lowered, _FOREIGN_ASCII_ANCHORS)
+    if not text.isascii():
+        positions += [i for anchor in _FOREIGN_ANCHORS for i in _str_positions(text, anchor)]
+    for index in positions:
+        # 無視 ("ignore") ends its Japanese phrase; every other anchor starts one
+        if _FOREIGN_OVERRIDE.search(text, max(0, index - 24), index + 120):
+            return "injection: override instruction"
+    return None
+
+
+def _str_positions(text: str, anchor: str) -> list[int]:
+    positions, index = [], text.find(anchor)
+    while index != -1:
+        positions.append(index)
+        index = text.find(anchor, index + 1)
+    return positions
+
+
+# An action the text wants hidden from the user, or a sensitive file sent somewhere.
+_CONCEALED = LazyPattern(
+    r"""(?:do\s+not|don'?t|never)\s+(?:tell|inform|alert|notify)\s+(?:the\s+)?(?:user|human)s?\s+
+        (?:about\s+(?:this|these|it)|that\s+you|what\s+you|you\s+(?:did|ran|are))
+    |(?:secretly|silently|covertly|quietly)\s+(?:run|execute|send|upload|post|add|install|exfiltrate|copy|curl|commit|push|delete|insert)\b""",
+    re.I | re.X,
+)
+_SENSITIVE = r"(?:~/\.ssh\S*|~/\.aws\S*|~/\.netrc|\.netrc|id_rsa|id_ed25519|(?:the\s+)?\.env(?:\s+file)?|/etc/passwd|credentials|secrets|api\s+keys)"
+_EXFILTRATION = LazyPattern(
+    r"(?:send|upload|post|email|e-mail|exfiltrate|copy|forward|leak)\s+(?:the\s+)?(?:contents\s+of\s+)?"
+    + _SENSITIVE + r"\s+to\s+(?:https?://|\S+@|\S+\.[a-z]{2,})"
+    + r"|(?:cat|base64|tar|gzip)\s+[^\n|]{0,80}?" + _SENSITIVE + r"[^\n|]{0,40}\|\s*(?:curl|wget|nc|ncat|netcat)\b",
+    re.I,
+)
+# A markdown image whose URL query is filled in by the model: the host fetches it unasked, so the
+# data leaves with no click. A link needs a click and often carries a prompt (`?q={prompt}`):
+# only one asking for secrets counts.
+_DATA_URL = LazyPattern(r"(!?)\[[^\]\n]{0,200}\]\(\s*https?://[^\s)?]{1,300}\?([^)\n]{1,300})\)")
+_SECRET_WORDS = r"secret|token|password|passwd|credential|\.env|api[_-]?key|private[_-]?key|ssh"
+_SECRET_QUERY = LazyPattern(_SECRET_WORDS, re.I)
+_FILLED_IN_QUERY = LazyPattern(r"[{}<>$]|%s|[A-Z][A-Z0-9]*_[A-Z0-9_]{3,}|history|conversation|" + _SECRET_WORDS, re.I)
+
+
+def _data_url(text: str, index: int) -> str | None:
+    start = text.rfind("[", max(0, index - 201), index + 1)
+    link = _DATA_URL.match(text, start - (text[start - 1 : start] == "!")) if start != -1 else None
+    if link is None:
+        return None
+    query = _FILLED_IN_QUERY if link.group(1) else _SECRET_QUERY
+    return "injection: exfiltration link" if query.search(link.group(2)) else None
+
+
+_HTML_COMMENT = LazyPattern(r"<!--(.{0,2000}?)-->", re.S)
+_COMMENT_ORDER = LazyPattern(
+    r"""\b(?:ai|llms?|assistants?|agents?|models?|claude|copilot|chatgpt|gpt|gemini|codex)\b.{0,80}?
+        \b(?:ignore|must|should|always|never|do\s+not|silently|secretly|exfiltrate|send|run|add|delete|approve|reveal)\b
+    |\b(?:silently|secretly|covertly|exfiltrat\w*)\b|authorized_keys|~/\.ssh|\.env\b""",
+    re.I | re.X | re.S,
+)
+
+
+def _comment_order(text: str, index: int) -> str | None:
+    comment = _HTML_COMMENT.match(text, index)
+    return "injection: html comment instruction" if comment and _COMMENT_ORDER.search(comment.group(1)) else None
+
+
 _INJECTIONS = (
     _Detector(
         (b"ignore", b"disregard", b"forget", b"override"),
         _matching(_OVERRIDE, "injection: override instruction"),
     ),
+    _Detector(
+        (b"pay no", b"set aside", b"disobey", b"stop follow", b"stop obey", b"no longer", b"discard", b"throw out",
+         b"abandon", b"forget", b"disregard", b"ignore"),
+        _set_aside,
+    ),
     _Detector((b"you are now", b"from now on"), _persona_switch),
     _Detector((b"instruction",), _new_instructions),
-    _Detector((b"<|", b"sys>>", b"inst]", b"system", b"human", b"assistant"), _role_marker),
+    _Detector(
+        (b"instructions supersede", b"instructions override", b"instructions replace", b"instructions take"),
+        _near(_SUPERSEDE, "injection: new instructions", 20, 60),
+    ),
+    _Detector(
+        (b"do not tell", b"don't tell", b"dont tell", b"never tell", b"do not inform", b"do not notify", b"secretly",
+         b"silently", b"covertly", b"quietly"),
+        _near(_CONCEALED, "injection: concealed action", 4, 120),
+    ),
+    _Detector((b"send", b"upload", b"post", b"email", b"e-mail", b"exfiltrate", b"copy", b"forward", b"leak", b"cat ",
+               b"base64 ", b"tar ", b"gzip "), _matching(_EXFILTRATION, "injection: exfiltration command")),
+    _Detector((b"](http",), _data_url),
+    _Detector((b"<!--",), _comment_order),
 )
+_ROLE_MARKERS = _Detector((b"<|", b"sys>>", b"inst]", b"system", b"human", b"assistant"), _role_marker)
 
 
 def _find_injection(text: str, lowered: bytes) -> str | None:
+    # Role markers are matched as written (`<|im_start|>` holds an underscore); the other
+    # detectors read the text with markdown emphasis removed (**Ignore** _all_ ...).
+    label = _ROLE_MARKERS.run(text, lowered) or _foreign_override(text, lowered) or _encoded_payload(text, lowered)
+    if label:
+        return label
+    plain, plain_lowered = text.translate(_EMPHASIS), lowered.translate(None, _EMPHASIS_BYTES)  # still aligned
     for detector in _INJECTIONS:
-        label = detector.run(text, lowered)
+        label = detector.run(plain, plain_lowered)
         if label:
             return label
     return None
+
+
+_EMPHASIS_BYTES = b"*_~`"
+_EMPHASIS = dict.fromkeys(_EMPHASIS_BYTES)
+
+
+# --- encoded payloads ---------------------------------------------------------------
+
+_MIN_PAYLOAD = 40  # characters of base64: a sentence or more
+_BASE64_RUN = LazyPattern(r"[A-Za-z0-9+/]{40,}={0,2}")
+
+
+def _encoded_payload(text: str, lowered: bytes) -> str | None:
+    """Base64 that decodes to words: instructions hidden from a reader (images decode to binary)."""
+    import binascii
+
+    for start, end in _token_runs(lowered):
+        if end - start < _MIN_PAYLOAD:
+            continue
+        run = _BASE64_RUN.match(text, start, end + 2)
+        if not run:
+            continue
+        blob = run.group()
+        try:
+            decoded = binascii.a2b_base64(blob + "=" * (-len(blob) % 4), strict_mode=True).decode("utf-8")
+        except (binascii.Error, ValueError):
+            continue
+        printable = sum(c.isprintable() or c.isspace() for c in decoded)
+        if decoded.count(" ") >= 3 and printable >= 0.95 * len(decoded):
+            return "injection: encoded payload"
+    return None
+
+
+# --- normalisation ----------------------------------------------------------------
+
+# Invisible characters that split a word for the screen but not for the model: zero-width
+# spaces and joiners, the soft hyphen, word joiners, bidi controls, the byte-order mark.
+_INVISIBLE = dict.fromkeys(
+    map(ord, "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d"
+        "\u202e\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\u3164\ufeff\uffa0")
+)
+_INVISIBLE.update(dict.fromkeys(range(0xE0000, 0xE0080)))  # Unicode tag characters
+# Cyrillic and Greek letters that look like Latin ones, folded inside words that mix them.
+_HOMOGLYPHS = str.maketrans(
+    "аеорсухіјѕԁһԛԝАВЕКМНОРСТХІЈЅαεοριτυνκχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+    "aeopcyxijsdhqwABEKMHOPCTXIJSaeopitvvkxABEZHIKMNOPTYX",
+)
+_LATIN_LETTER = LazyPattern(r"[A-Za-z]")
+_WORD = LazyPattern(r"\w+")
+_TAG_RUN = LazyPattern("(?<!\U0001f3f4)[\U000e0000-\U000e007f]{4,}")  # not the tags of a flag emoji
+
+
+def normalise(text: str) -> str:
+    """The text as the model reads it: NFKC (fullwidth letters, ligatures), invisible characters
+    removed, look-alike letters folded. ASCII text is returned as it is, at no cost."""
+    if text.isascii():
+        return text
+    import unicodedata
+
+    text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
+    return _WORD.sub(_fold_mixed_word, text) if _LATIN_LETTER.search(text) else text
+
+
+def _fold_mixed_word(word: re.Match) -> str:
+    text = word.group()
+    return text.translate(_HOMOGLYPHS) if not text.isascii() and _LATIN_LETTER.search(text) else text
+
+
+def _hidden_text(text: str) -> str | None:
+    return "injection: hidden text" if not text.isascii() and _TAG_RUN.search(text) else None
 
 
 def screen_fingerprint() -> str:
@@ -438,8 +714,10 @@ def screen_fingerprint() -> str:
 
 def scan(text: str) -> str | None:
     """Return a short label for the first secret or prompt-injection found in text, else None."""
+    hidden = _hidden_text(text)
+    text = normalise(text)
     lowered = text.encode("ascii", "replace").lower()  # one byte per character
-    return _find_secret(text, lowered) or _find_injection(text, lowered)
+    return hidden or _find_secret(text, lowered) or _find_injection(text, lowered)
 
 
 def evaluate(path: str | PathLike[str]) -> dict[str, float | int]:

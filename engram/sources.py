@@ -17,8 +17,11 @@ INDEX_FILE = "index.db"
 STATE_FILE = "state.db"
 BUILD_TEMP_PREFIX = f".{INDEX_FILE}.tmp-"  # a build's copy of the index, renamed over it when done
 BUILD_LOCK_FILE = ".index.lock"  # held while a build writes
+CORRUPT_SUFFIX = ".corrupt-"  # a damaged index or state file, set aside for a look: index.db.corrupt-<time>
 # What a memory root's .gitignore keeps out of git: the built files, not the memories.
-GENERATED_FILES = (INDEX_FILE, STATE_FILE, f"{STATE_FILE}-*", f"{BUILD_TEMP_PREFIX}*", BUILD_LOCK_FILE)
+GENERATED_FILES = (
+    INDEX_FILE, STATE_FILE, f"{STATE_FILE}-*", f"{BUILD_TEMP_PREFIX}*", BUILD_LOCK_FILE, f"*.db{CORRUPT_SUFFIX}*"
+)
 
 
 # Value types are named tuples, not dataclasses: `load` and hooks start in every agent turn,
@@ -59,6 +62,19 @@ class SourceFile(namedtuple("SourceFile", "rel fspath size mtime_ns problem", de
     """
 
     __slots__ = ()
+
+
+def set_aside(path: str) -> str:
+    """Rename a damaged file to ``<path>.corrupt-<time>`` (kept for a look); returns the new path."""
+    import time  # only on the rare repair
+
+    target = f"{path}{CORRUPT_SUFFIX}{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+    os.replace(path, target)
+    return target
+
+
+def has_memory_folders(path: str) -> bool:
+    return any(os.path.isdir(os.path.join(path, folder)) for folder in MEMORY_FOLDERS)
 
 
 def find_project(start: str | os.PathLike[str] | None = None) -> str:
@@ -160,36 +176,55 @@ def _memory_entries(root: Root, ordered: bool) -> Iterator[list[Found]]:
     """The memory files in batches (the run of files between two folders): the walk visits every
     file on every `load`, and a generator step per file and folder level costs more than the stat."""
     base = os.path.realpath(root.path)
+    visited: set[tuple[int, int]] = set()  # (device, inode) of every folder walked: links may loop
     for folder in MEMORY_FOLDERS:
         top = os.path.join(root.path, folder)
         if os.path.isdir(top):
-            yield from _walk(top, folder, base, ordered)
+            yield from _walk(top, folder, base, ordered, visited)
 
 
-def _walk(directory: str, rel: str, base: str, ordered: bool) -> Iterator[list[Found]]:
+def _walk(directory: str, rel: str, base: str, ordered: bool, visited: set[tuple[int, int]]) -> Iterator[list[Found]]:
     try:
+        st = os.stat(directory)
         with os.scandir(directory) as listing:
             entries = sorted(listing, key=_entry_name) if ordered else list(listing)
     except OSError as exc:
         yield [(rel + "/", directory, f"cannot list folder: {exc.strerror or exc}")]
         return
+    if (st.st_dev, st.st_ino) in visited:
+        yield [(rel + "/", directory, "symlinked folder loops back to a folder already indexed")]
+        return
+    visited.add((st.st_dev, st.st_ino))
     prefix, batch = rel + "/", []
     for entry in entries:
         name = entry.name
-        if entry.is_symlink() and not is_inside(entry.path, base):
+        if not name.isprintable():
+            if name.endswith(".md") or _safely(entry.is_dir):
+                batch.append((prefix + name, entry, "file name holds control characters"))
+        elif entry.is_symlink() and not is_inside(entry.path, base):
             if name.endswith(".md"):
                 batch.append((prefix + name, entry, "symlink points outside the memory root"))
             elif entry.is_dir():  # said once, so memories that seem to be there but never load are explained
                 batch.append((prefix + name + "/", entry, "symlinked folder points outside the memory root"))
-        elif entry.is_dir():
+        elif _safely(entry.is_dir):
             if batch:
                 yield batch
                 batch = []
-            yield from _walk(entry.path, prefix + name, base, ordered)
-        elif name.endswith(".md") and entry.is_file():
+            yield from _walk(entry.path, prefix + name, base, ordered, visited)
+        elif name.endswith(".md") and _safely(entry.is_file):
             batch.append((prefix + name, entry, None))
+        elif name.endswith(".md"):
+            batch.append((prefix + name, entry, "not a regular file (a FIFO, a device or a broken link)"))
     if batch:
         yield batch
+
+
+def _safely(check) -> bool:
+    """``entry.is_dir`` or ``entry.is_file``, False where the entry cannot be resolved (a symlink loop)."""
+    try:
+        return check()
+    except OSError:
+        return False
 
 
 def _entry_name(entry: os.DirEntry) -> str:

@@ -13,21 +13,54 @@ import sqlite3
 import time
 
 from .index import STATE_SCHEMA_VERSION, apply_migrations
+from .paths import remove_if_present
 from .safety import scan, screen_fingerprint
+from .sources import set_aside
 
 BUSY_TIMEOUT_MS = 5000
 
 
+class ForeignState(sqlite3.DatabaseError):
+    """A SQLite file at the state path holding tables that are not engram's."""
+
+
 def open_state(path: str) -> sqlite3.Connection:
+    """state.db, created when missing; a damaged or foreign one is set aside
+    (state.db.corrupt-<time>) and started afresh: losing the delivered sets beats never
+    delivering again."""
+    try:
+        return _open_state(path)
+    except sqlite3.OperationalError:
+        raise  # busy, locked, read-only: nothing wrong with the file itself
+    except sqlite3.DatabaseError:
+        for suffix in ("-wal", "-shm"):
+            remove_if_present(path + suffix)
+        with contextlib.suppress(FileNotFoundError):  # a concurrent hook set it aside first
+            set_aside(path)
+    return _open_state(path)
+
+
+def _open_state(path: str) -> sqlite3.Connection:
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    try:
+        _prepare_state(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _prepare_state(conn: sqlite3.Connection) -> None:
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+        raise ForeignState("not an engram state file")  # before WAL mode would write to it
     if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
         conn.execute("PRAGMA journal_mode = WAL")
-    if conn.execute("PRAGMA user_version").fetchone()[0] < STATE_SCHEMA_VERSION:
+    if version < STATE_SCHEMA_VERSION:
         with contextlib.suppress(sqlite3.OperationalError):  # another process migrated first
             apply_migrations(conn, "state")
-    return conn
 
 
 @contextlib.contextmanager

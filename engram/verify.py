@@ -1,11 +1,18 @@
-"""Integrity of an index file: schema, FTS structure, stored-body hashes, fingerprint."""
+"""Integrity of an index file: schema, FTS structure, the hashes of the printed columns recomputed
+from the stored text, structural fields, edges, fingerprint, and the signature of a shared index."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
-from .index import IndexFileError, fingerprint, open_index, printed_digest, read_meta
+from . import gate
+from .graph import references, related_edges
+from .index import PRINTED_COLUMNS, IndexFileError, fingerprint, open_index, printed_digest, read_meta
+from .paths import sha256_file
+from .sources import CORRUPT_SUFFIX
+from .trust import check_signature, read_signature
 
 REQUIRED_META = ("schema_version", "tokenizer", "fingerprint", "scope")
 REBUILD = "run `engram index` to rebuild it"
@@ -32,10 +39,14 @@ def _findings(conn: sqlite3.Connection, path: Path) -> list[str]:
         findings.append(f"{path}: SQLite integrity check failed ({status}); {REBUILD}")
     meta = read_meta(conn)
     findings += [f"{path}: meta key '{key}' is missing; {REBUILD}" for key in REQUIRED_META if key not in meta]
-    rows = conn.execute("SELECT id, rel, title, directive, summary, body, text_sha256 FROM memories ORDER BY rel")
-    for memory_id, rel, title, directive, summary, body, digest in rows:
-        if printed_digest(title, directive, summary, body) != digest:
-            findings.append(f"{path}: stored text of '{memory_id}' ({rel}) does not match its hash; {REBUILD}")
+    rows = conn.execute(f"SELECT rowid, rel, {', '.join(PRINTED_COLUMNS)}, text_sha256 FROM memories ORDER BY rel")
+    for row in rows:
+        where = f"{gate.name(row['id'])} ({gate.path(row['rel'])})"
+        field = gate.invalid_field(row)
+        if field:
+            findings.append(f"{path}: stored {field} of memory {where} is not valid; {REBUILD}")
+        elif not _digest_matches(row):
+            findings.append(f"{path}: stored text of memory {where} does not match its hash; {REBUILD}")
     files = conn.execute("SELECT rel, sha256 FROM files ORDER BY rel")
     if meta.get("fingerprint") and fingerprint(files) != meta["fingerprint"]:
         findings.append(f"{path}: file hashes do not match the index fingerprint; {REBUILD}")
@@ -44,8 +55,41 @@ def _findings(conn: sqlite3.Connection, path: Path) -> list[str]:
     ).fetchone()[0]
     if orphans:
         findings.append(f"{path}: {orphans} memories have no source record; {REBUILD}")
+    findings += _edge_findings(conn, path)
     findings += _fts_findings(conn, path)
     return findings
+
+
+def _edge_findings(conn: sqlite3.Connection, path: Path) -> list[str]:
+    """Edges are not hashed; they must be exactly what the stored memories give (graph.py)."""
+    expected = {(src, dst, "depends_on") for src, _, _, dst in references(conn) if dst and dst != src}
+    expected |= {(src, dst, "related") for src, dst, _ in related_edges(conn)}
+    stored = {tuple(row) for row in conn.execute("SELECT src, dst, kind FROM edges")}
+    if stored != expected:
+        return [f"{path}: {len(stored ^ expected)} dependency or related edges differ from the stored memories; {REBUILD}"]
+    return []
+
+
+def signature_line(path: Path, pinned_key: str | None) -> tuple[str | None, str | None]:
+    """(what the OK line adds, a finding): a signed index names its key; a bad signature, or a
+    missing one when config pins a key, is a finding."""
+    try:
+        record = read_signature(str(path))
+        if record is None and pinned_key is None:
+            return None, None
+        key = check_signature(str(path), sha256_file(str(path)), pinned_key)
+    except (IndexFileError, OSError) as exc:
+        return None, f"{gate.line(str(exc))}"
+    return f"signature valid, key {key}", None
+
+
+def repaired_lines(root_path: str) -> list[str]:
+    """Damaged files engram set aside in a memory root (`*.corrupt-<time>`), one line each."""
+    try:
+        names = sorted(n for n in os.listdir(root_path) if CORRUPT_SUFFIX in n)
+    except OSError:
+        return []
+    return [f"repaired: {os.path.join(root_path, n)} was damaged; set aside and rebuilt (remove it when done)" for n in names]
 
 
 def _fts_findings(conn: sqlite3.Connection, path: Path) -> list[str]:
@@ -63,3 +107,8 @@ def _fts_findings(conn: sqlite3.Connection, path: Path) -> list[str]:
     if rows != count:
         return [f"{path}: full-text index holds {rows} rows for {count} memories; {REBUILD}"]
     return []
+
+
+def _digest_matches(row: sqlite3.Row) -> bool:
+    columns = {name: row[name] for name in PRINTED_COLUMNS}
+    return all(isinstance(v, str) for v in columns.values()) and printed_digest(columns) == row["text_sha256"]

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from engram import compile, terms
 from engram.freshness import DIGEST_CHUNK, stat_digest
 from engram.compile import compile_root
-from engram.index import apply_migrations, fingerprint, migrations, printed_digest, schema_version
+from engram.index import PRINTED_COLUMNS, apply_migrations, fingerprint, migrations, printed_digest, schema_version
 from engram.workspace import open_workspace
 
 REPO = Path(__file__).resolve().parents[1]
@@ -116,11 +116,11 @@ def test_files_table_holds_sha256_of_each_source(small):
 def test_stored_body_is_agent_visible_and_hashed(small):
     build(small)
     row = db(small).execute(
-        "SELECT title, directive, summary, body, text_sha256 FROM memories WHERE id = 'release-checklist'"
+        f"SELECT {', '.join(PRINTED_COLUMNS)}, text_sha256 FROM memories WHERE id = 'release-checklist'"
     ).fetchone()
     assert "Bump the zebrafish version." in row["body"]
     assert "secret history" not in row["body"] and "## Context" not in row["body"]
-    assert row["text_sha256"] == printed_digest(row["title"], row["directive"], row["summary"], row["body"])
+    assert row["text_sha256"] == printed_digest({name: row[name] for name in PRINTED_COLUMNS})
 
 
 def test_fts_table_finds_a_memory_by_body_term(small):

@@ -558,9 +558,12 @@ def test_no_engram_root_prints_empty_object(tmp_path: Path) -> None:
     assert not any(tmp_path.rglob("state.db"))
 
 
-def test_broken_state_db_prints_empty_object(project: Project) -> None:
+def test_broken_state_db_is_set_aside_and_the_hook_still_answers(project: Project) -> None:
     (project.root / "state.db").write_bytes(b"this is not a database" * 100)
-    assert project.hook("claude", event_payload(project, "UserPromptSubmit", prompt=HTTP_PROMPT)) == {}
+    out = project.hook("claude", event_payload(project, "UserPromptSubmit", prompt=HTTP_PROMPT))
+    assert "http-retries" in out["hookSpecificOutput"]["additionalContext"]
+    kept = list(project.root.glob("state.db.corrupt-*"))
+    assert len(kept) == 1 and kept[0].read_bytes() == b"this is not a database" * 100
 
 
 # --- import hygiene -----------------------------------------------------------------------------

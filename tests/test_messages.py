@@ -56,7 +56,7 @@ def test_outside_a_project_is_one_line(run_engram, nowhere: Path, args: list[str
 def test_an_invalid_date_is_a_field_error(value: str) -> None:
     with pytest.raises(FieldErrors) as info:
         parse_memory(f"---\nid: x\nvalid_until: {value}\n---\nbody\n", "rules/x.md")
-    assert (info.value.reason, info.value.line) == (f"valid_until: must be a date, YYYY-MM-DD (found '{value}')", 3)
+    assert (info.value.reason, info.value.line) == (f"valid_until: must be a date, YYYY-MM-DD", 3)
 
 
 @pytest.mark.parametrize("value", ["2027-06-30", "2027-06-30T12:00:00", "2027-06-30 12:00", "", "null"])
@@ -79,8 +79,8 @@ def test_index_prints_each_problem_on_its_own_line(project: Path, run_engram, wr
     proc = run_engram(["index"], cwd=project)
     assert proc.returncode == 1
     assert proc.stderr.splitlines() == [
-        "engram: invalid .agents/.engram/rules/x.md:3: lifecycle: must be one of active, review_due, superseded, archived (found 'zombie')",
-        "engram: invalid .agents/.engram/rules/x.md:4: valid_until: must be a date, YYYY-MM-DD (found 'next year')",
+        "engram: invalid .agents/.engram/rules/x.md:3: lifecycle: must be one of active, review_due, superseded, archived",
+        "engram: invalid .agents/.engram/rules/x.md:4: valid_until: must be a date, YYYY-MM-DD",
     ]
 
 

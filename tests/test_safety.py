@@ -14,7 +14,11 @@ from hypothesis import strategies as st
 
 from engram.safety import evaluate, scan
 
-LABELLED = Path(__file__).resolve().parents[1] / "fixtures" / "safety" / "labelled.jsonl"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+LABELLED = FIXTURES / "safety" / "labelled.jsonl"
+# Written before the normalisation and the new detectors were; see fixtures/safety/README.md.
+HELD_OUT = FIXTURES / "safety" / "heldout.jsonl"
+REAL_RULES = FIXTURES / "cursorrules" / ".agents" / ".engram" / "rules"
 
 ALLOWED_LABELS = frozenset(
     {
@@ -36,6 +40,19 @@ ALLOWED_LABELS = frozenset(
         "injection: persona switch",
         "injection: new instructions",
         "injection: role marker",
+        "secret: pypi token",
+        "secret: digitalocean token",
+        "secret: twilio key",
+        "secret: command-line password",
+        "secret: password in prose",
+        "secret: sendgrid key",
+        "secret: slack webhook",
+        "injection: concealed action",
+        "injection: exfiltration command",
+        "injection: exfiltration link",
+        "injection: html comment instruction",
+        "injection: encoded payload",
+        "injection: hidden text",
     }
 )
 
@@ -63,6 +80,29 @@ def test_labelled_set_precision_and_recall() -> None:
     assert result["lines"] >= 80
     assert result["precision"] >= 0.95
     assert result["recall"] >= 0.95
+
+
+def test_held_out_set_precision_and_recall() -> None:
+    result = evaluate(HELD_OUT)
+    print(f"\nsafety held-out set: precision={result['precision']:.3f} recall={result['recall']:.3f} lines={result['lines']}")
+    assert result["lines"] >= 90
+    assert result["precision"] == 1.0
+    assert result["recall"] >= 0.95
+
+
+def test_no_false_alarm_on_the_real_rules() -> None:
+    """Everything a pack may print of the 257 real rules (title, directive, summary, body) passes."""
+    from engram.parse import parse_memory
+
+    paths = sorted(REAL_RULES.glob("*.md"))
+    assert len(paths) == 257
+    flagged = {}
+    for path in paths:
+        memory = parse_memory(path.read_text(encoding="utf-8"), f"rules/{path.name}")
+        label = scan("\n".join((memory.title, memory.directive, memory.summary, memory.body)))
+        if label:
+            flagged[path.name] = label
+    assert flagged == {}
 
 
 def test_labelled_set_is_balanced() -> None:

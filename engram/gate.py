@@ -1,0 +1,173 @@
+"""The output gate: every string engram prints to an agent or a terminal passes here (stdlib only).
+
+An index may come from anyone (`load --index team.db`, `global_index`), so no stored value is
+trusted because it is stored:
+
+- ``check_memory``: before a memory is printed, its structural fields are validated (the id
+  pattern, the type and authority enums, a relative path inside a memory folder), its printed
+  columns must match their hash, and all of them together pass the safety screen;
+- ``name`` and ``path``: ids, tags and file names printed on their own;
+- ``text`` on every printed text, ``line`` on every one-line message: terminal escape sequences,
+  control characters and invisible format characters never reach the output.
+
+See docs/safety.md for what this guarantees.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+
+from .index import PRINTED_COLUMNS, printed_digest
+from .lazyre import LazyPattern
+from .parse import AUTHORITIES, ID_PATTERN, MAX_ID_CHARS, TYPES
+from .sources import MEMORY_FOLDERS
+
+# (digest of the printed columns, the text to screen) -> label or None; `state.ScreenCache`
+# remembers verdicts by digest.
+Screen = Callable[[str, str], "str | None"]
+WITHHELD = "(withheld)"  # printed instead of a name that is not valid or not safe
+MAX_NAME = MAX_ID_CHARS  # ids and tags
+MAX_PATH = 1024
+
+# CSI, OSC (up to BEL or ST), and two-character escape sequences; then what is left of C0/C1,
+# DEL, bidi controls, zero-width characters, the byte-order mark and tag characters.
+_ESCAPE_SEQUENCE = LazyPattern(r"\x1b\[[0-?]*[ -/]*[@-~]?|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -~]?|\x9b[0-?]*[ -/]*[@-~]?")
+_UNPRINTABLE = LazyPattern(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\U000e0000-\U000e007f]"
+)
+_LINE_BREAKS = LazyPattern("[\n\r\t\x0b\x0c\x85\u2028\u2029]")
+_LABEL = LazyPattern(r"(?:secret|injection): [a-z][a-z -]{0,40}")
+
+
+def text(value: str) -> str:
+    """Printed text: escape sequences and control characters removed, line breaks and tabs kept."""
+    if _UNPRINTABLE.search(value) is None:  # one scan; nearly every text takes this way
+        return value
+    return _UNPRINTABLE.sub("", _ESCAPE_SEQUENCE.sub("", value.replace("\r\n", "\n")))
+
+
+def line(value: str) -> str:
+    """One line of a message: as ``text``, with line breaks and tabs shown as spaces."""
+    return text(_LINE_BREAKS.sub(" ", value))
+
+
+def cleaned(payload):
+    """A JSON payload with ``text`` applied to every string in it (engram's own, shallow payloads)."""
+    if isinstance(payload, str):
+        return text(payload)
+    if isinstance(payload, list):
+        return [cleaned(item) for item in payload]
+    if isinstance(payload, dict):
+        return {cleaned(key): cleaned(value) for key, value in payload.items()}
+    return payload
+
+
+def is_id(value: object) -> bool:
+    return isinstance(value, str) and len(value) <= MAX_NAME and ID_PATTERN.fullmatch(value) is not None
+
+
+def name(value: object) -> str:
+    """An id or a tag as printed in a list: one short line that passes the screen, else WITHHELD."""
+    if not isinstance(value, str) or not 0 < len(value) <= MAX_NAME or line(value) != value:
+        return WITHHELD
+    return WITHHELD if _flagged(value) else value
+
+
+def _flagged(value: str) -> bool:
+    from .safety import scan  # an import, not a cost: load has it already
+
+    return scan(_as_words(value)) is not None
+
+
+def names(values: list[str]) -> list[str]:
+    """The ids or tags of a list that ``name`` prints as they are; the others are left out."""
+    return [value for value in values if name(value) == value]
+
+
+def is_memory_path(rel: object) -> bool:
+    """A stored path a memory may have: relative, inside a memory folder, no `..`, an `.md` file."""
+    if not isinstance(rel, str) or not 0 < len(rel) <= MAX_PATH or line(rel) != rel or "\\" in rel:
+        return False
+    parts = rel.split("/")
+    return parts[0] in MEMORY_FOLDERS and rel.endswith(".md") and not any(p in ("", ".", "..") for p in parts)
+
+
+def path(rel: str) -> str:
+    """A stored path as printed: itself when valid, else WITHHELD (it may hold anything)."""
+    return rel if is_memory_path(rel) else WITHHELD
+
+
+def file_path(value: str) -> str:
+    """A file path shown in a message: one line, each folder or file name the screen flags withheld
+    (a file may be named to carry an instruction)."""
+    return "/".join(WITHHELD if part and _flagged(part) else part for part in line(value).split("/"))
+
+
+def label(stored: object) -> str:
+    """A stored safety label as printed: one of the screen's label shapes, else a plain one."""
+    return stored if isinstance(stored, str) and _LABEL.fullmatch(stored) else "flagged by the safety screen"
+
+
+def invalid_field(row: sqlite3.Row) -> str | None:
+    """The name of the first structural field of a memory row that is not valid, else None."""
+    if not is_id(row["id"]):
+        return "id"
+    if row["type"] not in TYPES:
+        return "type"
+    if row["authority"] not in AUTHORITIES:
+        return "authority"
+    if not is_memory_path(row["rel"]):
+        return "path"
+    return None
+
+
+def _string_list(raw: object) -> list[str] | None:
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else None
+    except ValueError:
+        return None
+    return value if isinstance(value, list) and all(isinstance(v, str) for v in value) else None
+
+
+def _as_words(value: str) -> str:
+    """An id or tag as the screen reads it: `ignore-previous-rules` is three words."""
+    return value.replace("-", " ").replace("_", " ").replace(".", " ")
+
+
+def screened_text(columns: dict[str, str]) -> str:
+    """What the screen reads of a memory: every printed column (PRINTED_COLUMNS) as text."""
+    tags = _string_list(columns["tags"]) or []
+    globs = _string_list(columns["applies_to"]) or []
+    words = " ".join(_as_words(v) for v in (columns["id"], *tags))
+    return "\n".join((words, " ".join(globs), columns["title"], columns["directive"], columns["summary"], columns["body"]))
+
+
+def check_memory(conn: sqlite3.Connection, row: sqlite3.Row, screen: Screen) -> tuple[str | None, str | None, str]:
+    """(body, None, "") when the memory may be printed; else (None, reason, label) with reason
+    `hash` (invalid or altered stored fields) or `safety` (the screen flagged it)."""
+    if row["safety"]:
+        return None, "safety", label(row["safety"])
+    field = invalid_field(row)
+    if field:
+        return None, "hash", f"stored {field} is not valid; run `engram index`"
+    stored = conn.execute(
+        f"SELECT {', '.join(PRINTED_COLUMNS)}, text_sha256 FROM memories WHERE rowid = ?", (row["rowid"],)
+    ).fetchone()
+    columns = dict(zip(PRINTED_COLUMNS, stored))
+    lists = (_string_list(columns["tags"]), _string_list(columns["applies_to"]))
+    if not all(isinstance(v, str) for v in columns.values()) or None in lists:
+        return None, "hash", "stored fields are not valid; run `engram index`"
+    digest = printed_digest(columns)
+    if digest != stored[-1]:
+        return None, "hash", "stored text does not match its hash; run `engram index`"
+    found = screen(digest, screened_text(columns))
+    if found:
+        return None, "safety", label(found)
+    return columns["body"], None, ""
+
+
+def requires(dsts: list[str]) -> list[str]:
+    """`requires:` ids as printed: the ones that are valid ids (edges are not hashed)."""
+    return [dst for dst in dsts if is_id(dst)]

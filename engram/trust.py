@@ -1,0 +1,171 @@
+"""Signed shared indexes: `index --output team.db --sign-key KEY` and the pins of `global_index`.
+
+The signature sits beside the index, in ``team.db.sig`` (JSON): an ed25519 signature over the
+SHA-256 of the whole file, so every table (FTS shadow tables included) is covered and the index
+itself stays a pure function of its sources. Signing and checking a signature need the optional
+``cryptography`` package (``pip install 'engram[sign]'``); pinning a digest needs nothing.
+
+On the read path a pinned ``global_index`` is hashed on every call (one pass over the file); the
+signature itself is checked once per file digest and remembered in state.db, so ``cryptography``
+is imported only when the shared file changed. Stdlib only at import.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+
+from .index import IndexFileError
+from .paths import read_bytes, sha256_file
+
+SIGNATURE_SUFFIX = ".sig"
+SIGNATURE_FORMAT = "engram-index-signature-1"
+SIGNED_CONTEXT = b"engram index signature v1\0"  # so the key signs nothing else by accident
+MAX_KEY_BYTES = 64 * 1024
+MAX_SIGNATURE_BYTES = 64 * 1024
+INSTALL_HINT = "install engram's signing extra: pip install 'engram[sign]'"
+
+
+class Pin:
+    """What config trusts for `global_index`: an ed25519 public key (base64 of its 32 bytes),
+    a SHA-256 of the file, or both; neither means unsigned files are used as they are."""
+
+    def __init__(self, key: str | None = None, sha256: str | None = None) -> None:
+        self.key = key
+        self.sha256 = sha256
+
+    def __bool__(self) -> bool:
+        return bool(self.key or self.sha256)
+
+
+def signature_path(index_path: str) -> str:
+    return index_path + SIGNATURE_SUFFIX
+
+
+def _signed_message(digest: str) -> bytes:
+    return SIGNED_CONTEXT + digest.encode("ascii")
+
+
+def sign_index(index_path: str, key_path: str) -> str:
+    """Write ``<index>.sig`` with an ed25519 key file (PEM or OpenSSH); returns the public key."""
+    import base64  # signing and checking only: `load` on a remembered file never needs it
+
+    crypto = _cryptography()
+    data = read_bytes(key_path, MAX_KEY_BYTES)
+    try:
+        if data.lstrip().startswith(b"-----BEGIN OPENSSH"):
+            key = crypto.serialization.load_ssh_private_key(data, None)
+        else:
+            key = crypto.serialization.load_pem_private_key(data, None)
+    except (ValueError, TypeError, crypto.UnsupportedAlgorithm):
+        raise IndexFileError(f"{key_path}: not an unencrypted ed25519 private key (PEM or OpenSSH)") from None
+    if not isinstance(key, crypto.Ed25519PrivateKey):
+        raise IndexFileError(f"{key_path}: the key is not an ed25519 key")
+    digest = sha256_file(index_path)
+    public = key.public_key().public_bytes(crypto.serialization.Encoding.Raw, crypto.serialization.PublicFormat.Raw)
+    record = {
+        "format": SIGNATURE_FORMAT,
+        "sha256": digest,
+        "public_key": base64.b64encode(public).decode("ascii"),
+        "signature": base64.b64encode(key.sign(_signed_message(digest))).decode("ascii"),
+    }
+    temp = signature_path(index_path) + f".tmp-{os.getpid()}"
+    with open(temp, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(record, indent=2) + "\n")
+    os.replace(temp, signature_path(index_path))
+    return record["public_key"]
+
+
+def read_signature(index_path: str) -> dict[str, str] | None:
+    """The signature record beside an index; None when there is none; IndexFileError when bad."""
+    path = signature_path(index_path)
+    try:
+        record = json.loads(read_bytes(path, MAX_SIGNATURE_BYTES).decode("utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        raise IndexFileError(f"{path}: not an engram signature file") from None
+    fields = ("format", "sha256", "public_key", "signature")
+    if not isinstance(record, dict) or not all(isinstance(record.get(f), str) for f in fields):
+        raise IndexFileError(f"{path}: not an engram signature file")
+    if record["format"] != SIGNATURE_FORMAT:
+        raise IndexFileError(f"{path}: unknown signature format")
+    return record
+
+
+def check_signature(index_path: str, digest: str, pinned_key: str | None) -> str:
+    """Check the signature beside the index (file digest ``digest``); returns the signing key.
+
+    Raises IndexFileError naming what is wrong: no signature, another key than the pinned one,
+    a file changed since it was signed, a signature that does not verify."""
+    record = read_signature(index_path)
+    if record is None:
+        raise IndexFileError(f"{index_path}: not signed (no {os.path.basename(signature_path(index_path))})")
+    if pinned_key is not None and record["public_key"] != pinned_key:
+        raise IndexFileError(f"{index_path}: signed by another key than the pinned one")
+    if record["sha256"] != digest:
+        raise IndexFileError(f"{index_path}: changed since it was signed")
+    import base64
+    import binascii
+
+    crypto = _cryptography()
+    try:
+        public = crypto.Ed25519PublicKey.from_public_bytes(base64.b64decode(record["public_key"], validate=True))
+        public.verify(base64.b64decode(record["signature"], validate=True), _signed_message(digest))
+    except (ValueError, binascii.Error, crypto.InvalidSignature):
+        raise IndexFileError(f"{index_path}: the signature does not verify") from None
+    return record["public_key"]
+
+
+def check_pinned(index_path: str, pin: Pin, state: sqlite3.Connection | None) -> None:
+    """Refuse (IndexFileError) a shared index that does not match what config pins."""
+    try:
+        digest = sha256_file(index_path)
+    except OSError as exc:
+        raise IndexFileError(f"{index_path}: cannot read index ({exc.strerror or exc})") from None
+    if pin.sha256 is not None and digest != pin.sha256:
+        raise IndexFileError(f"{index_path}: its SHA-256 is not the pinned global_index_sha256")
+    if pin.key is None or _remembered(state, digest, pin.key):
+        return
+    check_signature(index_path, digest, pin.key)
+    _remember(state, digest, pin.key)
+
+
+def _remembered(state: sqlite3.Connection | None, digest: str, key: str) -> bool:
+    if state is None:
+        return False
+    try:
+        return state.execute("SELECT 1 FROM trusted WHERE digest = ? AND key = ?", (digest, key)).fetchone() is not None
+    except sqlite3.Error:
+        return False
+
+
+def _remember(state: sqlite3.Connection | None, digest: str, key: str) -> None:
+    if state is not None:
+        try:
+            state.execute("INSERT OR IGNORE INTO trusted (digest, key) VALUES (?, ?)", (digest, key))
+        except sqlite3.Error:
+            pass  # a read-only or busy state.db costs a check next time, nothing else
+
+
+class _Crypto:
+    """The parts of `cryptography` engram uses, imported on first need."""
+
+    def __init__(self) -> None:
+        from cryptography import exceptions
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import ed25519
+
+        self.serialization = serialization
+        self.Ed25519PrivateKey = ed25519.Ed25519PrivateKey
+        self.Ed25519PublicKey = ed25519.Ed25519PublicKey
+        self.InvalidSignature = exceptions.InvalidSignature
+        self.UnsupportedAlgorithm = exceptions.UnsupportedAlgorithm
+
+
+def _cryptography() -> _Crypto:
+    try:
+        return _Crypto()
+    except ImportError:
+        raise IndexFileError(f"checking or making an index signature needs the cryptography package; {INSTALL_HINT}") from None
