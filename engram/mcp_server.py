@@ -28,6 +28,7 @@ from .load import fetch as fetch_ids
 from .layers import Layer
 from .load import load_pack, open_read
 from .pack import Entry, Pack, checked_body
+from .parse import with_directive
 from .render import card_line, render_text, skipped_line, source_path
 from .route import Options, visible_candidates
 from .workspace import Workspace, open_workspace
@@ -144,7 +145,8 @@ def _routed(pack: Pack) -> RoutedPack:
     entries = [
         PackEntry(id=e.cand.id, scope=e.cand.scope, type=e.cand.row["type"], shown=e.shown,
                   tier=e.shown if e.selected else "omitted", relevance=round(e.cand.relevance, 4),
-                  text=e.body if e.shown == "body" else e.card_text, requires=e.requires, stale=e.cand.stale)
+                  text=with_directive(e.cand.row["directive"], e.body) if e.shown == "body" else e.card_text,
+                  requires=e.requires, stale=e.cand.stale)
         for e in pack.entries
     ]  # fmt: skip
     skipped = [Skip(id=s.cand.id, path=source_path(s.cand), label=s.label) for s in pack.skipped]

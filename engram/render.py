@@ -9,6 +9,7 @@ import json
 
 from . import gate
 from .pack import Entry, Pack
+from .parse import with_directive
 from .route import Anchor, Candidate, Routing
 
 
@@ -27,10 +28,7 @@ def body_block(entry: Entry) -> str:
     lines = [f"### {row['id']} [{row['type']}, {row['authority']}]"]
     if entry.requires:
         lines.append(f"requires: {', '.join(entry.requires)}")
-    directive = row["directive"].strip()
-    if directive and not entry.body.lstrip().startswith(directive):
-        lines.append(directive)
-    lines.append(entry.body)
+    lines.append(with_directive(row["directive"], entry.body))
     return "\n".join(lines)
 
 

@@ -126,7 +126,7 @@ def nested(event: str, text: str) -> dict:
 
 def body_text(memory_id: str, body: str, directive: str | None = None) -> str:
     """A printed body: the heading, the directive (`Project.memory`'s default), the body."""
-    return f"### {memory_id} [rule, instruction]\n{directive or f'Follow the {memory_id} convention.'}\n{body}"
+    return f"### {memory_id} [rule, instruction]\n{directive or f'Follow the {memory_id} convention.'}\n\n{body}"
 
 
 def pack_text(memory_id: str, body: str, loaded: int = 1, related: int = 1, directive: str | None = None) -> str:
@@ -349,9 +349,9 @@ def test_file_event_injects_at_most_three_bodies(project: Project) -> None:
     # most specific glob first: three bodies, the other two as cards with a fetch line
     assert first.split("\n") == [
         "loaded 5 memory files / 5 total related memories",
-        "### core-a [rule, instruction]", "Follow the core-a convention.", "Body of core-a.",
-        "### core-b [rule, instruction]", "Follow the core-b convention.", "Body of core-b.",
-        "### core-e [rule, instruction]", "Follow the core-e convention.", "Body of core-e.",
+        "### core-a [rule, instruction]", "Follow the core-a convention.", "", "Body of core-a.",
+        "### core-b [rule, instruction]", "Follow the core-b convention.", "", "Body of core-b.",
+        "### core-e [rule, instruction]", "Follow the core-e convention.", "", "Body of core-e.",
         "- core-c [rule] Follow the core-c convention.",
         "- core-d [rule] Follow the core-d convention.",
         "fetch: engram load --id core-c,core-d",
@@ -359,8 +359,8 @@ def test_file_event_injects_at_most_three_bodies(project: Project) -> None:
     second = project.hook("gemini", payload)["hookSpecificOutput"]["additionalContext"]
     assert second.split("\n") == [
         "loaded 2 memory files / 5 total related memories",
-        "### core-c [rule, instruction]", "Follow the core-c convention.", "Body of core-c.",
-        "### core-d [rule, instruction]", "Follow the core-d convention.", "Body of core-d.",
+        "### core-c [rule, instruction]", "Follow the core-c convention.", "", "Body of core-c.",
+        "### core-d [rule, instruction]", "Follow the core-d convention.", "", "Body of core-d.",
     ]
     assert project.hook("gemini", payload) == {}
 
@@ -375,7 +375,7 @@ def test_file_event_skips_hidden_and_unsafe_memories(project: Project) -> None:
     payload = event_payload(project, "AfterTool", tool_name="read_file", tool_input={"file_path": "tools/run.sh"})
     assert project.hook("gemini", payload) == nested(
         "AfterTool",
-        "loaded 1 memory files / 2 total related memories\n### fine [rule, instruction]\nFollow the fine convention.\nFine body.\n"
+        "loaded 1 memory files / 2 total related memories\n### fine [rule, instruction]\nFollow the fine convention.\n\nFine body.\n"
         "SKIPPED rules/sneaky.md: injection: override instruction",
     )
     assert project.hook("gemini", payload) == {}  # no new body: no repeated SKIPPED line
