@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO := build/demo
 
-.PHONY: demo test e2e bench quality docs clean
+.PHONY: demo test e2e bench quality quality-dev quality-fixtures fit docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,8 +36,25 @@ e2e: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m engram.bench
 
-## quality: routing quality of the benchmark fixtures (tuning set, three held-out sets, multilingual, small folders)
+## quality: routing quality of every bundled set, fitting and held-out parts, beside plain BM25
 quality: $(STAMP)
+	$(BIN)/python benchmarks/quality.py
+
+## quality-dev: the same with the development sets of real text (QUALITY_DEV: their folder; skipped where absent)
+QUALITY_DEV ?= ../shared/quality-dev
+quality-dev: $(STAMP)
+	@if [ -d "$(QUALITY_DEV)" ]; then $(BIN)/python benchmarks/quality.py --quality-dev "$(QUALITY_DEV)"; \
+	else echo "quality-dev: SKIPPED: no development sets at $(QUALITY_DEV) (set QUALITY_DEV=...)"; fi
+
+## fit: fit the relevance decision (engram/relevance_weights.py) and rewrite docs/routing-tables.md
+fit: $(STAMP)
+	$(BIN)/pip install --quiet -e '.[fit]'
+	@if [ -d "$(QUALITY_DEV)" ]; then dev="--quality-dev $(QUALITY_DEV)"; \
+	else echo "fit: no development sets at $(QUALITY_DEV): fitting on the bundled sets only"; dev=""; fi; \
+	$(BIN)/python benchmarks/fit.py $$dev --write --report docs/routing-tables.md
+
+## quality-fixtures: `engram benchmark` on the bundled fixtures, one table each, as a user would run it
+quality-fixtures: $(STAMP)
 	rm -rf $(DEMO) && mkdir -p $(DEMO)
 	cp -r fixtures/cursorrules/.agents $(DEMO)/
 	cd $(DEMO) && ../../$(BIN)/engram benchmark ../../fixtures/bench/cursorrules.json

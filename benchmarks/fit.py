@@ -15,10 +15,10 @@ On the fitting part it fits, with k-fold cross-validation (folds by case):
    and off-topic silence kept above their floors on every set.
 
 It prints the scores per fold and, per set, on the fitting part (cross-validated) and on the
-held-out part, beside a plain FTS5 BM25 top-8 on the same cases; `--write` writes the weights
-to engram/relevance_weights.py, `--report` the tables as markdown. Routing runs through engram's
-own code (`route.gather` ... `select.select_pack`), so the decision fitted is the one `load`
-makes. Needs the `fit` extra (scikit-learn).
+held-out part, beside a plain FTS5 BM25 top-8 on the same cases (`quality.report`); `--write`
+writes the weights to engram/relevance_weights.py, `--report` the table as markdown. Routing
+runs through engram's own code (`route.gather` ... `select.select_pack`), so the decision
+fitted is the one `load` makes. Needs the `fit` extra (scikit-learn).
 """
 
 from __future__ import annotations
@@ -39,20 +39,14 @@ from sklearn.linear_model import LogisticRegression
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import baseline, sets  # noqa: E402
-from engram import relevance, route  # noqa: E402
-from engram.benchmark import Scores  # noqa: E402
-from engram.compile import compile_root  # noqa: E402
-from engram.layers import open_layers  # noqa: E402
-from engram.select import options_from_config, pack_options_from_config, select_pack  # noqa: E402
-from engram.workspace import open_workspace  # noqa: E402
+from benchmarks import quality, sets  # noqa: E402
+from benchmarks.cases import PARTS, TASKS, Case, Folder, gather, set_scores  # noqa: E402
+from engram import relevance  # noqa: E402
 
 WEIGHTS_FILE = sets.ROOT / "engram" / "relevance_weights.py"
 FOLDS = 5
 SUBSET_SIZES = (8, 16, 40, 100)
 SUBSET_DRAWS = 2
-PARTS = "folder-parts"  # the set of all subset cases: it weighs as one set
-TASKS = "all sets"  # every case but the folder parts
 ACCEPT_WEIGHT = 0.5  # an accepted memory counts half a positive: reasonable, not required
 PRECISION_FLOOR = 0.65  # per set, kept with a margin above the 0.60 the routing must reach
 SILENCE_FLOOR = 0.92  # per set with off-topic cases, likewise above 0.90
@@ -62,72 +56,15 @@ PLAUSIBLE_PRECISION = 0.3  # one left out is listed as a card from where this sh
 HIT_FLOORS = {"cursorrules": 0.971, "cursorrules-heldout": 0.938, "cursorrules-heldout-2": 0.844,
               "cursorrules-heldout-3": 0.8, "multilingual": 0.942}  # fmt: skip
 GRID = {
-    "on_topic": [x / 100 for x in range(20, 86, 5)],
-    "sure": [0.9, 0.95, 0.98, 1.01],
-    "select": [0.02, 0.05, 0.08, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4],
-    "relative": [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8],
+    "gated_from": [8, 16, 32, 64],  # the folder size from which the task decision is trusted
+    "on_topic": [x / 100 for x in range(45, 86, 5)],
+    "sure": [0.9, 1.01],
+    "select": [0.02, 0.05, 0.1, 0.15, 0.2, 0.3],
+    "relative": [0.2, 0.3, 0.4, 0.5, 0.6],
 }
 
 
 # --- the folders and the cases ------------------------------------------------------------------
-
-
-class Folder:
-    """A throw-away project holding one memory folder, indexed by engram."""
-
-    def __init__(self, source: Path, work: Path) -> None:
-        self.project = work / f"p{abs(hash(source))}"
-        root = self.project / ".agents" / ".engram"
-        if any((source / sub).is_dir() for sub in ("rules", "skills", "knowledge")):
-            shutil.copytree(source, root)
-        else:
-            (root / "rules").mkdir(parents=True)
-            for path in source.glob("*.md"):
-                shutil.copy(path, root / "rules" / path.name)
-        (self.project / ".git").mkdir()  # the project's top: no folder above is searched
-        self.ws = open_workspace(self.project)
-        compile_root(self.ws.root, self.ws.config)
-        self.layers = open_layers(self.ws, None, [])
-        self.source = source
-
-
-class Case:
-    """One labelled task, gathered once: its evidence and judged candidates (`route.gather`)."""
-
-    def __init__(self, task_set: sets.TaskSet, case: dict, folder: Folder) -> None:
-        self.set = task_set.name
-        self.query = case["query"]
-        self.expect = set(case.get("expect", []))
-        self.accept = set(case.get("accept", []))
-        self.label = case
-        self.held_out = task_set.is_held_out(case)
-        self.folder = folder
-        self.options = options_from_config(folder.ws.config)
-        self.routing, self.found = route.gather(folder.layers, self.query, self.options)
-        self.judged = [j for m in self.found for j in m.judged]
-        self.ranked: list[tuple[str, float, float]] = []  # (id, score, relevance) under the model scored last
-        self.task: dict[str, float] = {}
-        self.on_topic = 0.0
-
-    def score(self, model: relevance.Model) -> None:
-        """Rank the candidates as `route` does under ``model``'s candidate weights."""
-        for j in self.judged:
-            j.rescore(model.candidate_relevance(j.features))
-        route.rank(self.routing, self.found)
-        self.ranked = [(c.id, c.score, c.relevance) for c in self.routing.admitted]
-        self.task = route.query_features(self.routing, self.found, self.query) if self.ranked else {}
-
-
-def gather(task_sets: list[sets.TaskSet], work: Path) -> list[Case]:
-    folders: dict[Path, Folder] = {}
-    cases = []
-    for task_set in task_sets:
-        for case in task_set.cases():
-            source = task_set.folder(case).resolve()
-            if source not in folders:
-                folders[source] = Folder(source, work)
-            cases.append(Case(task_set, case, folders[source]))
-    return cases
 
 
 class Subset(sets.TaskSet):
@@ -269,24 +206,17 @@ def cross_validate(cases: list[Case]) -> None:
 # --- the thresholds -----------------------------------------------------------------------------
 
 
-def decided(case: Case, on_topic: float, sure: float, select: float, relative: float, limit: int = 8) -> list[str]:
-    """The ids `route._decide` packs from a scored case (prerequisites aside; every fitting folder
-    is one the task decision applies to, `smallest_folder`)."""
-    if not case.ranked or (case.on_topic < on_topic and max(r for _, _, r in case.ranked) < sure):
+def decided(
+    case: Case, gated_from: int, on_topic: float, sure: float, select: float, relative: float, limit: int = 8
+) -> list[str]:
+    """The ids `route._decide` packs from a scored case (prerequisites aside)."""
+    if not case.ranked:
+        return []
+    best_relevance = max(r for _, _, r in case.ranked)
+    if case.memories >= gated_from and case.on_topic < on_topic and best_relevance < sure:
         return []
     best = case.ranked[0][1]
     return [i for i, score, _ in case.ranked if score >= max(select, relative * best)][:limit]
-
-
-def set_scores(cases: list[Case], pack_of) -> dict[str, dict]:
-    groups: dict[str, Scores] = defaultdict(Scores)
-    for case in cases:
-        ids = pack_of(case)
-        groups[case.set].add(case.label, ids)
-        groups["all"].add(case.label, ids)
-        if case.set != PARTS:
-            groups[TASKS].add(case.label, ids)
-    return {name: scores.summary() for name, scores in groups.items()}
 
 
 def objective(scores: dict[str, dict], cases: list[Case]) -> float:
@@ -299,10 +229,10 @@ def objective(scores: dict[str, dict], cases: list[Case]) -> float:
     value = sum(scores[n]["hit_at_pack"] + 0.5 * scores[n]["mrr"] for n in named) / len(named)
     value -= 4 * max(0.0, SILENCE_FLOOR - scores[TASKS]["off_topic_silent"])
     for n in named:
-        value -= 4 * max(0.0, PRECISION_FLOOR - scores[n]["precision"]) / len(named)
-        value -= 4 * max(0.0, HIT_FLOORS.get(n, 0.0) - scores[n]["hit_at_pack"]) / len(named)
+        value -= 4 * max(0.0, PRECISION_FLOOR - scores[n]["precision"])
+        value -= 4 * max(0.0, HIT_FLOORS.get(n, 0.0) - scores[n]["hit_at_pack"])
         if n in negatives:
-            value -= max(0.0, SILENCE_FLOOR - scores[n]["off_topic_silent"]) / len(named)
+            value -= 2 * max(0.0, SILENCE_FLOOR - scores[n]["off_topic_silent"])
     return value
 
 
@@ -314,11 +244,6 @@ def search_thresholds(cases: list[Case]) -> dict[str, float]:
         if value > best_value:
             best, best_value = thresholds, value
     return best
-
-
-def smallest_folder(cases: list[Case]) -> int:
-    """The fewest memories of a folder fitted on: the task model is trusted from there up."""
-    return min(c.found[0].evidence.total for c in cases if c.found)
 
 
 def calibrated(cases: list[Case], share: float, floor: float) -> float:
@@ -339,29 +264,6 @@ def calibrated(cases: list[Case], share: float, floor: float) -> float:
 # --- reports ------------------------------------------------------------------------------------
 
 
-def runtime_scores(cases: list[Case], model: relevance.Model) -> dict[str, dict]:
-    """What `engram load` itself packs under ``model``."""
-
-    def pack_of(case: Case) -> list[str]:
-        options = options_from_config(case.folder.ws.config)
-        options.model = model
-        _, pack = select_pack(case.folder.layers, case.query, options, pack_options_from_config(case.folder.ws.config))
-        return [e.cand.id for e in pack.selected]
-
-    return set_scores(cases, pack_of)
-
-
-def table(title: str, rows: list[tuple[str, dict, dict | None]]) -> str:
-    lines = [f"### {title}", "", "| set | cases | engram hit / MRR / precision / silent | BM25 top-8 hit / MRR |", "|---|---|---|---|"]
-    for name, e, b in rows:
-        base = f"{b['hit_at_pack']:.2f} / {b['mrr']:.2f}" if b else "-"
-        lines.append(
-            f"| {name} | {e['queries']} | {e['hit_at_pack']:.2f} / {e['mrr']:.2f} / {e['precision']:.2f} / "
-            f"{e['off_topic_silent']:.2f} | {base} |"
-        )
-    return "\n".join(lines) + "\n"
-
-
 def weights_module(model: relevance.Model, thresholds: dict, note: str) -> str:
     def block(name: str, values: dict) -> str:
         items = ",\n".join(f"    {key!r}: {value}" for key, value in values.items())
@@ -379,56 +281,42 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quality-dev", type=Path, help="the development sets of real text (left out when absent)")
     parser.add_argument("--extra", action="append", default=[], help="NAME=CASES.json[:FOLDER], a set held out whole")
     parser.add_argument("--write", action="store_true", help="write engram/relevance_weights.py")
-    parser.add_argument("--report", type=Path, help="write the tables as markdown")
+    parser.add_argument("--report", type=Path, help="write the table as markdown")
     args = parser.parse_args(argv)
-    task_sets = sets.bundled() + [sets.extra(spec) for spec in args.extra]
-    if args.quality_dev and args.quality_dev.is_dir():
-        task_sets += sets.quality_dev(args.quality_dev)
-    else:
-        print("fit: no --quality-dev folder: fitting on the bundled sets only", file=sys.stderr)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="engram-fit-") as work:
-        cases = gather(task_sets, Path(work))
+        cases = gather(quality.task_sets(args.quality_dev, args.extra), Path(work))
         fitting = [c for c in cases if not c.held_out]
         fitting += subset_cases(fitting, Path(work))
         print(f"{len(cases)} cases, {len(fitting)} for fitting (with parts of folders), gathered in {time.monotonic() - started:.0f} s")
-        cross_validate(fitting)
-        thresholds = search_thresholds(fitting)
-        cv = set_scores(fitting, lambda c: decided(c, **thresholds))
-        fold = folds_of(fitting)
-        for k in range(FOLDS):
-            part = set_scores([c for c, f in zip(fitting, fold) if f == k], lambda c: decided(c, **thresholds))["all"]
-            print(f"fold {k + 1}: hit {part['hit_at_pack']} mrr {part['mrr']} precision {part['precision']} silent {part['off_topic_silent']}")
-        thresholds["gated_from"] = smallest_folder(fitting)
-        thresholds["body"] = calibrated(fitting, BODY_PRECISION, thresholds["select"])
-        thresholds["plausible"] = min(thresholds["select"], calibrated(fitting, PLAUSIBLE_PRECISION, 0.01))
-        candidate = fit_candidates(fitting)
-        for case in fitting:
-            case.score(model_of(candidate, relevance.FITTED.query))
-        query = fit_tasks(fitting)  # on in-sample relevances now: the final candidate model's
-        model = model_of(candidate, query, thresholds)
-        print("thresholds:", thresholds)
+        model, cv = fit(fitting)
         if args.write:
             note = f"Fitted on {len(fitting)} cases of {len({c.set for c in fitting})} sets; see docs/routing.md."
-            WEIGHTS_FILE.write_text(weights_module(model, thresholds, note), encoding="utf-8")
-        report = reports(cases, fitting, cv, model)
-        print(report)
-        if args.report:
-            args.report.write_text(report, encoding="utf-8")
+            WEIGHTS_FILE.write_text(weights_module(model, model.thresholds, note), encoding="utf-8")
+        table = quality.report(cases, model, {name: scores for name, scores in cv.items() if name != PARTS})
+    print(table)
+    if args.report:
+        args.report.write_text(table, encoding="utf-8")
     return 0
 
 
-def reports(cases: list[Case], fitting: list[Case], cv: dict[str, dict], model: relevance.Model) -> str:
-    held = [c for c in cases if c.held_out]
-    engram_held = runtime_scores(held, model)
-    base_fit = set_scores(fitting, baseline.pack_of)
-    base_held = set_scores(held, baseline.pack_of)
-    names = sorted({c.set for c in cases})
-    parts = [
-        table("Fitting part, cross-validated (a tuning number)", [(n, cv[n], base_fit.get(n)) for n in names if n in cv]),
-        table("Held-out part (never seen by fitting)", [(n, engram_held[n], base_held.get(n)) for n in names if n in engram_held]),
-    ]
-    return "\n".join(parts)
+def fit(fitting: list[Case]) -> tuple[relevance.Model, dict[str, dict]]:
+    """The fitted model, and the scores of its decisions cross-validated on the fitting cases."""
+    cross_validate(fitting)
+    thresholds = search_thresholds(fitting)
+    cv = set_scores(fitting, lambda c: decided(c, **thresholds))
+    fold = folds_of(fitting)
+    for k in range(FOLDS):
+        part = set_scores([c for c, f in zip(fitting, fold) if f == k], lambda c: decided(c, **thresholds))["all"]
+        print(f"fold {k + 1}: hit {part['hit_at_pack']} mrr {part['mrr']} precision {part['precision']} silent {part['off_topic_silent']}")
+    thresholds["body"] = calibrated(fitting, BODY_PRECISION, thresholds["select"])
+    thresholds["plausible"] = min(thresholds["select"], calibrated(fitting, PLAUSIBLE_PRECISION, 0.01))
+    candidate = fit_candidates(fitting)
+    for case in fitting:
+        case.score(model_of(candidate, relevance.FITTED.query))
+    query = fit_tasks(fitting)  # on in-sample relevances now: the final candidate model's
+    print("thresholds:", thresholds)
+    return model_of(candidate, query, thresholds), cv
 
 
 if __name__ == "__main__":

@@ -29,12 +29,14 @@ class Scores:
     packs: int = 0  # positive queries that loaded something (precision's denominator)
     negatives: int = 0
     silent_negatives: int = 0
+    loaded: int = 0  # memories selected over all queries (the mean pack's numerator)
     misses: list[str] = field(default_factory=list)
     miss_reasons: list[list[str]] = field(default_factory=list)  # per miss, what the routing said
 
     def add(self, case: dict, pack_ids: list[str], explain=None) -> None:
         """Count a case; ``explain(expect)`` gives the lines that say why a miss missed."""
         expect = set(case.get("expect", []))
+        self.loaded += len(pack_ids)
         if not expect:
             self.negatives += 1
             self.silent_negatives += not pack_ids
@@ -69,6 +71,7 @@ class Scores:
             "mrr": ratio(self.reciprocal_rank, self.positives),
             "precision": ratio(self.precision, self.packs),
             "off_topic_silent": ratio(self.silent_negatives, self.negatives),
+            "mean_pack": ratio(self.loaded, self.positives + self.negatives),
         }
 
 

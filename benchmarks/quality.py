@@ -1,0 +1,82 @@
+"""Routing quality of the relevance decision as shipped, beside plain BM25 in the same run.
+
+    python benchmarks/quality.py [--quality-dev DIR] [--extra NAME=CASES.json[:FOLDER] ...] [--markdown FILE]
+
+For every set of `sets.py` (the bundled ones; the development sets of real text in DIR where
+given), on its fitting part and on its held-out part (never seen by `fit.py`), it routes every
+case through engram's own `select_pack`, exactly what `engram load` prints, and through the
+plain FTS5 BM25 top-8 baseline (`baseline.py`), and prints hit, recall, MRR, precision,
+off-topic silence and mean pack size side by side. Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks import baseline, sets  # noqa: E402
+from benchmarks.cases import Case, gather, runtime_scores, set_scores  # noqa: E402
+from engram import relevance  # noqa: E402
+
+HEADER = (
+    "| set | part | cases | engram hit / recall / MRR / precision / silent / pack | BM25 top-8 hit / MRR / precision / pack |",
+    "|---|---|---|---|---|",
+)
+
+
+def task_sets(quality_dev: Path | None, extra: list[str]) -> list[sets.TaskSet]:
+    """The bundled sets, the extra ones, and the development sets where their folder is present."""
+    chosen = sets.bundled() + [sets.extra(spec) for spec in extra]
+    if quality_dev is not None and quality_dev.is_dir():
+        chosen += sets.quality_dev(quality_dev)
+    elif quality_dev is not None:
+        print(f"quality: {quality_dev} is not a folder: the development sets are left out", file=sys.stderr)
+    return chosen
+
+
+def rows(cases: list[Case], engram_scores: dict[str, dict], part: str) -> list[str]:
+    """One table row per set: engram's numbers beside the baseline's on the same cases."""
+    base = set_scores(cases, baseline.pack_of)
+    out = []
+    for name in sorted(n for n in engram_scores if n != "all"):
+        e, b = engram_scores[name], base[name]
+        out.append(
+            f"| {name} | {part} | {e['queries']} | {e['hit_at_pack']:.2f} / {e['recall_at_pack']:.2f} / {e['mrr']:.2f} / "
+            f"{e['precision']:.2f} / {e['off_topic_silent']:.2f} / {e['mean_pack']:.2f} | "
+            f"{b['hit_at_pack']:.2f} / {b['mrr']:.2f} / {b['precision']:.2f} / {b['mean_pack']:.2f} |"
+        )
+    return out
+
+
+def report(cases: list[Case], model: relevance.Model, fitted: dict[str, dict] | None = None) -> str:
+    """The table: the fitting part (``fitted``: fit.py's cross-validated numbers, else the shipped
+    weights on it), then the held-out part, each set beside the baseline."""
+    fitting = [c for c in cases if not c.held_out]
+    held = [c for c in cases if c.held_out]
+    fit_label = "fitting, cross-validated" if fitted is not None else "fitting"
+    lines = list(HEADER)
+    lines += rows(fitting, fitted if fitted is not None else runtime_scores(fitting, model), fit_label)
+    lines += rows(held, runtime_scores(held, model), "held-out")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quality-dev", type=Path, help="the development sets of real text (left out when absent)")
+    parser.add_argument("--extra", action="append", default=[], help="NAME=CASES.json[:FOLDER], a set held out whole")
+    parser.add_argument("--markdown", type=Path, help="also write the table to this file")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="engram-quality-") as work:
+        table = report(gather(task_sets(args.quality_dev, args.extra), Path(work)), relevance.FITTED)
+    print(table)
+    if args.markdown:
+        args.markdown.write_text(table, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
