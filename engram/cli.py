@@ -14,7 +14,7 @@ from typing import Optional
 import typer
 
 from . import gate
-from .config import LIMIT_RANGE, update_config_file
+from .config import LIMIT_RANGE, Config, update_config_file
 from .hosts import HOSTS
 from .paths import shown_path
 from .sources import GENERATED_FILES
@@ -43,7 +43,8 @@ next steps:
        Read API keys and passwords from the environment; the vault path is in docs/vault.md.
   2. engram load "where should the api keys go"   # the pack an agent gets for that task
   3. engram link claude                           # or codex, gemini, cursor: hooks load memories as the agent works
-  4. commit .agents/ and run `engram check` in CI"""
+  4. engram index                                 # writes the linked host's rule files for memories with applies_to
+  5. commit .agents/ and .claude/, and run `engram check` in CI"""
 
 def fail(message: str, code: int = 1) -> typer.Exit:
     typer.echo(f"engram: error: {message}", err=True)
@@ -150,17 +151,20 @@ def _host_command(host: str, global_: bool, unlinking: bool, engram_command: str
         raise fail(f"unknown host '{host}' (one of {HOST_NAMES})", 2)
     if engram_command is not None and not host_link.runs_engram(engram_command):
         raise fail("--command must name engram (`engram`, /path/to/engram, python -m engram)", 2)
-    project = Path(open_workspace().root.project)
+    ws = open_workspace()
+    project = Path(ws.root.project)
     where = {"global_": global_, "backup_dir": Path(user_config_dir()) / "link-backups"}
+    command = None  # what a link writes for the host to run
     try:
         if unlinking:  # the MCP entry goes too, first: undone in the reverse order of link --mcp
             server = host_link.unlink(host, project, mcp=True, **where)
             results = [host_link.unlink(host, project, **where), *([server] if server.changed else [])]
         else:
-            command = engram_command or host_link.default_engram_command()
-            results = [host_link.link(host, project, engram_command=command, **where)]
+            given = engram_command and host_link.EngramCommand(engram_command, "given with --command")
+            command = given or host_link.engram_command(global_)
+            results = [host_link.link(host, project, engram_command=command.command, **where)]
             if mcp:
-                results.append(host_link.link(host, project, engram_command=command, mcp=True, **where))
+                results.append(host_link.link(host, project, engram_command=command.command, mcp=True, **where))
     except host_link.LinkError as exc:
         raise fail(str(exc)) from None
     changed: dict[Path, bool] = {}  # one line per file (Gemini keeps hooks and MCP servers in one)
@@ -169,10 +173,31 @@ def _host_command(host: str, global_: bool, unlinking: bool, engram_command: str
     for path, was_changed in changed.items():
         verb = ("unlinked" if unlinking else "linked") if was_changed else "unchanged"
         typer.echo(f"{verb} {host}: {path}")
+    if command is not None:
+        typer.echo(gate.line(f"{host} runs: {command.command} ({command.reason})"))
     for message in (m for result in results for m in result.messages):
         typer.echo(message)
+    note = _native_rules_note(host, project, ws.config, unlinking, global_)
+    if note:
+        typer.echo(note)
     if not unlinking:
         _mcp_advice(host, mcp)
+
+
+def _native_rules_note(host: str, project: Path, config: Config, unlinking: bool, global_: bool) -> str | None:
+    """What the link changes in the host's native rule files: a project link decides whether `engram index`
+    writes them (unless `hooks.native` names the host); a user-level one, not committed, does not count."""
+    rules = HOSTS[host].rules
+    if rules is None or config.get("hooks.path_rules") != "native" or host in config.get("hooks.native"):
+        return None
+    if global_:
+        only_where = f"only in projects that link {host} or name it in hooks.native"
+        return None if unlinking else f"native rule files ({rules.folder}/) are written {only_where}"
+    if not unlinking:
+        return f"`engram index` writes its native rule files ({rules.folder}/)"
+    if (project / rules.folder).is_dir():
+        return f"`engram index` removes its native rule files ({rules.folder}/)"
+    return None
 
 
 def _mcp_advice(host: str, mcp: bool) -> None:
@@ -191,7 +216,9 @@ def link(
     host: str = typer.Argument(..., help=f"One of {HOST_NAMES}."),
     global_: bool = typer.Option(False, "--global", help="Write the user-level config instead of the project's."),
     command: str | None = typer.Option(
-        None, "--command", help="What the host runs for engram (default: its absolute path; `engram` for a config you commit)."
+        None, "--command",
+        help="What the host runs for engram (default: `engram` or `python3 -m engram` from PATH; "
+        "with --global, its absolute path).",
     ),
     mcp: bool = typer.Option(False, "--mcp", help="Also register `engram mcp` in the host's MCP config."),
 ) -> None:

@@ -15,7 +15,7 @@ from .sources import CONFIG_FILE
 
 DEFAULTS: dict = {
     "load": {"limit": 8, "expand_top": 3, "disclosure": "auto", "budget_tokens": 1600},
-    "hooks": {"path_rules": "native"},
+    "hooks": {"path_rules": "native", "native": []},  # native: hosts that get rule files without a project link
     "roles": [],
     "global_path": None,
     "global_index": None,
@@ -131,6 +131,7 @@ def _validate(data: dict, problems: list[str]) -> None:
     _int_in(data, "load.budget_tokens", *BUDGET_RANGE, problems)
     _choice(data, "load.disclosure", ("auto", "full"), problems)
     _choice(data, "hooks.path_rules", ("native", "hook"), problems)
+    _rule_hosts(data, problems)
     _string_list(data, "roles", problems)
     data["roles"] = [r.lower() for r in data["roles"]]
     _string_list(data, "also", problems, section="ignore")
@@ -140,6 +141,21 @@ def _validate(data: dict, problems: list[str]) -> None:
             data[key] = None
     _pattern(data, "global_index_key", _PUBLIC_KEY, "the base64 of an ed25519 public key (44 characters)", problems)
     _pattern(data, "global_index_sha256", _SHA256, "64 hexadecimal digits", problems)
+
+
+def _rule_hosts(data: dict, problems: list[str]) -> None:
+    """`hooks.native`: names of hosts that read native rule files, each kept once under its own name."""
+    _string_list(data, "native", problems, section="hooks")
+    named = data["hooks"]["native"]
+    if not named:
+        return
+    from .hosts import HOSTS, host_named  # only here: `load` never imports the host family otherwise
+
+    hosts = [host_named(name.strip().lower()) for name in named]
+    if not all(host is not None and host.rules for host in hosts):
+        readers = ", ".join(host.name for host in HOSTS.values() if host.rules)
+        problems.append(f"config hooks.native: must name hosts that read native rule files ({readers})")
+    data["hooks"]["native"] = list(dict.fromkeys(host.name for host in hosts if host is not None and host.rules))
 
 
 def _pattern(data: dict, key: str, pattern, what: str, problems: list[str]) -> None:

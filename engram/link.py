@@ -8,7 +8,12 @@ the same for the `engram mcp` server entry in the host's MCP config (JSON
 did not exist, plus the sha256 of what it wrote). If the file is still exactly
 what `link` wrote, `unlink` restores the original byte for byte; otherwise it
 removes engram's entries structurally and keeps the user's later edits.
+A project's config is committed, so its entries run `engram` (or `python3 -m
+engram`) from PATH; a user-level one names this machine's engram by its path.
 Stdlib only (`tomllib` reads TOML; engram's table is written as text).
+`engram index` asks `is_linked` which hosts get native rule files, so the
+modules only `link` needs (tomllib brings typing; shutil, subprocess) are
+imported where they are used, and no dataclasses.
 """
 
 from __future__ import annotations
@@ -19,17 +24,16 @@ import json
 import os
 import re
 import shlex
-import shutil
 import stat
 import sys
-import tomllib
-from dataclasses import dataclass, field
+from collections import namedtuple
 from pathlib import Path
 
 from .hosts import HOSTS as host_registry
 from .hosts.base import HookFile, Host
 
 HOSTS = tuple(host_registry)
+PYTHONS = ("python3", "python")  # the names a portable `python -m engram` command may use
 MCP_NAME = "engram"  # the server's name in the hosts' MCP configs
 # engram's table in a config.toml (with the blank line link put before it): its header and key lines
 TOML_TABLE = re.compile(rf"\n?^(\[mcp_servers\.{MCP_NAME}\][ \t]*\n(?:(?!\[).*(?:\n|$))*)", re.MULTILINE)
@@ -39,18 +43,49 @@ class LinkError(Exception):
     """A config file engram will not touch; the message is one line naming it."""
 
 
-@dataclass
-class LinkResult:
-    path: Path
-    changed: bool
-    messages: list[str]
+LinkResult = namedtuple("LinkResult", "path changed messages")
 
 
 # --- public API --------------------------------------------------------------
 
 
-def default_engram_command() -> str:
-    """The command hosts should run: an absolute path, so no shell shim slows every hook."""
+class EngramCommand(namedtuple("EngramCommand", "command reason")):
+    """What a host runs for engram, and why `link` wrote that (it says so)."""
+
+    __slots__ = ()
+
+
+def engram_command(global_: bool) -> EngramCommand:
+    """The command a link writes: one that runs on any machine with engram installed for a project's config,
+    which teams commit; this machine's absolute path for a user-level (--global) one."""
+    portable = None if global_ else portable_engram_command()
+    if portable is not None:
+        return portable
+    reason = "this machine's path, for a user-level config" if global_ else (
+        "this machine's path: neither `engram` nor a python that has engram is on PATH here; "
+        "put engram on PATH and link again before you commit the config"
+    )
+    return EngramCommand(absolute_engram_command(), reason)
+
+
+def portable_engram_command() -> EngramCommand | None:
+    """`engram` when PATH has the script, else `python3 -m engram` (or `python`) when PATH's python has the module."""
+    import shutil
+
+    found = shutil.which("engram")
+    if found:
+        return EngramCommand("engram", f"portable: on PATH here as {found}")
+    for python in PYTHONS:
+        found = shutil.which(python)
+        if found and _imports_engram(found):
+            return EngramCommand(f"{python} -m engram", f"portable: no engram script on PATH, {found} has the module")
+    return None
+
+
+def absolute_engram_command() -> str:
+    """This machine's engram by absolute path, so no shell shim slows every hook."""
+    import shutil
+
     found = shutil.which("engram")
     if found:
         return _quote(os.path.abspath(found))
@@ -58,6 +93,17 @@ def default_engram_command() -> str:
     if argv0.stem == "engram":
         return _quote(str(argv0.resolve()))
     return f"{_quote(sys.executable)} -m engram"
+
+
+def is_linked(host: str, project: Path) -> bool:
+    """Whether the project's hook config for `host` holds engram's handlers (as `link` writes them)."""
+    path = config_path(host, project, global_=False)
+    entries = _HookEntries(_host(host), "")
+    try:
+        doc = entries.parse(_read(path), path)
+    except LinkError:
+        return False  # a file link refuses to rewrite holds no entries link wrote
+    return entries.remove(doc)[1]  # finds them the way unlink does, on a copy nobody writes back
 
 
 def runs_engram(command: str) -> bool:
@@ -170,6 +216,16 @@ def _host(name: str) -> Host:
         return host_registry[name]
     except KeyError:
         raise LinkError(f"unknown host {name!r} (choose from {', '.join(HOSTS)})") from None
+
+
+def _imports_engram(python: str) -> bool:
+    """Whether that interpreter has the engram package (-P: not just because the current folder holds it)."""
+    import subprocess
+
+    try:
+        return subprocess.run([python, "-P", "-c", "import engram"], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
 
 
 def _quote(command: str) -> str:
@@ -391,6 +447,8 @@ class _TomlMcpEntry(_Entries):
         self.block = f"[mcp_servers.{MCP_NAME}]\ncommand = {json.dumps(command)}\nargs = {json.dumps(args)}\n"
 
     def parse(self, raw: bytes | None, path: Path) -> str:
+        import tomllib
+
         try:
             text = "" if raw is None else raw.decode("utf-8")
             tomllib.loads(text)
@@ -401,12 +459,16 @@ class _TomlMcpEntry(_Entries):
         return text
 
     def remove(self, doc: str) -> tuple[str, bool, list[str]]:
+        import tomllib
+
         found = TOML_TABLE.search(doc)
         if found is None or not _is_engram_server(tomllib.loads(found.group(1))["mcp_servers"][MCP_NAME]):
             return doc, False, []
         return doc[: found.start()] + doc[found.end() :], True, []
 
     def install(self, doc: str, path: Path) -> str:
+        import tomllib
+
         if MCP_NAME in tomllib.loads(doc).get("mcp_servers", {}):
             raise LinkError(f"{path}: has an mcp_servers.{MCP_NAME} engram did not write; engram left it untouched")
         head = doc if not doc or doc.endswith("\n") else doc + "\n"
@@ -535,11 +597,15 @@ def _sha256(content: bytes) -> str:
 # --- backup records ----------------------------------------------------------
 
 
-@dataclass
 class _Record:
-    original: bytes | None  # None: the file did not exist before link
-    written_sha256: str | None = None
-    created_dirs: list[str] = field(default_factory=list)  # deepest first
+    """What unlink needs to give a file back as it was before link."""
+
+    def __init__(
+        self, original: bytes | None, written_sha256: str | None = None, created_dirs: list[str] | None = None
+    ) -> None:
+        self.original = original  # None: the file did not exist before link
+        self.written_sha256 = written_sha256
+        self.created_dirs = created_dirs or []  # deepest first
 
 
 def _record_path(backup_dir: Path, path: Path) -> Path:

@@ -39,11 +39,14 @@ def untracked_or_changed(repo: Path) -> str:
 
 @pytest.fixture
 def origin(tmp_path: Path, run_engram, write_memory) -> Path:
-    """A git project set up with `engram init`, two memories (one with `applies_to`), indexed and committed."""
+    """A git project set up with `engram init`, linked for Claude Code and Cursor, two memories (one with
+    `applies_to`), indexed and committed."""
     repo = tmp_path / "origin"
     repo.mkdir()
     git(repo, "init", "-q")
     assert run_engram(["init"], cwd=repo).returncode == 0
+    for host in ("claude", "cursor"):
+        assert run_engram(["link", host, "--command", "engram"], cwd=repo).returncode == 0
     write_memory(repo, "rules/http-retries.md", HTTP, "# HTTP retries\n\nUse tenacity, at most 3 attempts.\n")
     write_memory(repo, "knowledge/glossary.md", {"id": "glossary"}, "# Glossary\n\nA wombat is a build agent.\n")
     assert run_engram(["index"], cwd=repo).returncode == 0
@@ -114,8 +117,11 @@ def test_generated_files_git_ignores_are_not_required(tmp_path: Path, run_engram
     git(repo, "init", "-q")
     (repo / ".gitignore").write_text(".claude/\n.cursor/\n")
     assert run_engram(["init"], cwd=repo).returncode == 0
+    config = repo / ".agents/.engram/engram.config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "hooks": {"native": ["claude", "cursor"]}}))
     write_memory(repo, "rules/http-retries.md", HTTP, "# HTTP retries\n")
     assert run_engram(["index"], cwd=repo).returncode == 0
+    assert (repo / CLAUDE_RULE).is_file() and (repo / CURSOR_RULE).is_file()
     commit_all(repo)
     cloned = clone(repo, tmp_path)
     proc = run_engram(["check"], cwd=cloned)
@@ -165,3 +171,16 @@ def test_outside_a_project_one_line(tmp_path: Path, run_engram) -> None:
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr == "engram: error: no .agents/.engram here or above; `engram init` creates one\n"
     assert list(nowhere.iterdir()) == []
+
+
+def test_a_host_unlinked_without_index_is_named(origin: Path, tmp_path: Path, run_engram) -> None:
+    """The clone's committed hook configs decide which rule files check expects, as they decide what index writes."""
+    assert run_engram(["unlink", "cursor"], cwd=origin).returncode == 0
+    commit_all(origin, "unlinked cursor, engram index not run")
+    repo = clone(origin, tmp_path)
+    proc = run_engram(["check"], cwd=repo)
+    assert proc.returncode == 1
+    assert [line for line in output_lines(proc) if line.startswith("stale ")] == [
+        f"stale {CURSOR_RULE}: generated rule file is no longer needed; `engram index` removes it; commit the result"
+    ]
+    assert untracked_or_changed(repo) == ""

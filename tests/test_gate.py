@@ -102,7 +102,8 @@ def _everything_printed(project: Path, index: Path, values: dict) -> list[str]:
     text = hook.context_text(pack, gate.names(["wren-0", "x\x1b[2J"])) or ""
     printed.append(json.dumps(hook.HOSTS["claude"].output("UserPromptSubmit", gate.text(text)), ensure_ascii=False))
     root = Root(str(index.parent), "workspace", str(project))
-    printed += list((native_rules.wanted_files(root, load_config(), str(index)) or {}).values())
+    rules = native_rules.rule_texts(root, load_config(), str(index)) or []
+    printed += list(native_rules.host_files(root, rules, native_rules.RULE_HOSTS).values())
     hostile_name = f"rules/{values['rel']}-\x1b[2J{ORDER}.md"
     printed += [str(Problem(hostile_name, "invalid frontmatter\n")), json.dumps(Problem(hostile_name, "x").as_json())]
     printed += verify_index(index)

@@ -89,6 +89,7 @@ class Newcomer:
         self.engram = self.bin / "engram"
         self.env = user_env(tmp, self.bin)
         self.project = tmp / "my-app"
+        self.linked: subprocess.CompletedProcess | None = None  # what `engram link claude` printed
 
     def __call__(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
         return run(["engram", *args], cwd=cwd or self.project, env=self.env)
@@ -97,7 +98,7 @@ class Newcomer:
 @pytest.fixture(scope="module")
 def newcomer(tmp_path_factory) -> Newcomer:
     """engram installed by `pip install <clone>` in a fresh venv; a new git project set up with
-    `engram init` and one memory with a directive, committed."""
+    `engram init`, one memory with a directive and `engram link claude`, indexed and committed."""
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
     person = Newcomer(tmp_path_factory.mktemp("newcomer"))
@@ -107,6 +108,8 @@ def newcomer(tmp_path_factory) -> Newcomer:
     assert init.returncode == 0, init.stderr
     assert "next steps:" in init.stdout
     (person.project / ".agents/.engram/rules/no-secrets.md").write_text(MEMORY)
+    person.linked = person("link", "claude")
+    assert person.linked.returncode == 0, person.linked.stderr
     indexed = person("index")
     assert indexed.returncode == 0, indexed.stderr
     git(person.project, "add", "-A")
@@ -131,16 +134,18 @@ def test_load_shows_the_directive(newcomer: Newcomer) -> None:
     assert lines[2] == "Never commit secrets; use the team vault."
 
 
-@pytest.mark.xfail(strict=True, reason="project-level links write a portable command once link does")
-def test_link_claude_writes_a_portable_command(newcomer: Newcomer, tmp_path: Path) -> None:
-    project = tmp_path / "linked"
-    shutil.copytree(newcomer.project, project)
-    proc = newcomer("link", "claude", cwd=project)
-    assert proc.returncode == 0, proc.stderr
-    settings = json.loads((project / ".claude/settings.json").read_text())
+def test_link_claude_writes_a_portable_command(newcomer: Newcomer) -> None:
+    settings = json.loads((newcomer.project / ".claude/settings.json").read_text())
     commands = [hook["command"] for entries in settings["hooks"].values() for entry in entries for hook in entry["hooks"]]
     assert commands
     assert all(command.split()[0] in ("engram", "python", "python3") and str(newcomer.tmp) not in command for command in commands)
+    assert f"claude runs: engram (portable: on PATH here as {newcomer.engram})" in newcomer.linked.stdout.splitlines()
+
+
+def test_index_writes_rule_files_for_the_linked_host_only(newcomer: Newcomer) -> None:
+    assert git(newcomer.project, "ls-files", ".claude", ".cursor").splitlines() == [
+        ".claude/rules/engram/no-secrets.md", ".claude/settings.json"
+    ]
 
 
 def test_a_fresh_clone_passes_check_and_fails_after_an_edit_without_index(newcomer: Newcomer, tmp_path: Path) -> None:

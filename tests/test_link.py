@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import shutil
 import stat
 import sys
 import tempfile
@@ -15,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engram import link as link_mod
-from engram.link import HOSTS, LinkError, config_path, default_engram_command, link, unlink
+from engram.link import HOSTS, LinkError, absolute_engram_command, config_path, engram_command, is_linked, link, unlink
 
 CMD = "/opt/engram/bin/engram"
 
@@ -523,32 +524,86 @@ def test_link_keeps_file_mode(project: Path, backups: Path) -> None:
     assert [p.name for p in path.parent.iterdir()] == ["hooks.json"]  # no temp file left
 
 
-# --- default_engram_command -------------------------------------------------------------
+# --- the command a link writes -----------------------------------------------------------
 
 
-def test_default_command_uses_engram_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(link_mod.shutil, "which", lambda name: "/usr/local/bin/engram")
-    assert default_engram_command() == "/usr/local/bin/engram"
+def test_absolute_command_uses_engram_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name: "/usr/local/bin/engram")
+    assert absolute_engram_command() == "/usr/local/bin/engram"
 
 
-def test_default_command_quotes_paths_with_spaces(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(link_mod.shutil, "which", lambda name: "/opt/my tools/engram")
-    assert default_engram_command() == "'/opt/my tools/engram'"
+def test_absolute_command_quotes_paths_with_spaces(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name: "/opt/my tools/engram")
+    assert absolute_engram_command() == "'/opt/my tools/engram'"
 
 
-def test_default_command_falls_back_to_argv0(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_absolute_command_falls_back_to_argv0(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     script = tmp_path / "engram"
     script.touch()
-    monkeypatch.setattr(link_mod.shutil, "which", lambda name: None)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
     monkeypatch.setattr(sys, "argv", [str(script), "link", "claude"])
-    assert default_engram_command() == str(script.resolve())
+    assert absolute_engram_command() == str(script.resolve())
 
 
-def test_default_command_falls_back_to_python_module(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(link_mod.shutil, "which", lambda name: None)
+def test_absolute_command_falls_back_to_python_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name: None)
     monkeypatch.setattr(sys, "argv", ["pytest"])
     monkeypatch.setattr(sys, "executable", "/usr/bin/python3")
-    assert default_engram_command() == "/usr/bin/python3 -m engram"
+    assert absolute_engram_command() == "/usr/bin/python3 -m engram"
+
+
+def executable(folder: Path, name: str, script: str) -> Path:
+    """A shell script ``name`` in ``folder`` (a folder made to be PATH)."""
+    folder.mkdir(exist_ok=True)
+    path = folder / name
+    path.write_text(f"#!/bin/sh\n{script}\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_a_project_link_runs_engram_from_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    found = executable(tmp_path / "bin", "engram", "exit 0")
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    assert engram_command(global_=False) == ("engram", f"portable: on PATH here as {found}")
+    assert engram_command(global_=True).command == str(found)  # --global: this machine's path
+
+
+def test_without_an_engram_script_a_project_link_runs_the_module_with_the_python_on_path(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """python3 here lacks engram (it fails), python has it (the test's own interpreter): `python -m engram`."""
+    executable(tmp_path / "bin", "python3", "exit 1")
+    found = executable(tmp_path / "bin", "python", f'exec {sys.executable} "$@"')
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    command = engram_command(global_=False)
+    assert command == ("python -m engram", f"portable: no engram script on PATH, {found} has the module")
+
+
+def test_with_no_engram_on_path_a_project_link_writes_this_machines_path_and_says_why(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    command = engram_command(global_=False)
+    assert command.command == absolute_engram_command() and command.command.startswith("/")
+    assert "neither `engram` nor a python that has engram is on PATH" in command.reason
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_is_linked_follows_link_and_unlink(host: str, project: Path, backups: Path) -> None:
+    assert not is_linked(host, project)
+    write_config(project, host, odd_bytes(USER_CONFIGS[host]))
+    assert not is_linked(host, project)  # the user's own hooks, one of them mentioning engram
+    do_link(host, project, backups, cmd="engram")
+    assert [linked for linked in HOSTS if is_linked(linked, project)] == [host]
+    do_unlink(host, project, backups)
+    assert not is_linked(host, project)
+
+
+def test_a_config_link_would_refuse_is_not_linked(project: Path) -> None:
+    handler = b'{"command": "engram hook --host claude"}'
+    write_config(project, "claude", b'{"hooks": {"UserPromptSubmit": [{"hooks": [' + handler + b"]}]}} // a comment")
+    assert not is_linked("claude", project)
 
 
 def test_python_module_command_is_recognised_as_engram(project: Path, backups: Path) -> None:

@@ -3,23 +3,58 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
+
+import pytest
 
 
-def test_link_then_unlink_restores_the_settings_byte_for_byte(project, run_engram, engram_bin):
+@pytest.fixture
+def on_path(engram_bin: str) -> dict:
+    """The environment of someone whose PATH has the engram script."""
+    return {"PATH": os.pathsep.join([os.path.dirname(engram_bin), os.environ.get("PATH", "")])}
+
+
+def claude_commands(project) -> set[str]:
+    hooks = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
+    return {handler["command"] for groups in hooks.values() for group in groups for handler in group["hooks"]}
+
+
+def test_link_then_unlink_restores_the_settings_byte_for_byte(project, run_engram, engram_bin, on_path):
     settings = project / ".claude" / "settings.json"
     settings.parent.mkdir()
     original = b'{\n    "permissions": {"allow": ["Bash(ls)"]}\n}'
     settings.write_bytes(original)
-    linked = run_engram(["link", "claude"], project)
-    assert linked.returncode == 0 and linked.stdout.startswith("linked claude: ")
-    hooks = json.loads(settings.read_text())["hooks"]
-    command = hooks["UserPromptSubmit"][0]["hooks"][0]["command"]
-    assert command.endswith(" hook --host claude") and command.split()[0].startswith("/")
+    linked = run_engram(["link", "claude"], project, env=on_path)
+    assert linked.returncode == 0
+    assert linked.stdout.splitlines() == [
+        f"linked claude: {settings}",
+        f"claude runs: engram (portable: on PATH here as {engram_bin})",
+        "`engram index` writes its native rule files (.claude/rules/engram/)",
+    ]
+    assert claude_commands(project) == {"engram hook --host claude"}
     assert json.loads(settings.read_text())["permissions"] == {"allow": ["Bash(ls)"]}
-    assert run_engram(["link", "claude"], project).stdout.startswith("unchanged claude: ")
+    assert run_engram(["link", "claude"], project, env=on_path).stdout.startswith("unchanged claude: ")
     unlinked = run_engram(["unlink", "claude"], project)
     assert unlinked.returncode == 0
     assert settings.read_bytes() == original
+
+
+def test_link_global_writes_this_machines_path(project, run_engram, engram_bin, on_path, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    linked = run_engram(["link", "claude", "--global"], project, env=on_path | {"HOME": str(home)})
+    assert linked.returncode == 0
+    assert linked.stdout.splitlines()[1:] == [
+        f"claude runs: {engram_bin} (this machine's path, for a user-level config)",
+        "native rule files (.claude/rules/engram/) are written only in projects that link claude"
+        " or name it in hooks.native",
+    ]
+    assert json.loads((home / ".claude/settings.json").read_text())["hooks"]["UserPromptSubmit"][0]["hooks"][0][
+        "command"] == f"{engram_bin} hook --host claude"  # fmt: skip
+    assert not (project / ".claude").exists()
+    assert run_engram(["unlink", "claude", "--global"], project, env={"HOME": str(home)}).returncode == 0
+    assert list(home.iterdir()) == []
 
 
 def test_link_codex_says_to_trust_the_hooks(project, run_engram):
@@ -39,18 +74,35 @@ def test_link_refuses_a_broken_config_and_an_unknown_host(project, run_engram):
     assert run_engram(["link", "vim"], project).returncode == 2
 
 
-def test_link_with_a_portable_command_for_a_committed_config(project, run_engram):
+def test_link_with_a_command_given_then_the_default(project, run_engram, on_path):
     settings = project / ".claude" / "settings.json"
-    assert run_engram(["link", "claude", "--command", "engram"], project).returncode == 0
-    hooks = json.loads(settings.read_text())["hooks"]
-    assert hooks["UserPromptSubmit"][0]["hooks"][0]["command"] == "engram hook --host claude"
-    assert run_engram(["link", "claude", "--command", "engram"], project).stdout.startswith("unchanged claude: ")
-    relinked = run_engram(["link", "claude"], project)  # back to the absolute path: replaced, not added
+    given = run_engram(["link", "claude", "--command", "python3 -m engram"], project, env=on_path)
+    assert given.returncode == 0
+    assert "claude runs: python3 -m engram (given with --command)" in given.stdout.splitlines()
+    assert claude_commands(project) == {"python3 -m engram hook --host claude"}
+    again = run_engram(["link", "claude", "--command", "python3 -m engram"], project, env=on_path)
+    assert again.stdout.startswith("unchanged claude: ")
+    relinked = run_engram(["link", "claude"], project, env=on_path)  # back to the default: replaced, not added
     assert relinked.stdout.startswith("linked claude: ")
-    handlers = json.loads(settings.read_text())["hooks"]["UserPromptSubmit"]
-    assert len(handlers) == 1 and handlers[0]["hooks"][0]["command"].startswith("/")
+    assert len(json.loads(settings.read_text())["hooks"]["UserPromptSubmit"]) == 1
+    assert claude_commands(project) == {"engram hook --host claude"}
     assert run_engram(["unlink", "claude"], project).returncode == 0
     assert not settings.exists()
+
+
+def test_without_engram_on_path_link_writes_python_m_engram(project, run_engram, tmp_path):
+    """engram installed as a module only (no script on PATH), as `python3 -m engram` runs it."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    python = bin_dir / "python3"
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    linked = run_engram(["link", "claude", "--mcp"], project, env={"PATH": str(bin_dir)})
+    reason = f"portable: no engram script on PATH, {python} has the module"
+    assert f"claude runs: python3 -m engram ({reason})" in linked.stdout.splitlines()
+    assert claude_commands(project) == {"python3 -m engram hook --host claude"}
+    server = json.loads((project / ".mcp.json").read_text())["mcpServers"]["engram"]
+    assert (server["command"], server["args"]) == ("python3", ["-m", "engram", "mcp"])
 
 
 def test_link_refuses_a_command_that_is_not_engram(project, run_engram):
@@ -59,13 +111,13 @@ def test_link_refuses_a_command_that_is_not_engram(project, run_engram):
     assert not (project / ".claude" / "settings.json").exists()
 
 
-def test_link_cursor_offers_the_mcp_server_and_unlink_takes_both_out(project, run_engram):
-    plain = run_engram(["link", "cursor"], project)
+def test_link_cursor_offers_the_mcp_server_and_unlink_takes_both_out(project, run_engram, on_path):
+    plain = run_engram(["link", "cursor"], project, env=on_path)
     assert "engram link cursor --mcp" in plain.stdout
-    with_mcp = run_engram(["link", "cursor", "--mcp"], project)
+    with_mcp = run_engram(["link", "cursor", "--mcp"], project, env=on_path)
     assert with_mcp.returncode == 0 and "--mcp" not in with_mcp.stdout
     server = json.loads((project / ".cursor" / "mcp.json").read_text())["mcpServers"]["engram"]
-    assert server["args"] == ["mcp", "--project", "${workspaceFolder}"] and server["command"].startswith("/")
+    assert server == {"type": "stdio", "command": "engram", "args": ["mcp", "--project", "${workspaceFolder}"]}
     unlinked = run_engram(["unlink", "cursor"], project)
     assert unlinked.stdout.splitlines() == [f"unlinked cursor: {project / '.cursor' / 'hooks.json'}",
                                             f"unlinked cursor: {project / '.cursor' / 'mcp.json'}"]  # fmt: skip

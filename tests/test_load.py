@@ -832,6 +832,17 @@ def test_json_shape(project):
     assert text.lines[-1] == "fetch: " + payload["fetch"]
 
 
+def test_json_carries_the_directive_and_the_agent_visible_body(project):
+    """Another tool can use the JSON as the pack: each entry's directive, and a body entry's text without
+    the sections agents never see."""
+    project.write("deploy-steps", "# Deploy\nShip with the canary.\n\n## Context\nWhy: the outage.",
+                  tags=["deploy"], directive="Deploy through staging first.")
+    entry = json.loads(project.load("--json", "deploy").stdout)["entries"][0]
+    assert (entry["id"], entry["shown"]) == ("deploy-steps", "body")
+    assert entry["directive"] == "Deploy through staging first."
+    assert entry["text"] == "# Deploy\nShip with the canary."
+
+
 def test_json_accounts_for_every_card_printed(project):
     """A candidate the limit cut because a prerequisite took its place, but printed as a card, is in `omitted`."""
     project.config({"load": {"limit": 4}})

@@ -159,6 +159,7 @@ def test_the_directive_opens_the_body_once(body: str, expected: str) -> None:
 def test_a_generated_rule_file_does_not_repeat_a_directive_its_body_opens_with(project: Path, run_engram, write_memory) -> None:
     write_memory(project, "rules/r.md", {"id": "r", "directive": "Retry with backoff.", "applies_to": ["src/**"]},
                  "# Retries\n\nRetry with backoff. Use tenacity.\n")
+    assert run_engram(["link", "claude", "--command", "engram"], cwd=project).returncode == 0
     assert run_engram(["index"], cwd=project).returncode == 0
     text = (project / ".claude/rules/engram/r.md").read_text()
     assert len(re.findall("Retry with backoff", text)) == 1

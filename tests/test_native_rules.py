@@ -1,6 +1,7 @@
 """Tests for native path rules: `engram index` writes `.claude/rules/engram/<id>.md` and
-`.cursor/rules/engram/<id>.mdc` for memories with `applies_to`; `engram check` reports them
-when out of date. Every test runs the installed `engram` command in a temp project.
+`.cursor/rules/engram/<id>.mdc` for memories with `applies_to`, for the hosts the project links
+(or names in `hooks.native`); `engram check` reports them when out of date. Every test runs the
+installed `engram` command in a temp project.
 """
 
 from __future__ import annotations
@@ -39,14 +40,22 @@ def set_config(project: Path, data: dict) -> None:
 
 
 @pytest.fixture
-def indexed(project: Path, write_memory, run_engram) -> Path:
-    """A project with one path memory and one plain memory, indexed."""
-    write_memory(project, "rules/http-retries.md", HTTP_FRONTMATTER, HTTP_BODY)
-    write_memory(project, "knowledge/glossary.md", {"id": "glossary"}, "# Glossary\n\nTerms.\n")
-    proc = run_engram("index", project)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines()[1] == "native rules: 2 written, 0 removed"
+def linked(project: Path, run_engram) -> Path:
+    """A project whose hook configs hold engram's entries for Claude Code and Cursor, as `link` writes them."""
+    for host in ("claude", "cursor"):
+        assert run_engram(["link", host, "--command", "engram"], project).returncode == 0
     return project
+
+
+@pytest.fixture
+def indexed(linked: Path, write_memory, run_engram) -> Path:
+    """A linked project with one path memory and one plain memory, indexed."""
+    write_memory(linked, "rules/http-retries.md", HTTP_FRONTMATTER, HTTP_BODY)
+    write_memory(linked, "knowledge/glossary.md", {"id": "glossary"}, "# Glossary\n\nTerms.\n")
+    proc = run_engram("index", linked)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[1] == "native rules: 2 written for claude and cursor, 0 removed"
+    return linked
 
 
 def test_generated_files_have_the_exact_content_for_both_hosts(indexed: Path) -> None:
@@ -62,6 +71,7 @@ def test_generated_files_have_the_exact_content_for_both_hosts(indexed: Path) ->
     )
 
 
+@pytest.mark.usefixtures("linked")
 def test_globs_follow_engram_semantics_and_description_falls_back(project: Path, write_memory, run_engram) -> None:
     write_memory(
         project, "rules/http-retries.md",
@@ -82,7 +92,7 @@ def test_globs_follow_engram_semantics_and_description_falls_back(project: Path,
 def test_files_follow_memory_changes(indexed: Path, write_memory, run_engram) -> None:
     write_memory(indexed, "rules/http-retries.md", HTTP_FRONTMATTER | {"applies_to": ["lib/**"]}, "New body.\n")
     proc = run_engram("index", indexed)
-    assert proc.stdout.splitlines()[1] == "native rules: 2 written, 0 removed"
+    assert proc.stdout.splitlines()[1] == "native rules: 2 written for claude and cursor, 0 removed"
     assert (indexed / CLAUDE / "http-retries.md").read_text(encoding="utf-8") == (
         '---\npaths:\n  - "lib/**"\n---\n' + MARKER + "\nRetry HTTP calls with backoff.\n\nNew body.\n"
     )
@@ -113,7 +123,7 @@ def _flag(project: Path, write_memory) -> None:
 def test_files_are_removed_when_the_memory_no_longer_qualifies(indexed: Path, write_memory, run_engram, change) -> None:
     change(indexed, write_memory)
     proc = run_engram("index", indexed)
-    assert "native rules: 0 written, 2 removed" in proc.stdout.splitlines()
+    assert "native rules: 0 written for claude and cursor, 2 removed" in proc.stdout.splitlines()
     assert rule_files(indexed) == []
 
 
@@ -126,6 +136,7 @@ def test_files_are_removed_when_the_memory_no_longer_qualifies(indexed: Path, wr
         ({"roles": ["frontend"]}, {"roles": ["backend"]}),
     ],
 )
+@pytest.mark.usefixtures("linked")
 def test_hidden_memories_get_no_file(project: Path, write_memory, run_engram, extra: dict, config: dict) -> None:
     set_config(project, config)
     write_memory(project, "rules/http-retries.md", HTTP_FRONTMATTER | extra, HTTP_BODY)
@@ -134,6 +145,7 @@ def test_hidden_memories_get_no_file(project: Path, write_memory, run_engram, ex
     assert rule_files(project) == []
 
 
+@pytest.mark.usefixtures("linked")
 def test_a_flagged_memory_gets_no_file(project: Path, write_memory, run_engram) -> None:
     write_memory(project, "rules/http-retries.md", HTTP_FRONTMATTER, FLAGGED_BODY)
     run_engram("index", project)
@@ -148,7 +160,7 @@ def test_a_user_file_is_never_touched(indexed: Path, write_memory, run_engram) -
     _drop_applies_to(indexed, write_memory)
     write_memory(indexed, "rules/other.md", {"id": "other", "applies_to": ["other/**"]}, "Other.\n")
     proc = run_engram("index", indexed)
-    assert "native rules: 2 written, 1 removed" in proc.stdout.splitlines()  # other x2, the cursor file
+    assert "native rules: 2 written for claude and cursor, 1 removed" in proc.stdout.splitlines()  # other x2, the cursor file
     assert own.read_text(encoding="utf-8") == "# My rule\n"
     assert colliding.read_text(encoding="utf-8").endswith("My own version.\n")
 
@@ -170,7 +182,7 @@ def test_path_rules_hook_removes_generated_files_and_writes_none(indexed: Path, 
     own.write_text("---\nglobs: a/**\n---\nMine.\n", encoding="utf-8")
     set_config(indexed, {"hooks": {"path_rules": "hook"}})
     proc = run_engram("index", indexed)
-    assert "native rules: 0 written, 2 removed" in proc.stdout.splitlines()
+    assert "native rules: none written (hooks.path_rules is hook), 2 removed" in proc.stdout.splitlines()
     assert rule_files(indexed) == [".cursor/rules/engram/mine.mdc"]
     assert not (indexed / CLAUDE).exists()  # engram's emptied folder goes, the user's file stays
     assert run_engram("check", indexed).returncode == 0
@@ -206,3 +218,68 @@ def test_second_index_leaves_files_untouched(indexed: Path, run_engram) -> None:
     assert proc.returncode == 0 and "native rules" not in proc.stdout
     assert mtimes(indexed) == before
     assert not [p for p in (indexed / CLAUDE).iterdir() if p.name.endswith(".tmp")]
+
+
+# --- which hosts get the files -----------------------------------------------------------------
+
+NONE_LINKED = (
+    "native rules: none written (no linked host reads them: link claude or cursor, or name it in hooks.native)"
+)
+
+
+def test_a_project_that_links_no_host_gets_no_files_and_index_says_why(
+    project: Path, write_memory, run_engram, tmp_path: Path
+) -> None:
+    write_memory(project, "rules/http-retries.md", HTTP_FRONTMATTER, HTTP_BODY)
+    assert run_engram(["link", "codex", "--command", "engram"], project).returncode == 0  # reads no rule files
+    home = {"HOME": str(tmp_path / "home")}
+    assert run_engram(["link", "claude", "--global"], project, env=home).returncode == 0  # not the project's
+    proc = run_engram("index", project, env=home)
+    assert proc.returncode == 0
+    assert proc.stdout.splitlines()[1] == f"{NONE_LINKED}, 0 removed"
+    assert rule_files(project) == [] and not (project / ".claude").exists()
+    assert run_engram("check", project, env=home).returncode == 0
+
+
+def test_only_the_linked_host_gets_files(project: Path, write_memory, run_engram) -> None:
+    write_memory(project, "rules/http-retries.md", HTTP_FRONTMATTER, HTTP_BODY)
+    assert run_engram(["link", "cursor", "--command", "engram"], project).returncode == 0
+    proc = run_engram("index", project)
+    assert proc.stdout.splitlines()[1] == "native rules: 1 written for cursor, 0 removed"
+    assert rule_files(project) == [".cursor/rules/engram/http-retries.mdc"]
+
+
+def test_hooks_native_names_hosts_without_a_link(project: Path, write_memory, run_engram) -> None:
+    write_memory(project, "rules/http-retries.md", HTTP_FRONTMATTER, HTTP_BODY)
+    set_config(project, {"hooks": {"native": ["Claude", "codex", "vim"]}})
+    proc = run_engram("index", project)
+    assert proc.stderr.splitlines() == [
+        "engram: warning: config hooks.native: must name hosts that read native rule files (claude, cursor)"
+    ]
+    assert proc.stdout.splitlines()[1] == "native rules: 1 written for claude, 0 removed"
+    assert rule_files(project) == [".claude/rules/engram/http-retries.md"]
+    set_config(project, {"hooks": {"native": "claude, cursor"}})  # a comma-separated string, as `roles` takes
+    both = run_engram("index", project)
+    assert both.stdout.splitlines()[1] == "native rules: 1 written for claude and cursor, 0 removed"
+
+
+def test_unlinking_a_host_removes_its_files_at_the_next_index(indexed: Path, run_engram) -> None:
+    own = indexed / CLAUDE / "mine.md"
+    own.write_text("# My rule\n", encoding="utf-8")
+    unlinked = run_engram(["unlink", "claude"], indexed)
+    assert unlinked.stdout.splitlines()[-1] == "`engram index` removes its native rule files (.claude/rules/engram/)"
+    check = run_engram("check", indexed)
+    assert check.returncode == 1
+    assert check.stdout.splitlines()[0] == (
+        "stale .claude/rules/engram/http-retries.md: generated rule file is no longer needed; "
+        "`engram index` removes it; commit the result"
+    )
+    proc = run_engram("index", indexed)
+    assert proc.stdout.splitlines()[1] == "native rules: 0 written for cursor, 1 removed"
+    assert rule_files(indexed) == [".claude/rules/engram/mine.md", ".cursor/rules/engram/http-retries.mdc"]
+    assert run_engram("check", indexed).returncode == 0
+
+    assert run_engram(["unlink", "cursor"], indexed).returncode == 0
+    assert run_engram("index", indexed).stdout.splitlines()[1] == f"{NONE_LINKED}, 1 removed"
+    assert not (indexed / ".cursor").exists()  # link made .cursor/ and index its rule folders: all gone
+    assert own.read_text(encoding="utf-8") == "# My rule\n"

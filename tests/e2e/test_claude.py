@@ -21,6 +21,7 @@ class Claude:
         self.env = harness.claude_env(folder / "home", self.mock)
         self.project = harness.make_project(folder / "project", engram, self.env, path_rules)
         assert harness.run([engram, "link", "claude", "--mcp"], self.project, self.env).returncode == 0
+        assert harness.run([engram, "index"], self.project, self.env).returncode == 0  # the linked host's rule files
         self.sessions: dict[str, str] = {}
 
     def run(self, *args: str, stdin: str | None = None) -> tuple[harness.Done, list[dict]]:
