@@ -22,8 +22,6 @@ README = REPO / "README.md"
 COMMANDS = REPO / "docs" / "commands.md"
 DOC_FILES = [README, *sorted((REPO / "docs").glob("*.md"))]
 LINK = re.compile(r"\]\(([^)\s]+)\)")
-# Pages the docs index names that are written separately; each turns this test red once it exists.
-NOT_YET_WRITTEN = {"docs/routing.md"}
 # Files of the project's development material, never part of the repository.
 NOT_IN_THE_REPO = ("DESIGN.md", "spec/read-path.md", "notes/hosts.md", "notes/real-hosts.md", "shared/")
 
@@ -54,14 +52,7 @@ def _links() -> list[tuple[str, str]]:
     return found
 
 
-@pytest.mark.parametrize(
-    ("doc", "target"),
-    [
-        pytest.param(doc, target, marks=pytest.mark.xfail(strict=True, reason=f"{target} is not written yet"))
-        if target in NOT_YET_WRITTEN else (doc, target)
-        for doc, target in _links()
-    ],
-)
+@pytest.mark.parametrize(("doc", "target"), _links())
 def test_links_point_at_files_the_project_has(doc: str, target: str) -> None:
     assert (REPO / target).exists(), f"{doc} links to {target}, which does not exist"
 
