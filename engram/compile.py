@@ -47,6 +47,7 @@ from .safety import scan
 from .sources import (
     BUILD_LOCK_FILE,
     BUILD_TEMP_PREFIX,
+    CHECKED_FILE,
     Root,
     SourceFile,
     has_memory_folders,
@@ -290,9 +291,12 @@ def compile_root(root: Root, config: Config, progress: bool = False, deadline: f
     patterns = ignore_patterns(root, config)
     with root_lock(root, wait=deadline is None):
         _remove_leftovers(root)
-        current = open_current(root, thorough=True)
+        # every page and the full-text structure are read only when the file changed since engram
+        # last built or checked it (a tampered or damaged file has another stamp); `verify` always does
+        thorough = file_stamp(root.index_path) != _checked_stamp(root)
+        current = open_current(root, thorough=thorough)
         damage = None
-        if current is not None and not _full_text_sound(root.index_path):
+        if current is not None and thorough and not _full_text_sound(root.index_path):
             current.close()
             current, damage = None, "the full-text index is damaged"
         if current is None and os.path.isfile(root.index_path):
@@ -300,12 +304,40 @@ def compile_root(root: Root, config: Config, progress: bool = False, deadline: f
         try:
             if not needs_refresh(root, current, patterns):
                 _summarise(current, result)
+                if thorough:
+                    _record_checked(root)
                 return result
             _rebuild_into_temp(root, current, patterns, result, progress, deadline)
+            _record_checked(root)  # built here: sound by construction
         finally:
             if current is not None:
                 current.close()
     return result
+
+
+def file_stamp(path: str) -> str | None:
+    """What changes whenever a file is written, replaced or touched: size, mtime, ctime, inode."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return f"{st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}"
+
+
+def _checked_stamp(root: Root) -> str | None:
+    try:
+        with open(os.path.join(root.path, CHECKED_FILE), encoding="ascii") as handle:
+            return handle.read(200).strip() or None
+    except (OSError, ValueError):
+        return None
+
+
+def _record_checked(root: Root) -> None:
+    """Only builds read and write it, under the build lock; a torn write only costs one more check."""
+    stamp = file_stamp(root.index_path)
+    if stamp is not None:
+        with contextlib.suppress(OSError), open(os.path.join(root.path, CHECKED_FILE), "w", encoding="ascii") as handle:
+            handle.write(stamp + "\n")
 
 
 def compile_to(root: Root, config: Config, target: str, current: sqlite3.Connection | None) -> CompileResult:

@@ -81,6 +81,9 @@ class Evidence:
         self.averages = _averages(conn)
         self.total = self.averages[0] if self.averages else 0
         self.found: dict[int, Found] = {}
+        self.name_holders: dict[int, int] = {}  # per anchor, the memories holding it in the id or tags
+        self.strong: set[int] = set()  # the anchors some memory holds in a strong field
+        self.first: dict[int, float] = {}  # per memory, the cheap first score `window` ranks by
         self.estimates = [_estimated_df(conn, anchor) for anchor in anchors]  # memories holding each, about
         held = (i for i, df in enumerate(self.estimates) if df)
         self.looked_up = set(sorted(held, key=self.estimates.__getitem__)[:LOOKED_UP])
@@ -93,36 +96,46 @@ class Evidence:
         return self.idf[anchor] / self.top_idf if self.df[anchor] and self.top_idf else 0.0
 
     def _add(self, conn: sqlite3.Connection, index: int, anchor: Anchor) -> int:
-        """Record the anchor's counts in every memory holding it; return how many do."""
+        """Record the anchor's counts in every memory holding it; return how many do. On the way,
+        what whole-folder passes would otherwise count: name holders, strong anchors, first scores."""
         word = anchor.word
         parts = [(term, word.prefix, False) for term in word.terms] + [(term, False, True) for term in anchor.joined]
         share = 1 / len(word.terms) if word.cjk else 1.0  # a CJK word is held in part by each of its bigrams
+        weight = idf(self.total, self.estimates[index])  # for the first score: the df estimate is enough
         holders: set[int] = set()
+        named: set[int] = set()
+        strong = False
+        found_all, first = self.found, self.first
         for term, prefix, strong_only in parts:
             strong_only = strong_only or anchor.pair  # a name is a memory's subject only where subjects are named
             for rowid, name, count in _instances(conn, term, prefix):
                 column = COLUMN_INDEX[name]
                 if strong_only and column not in STRONG_COLUMNS:
                     continue
-                found = self.found.get(rowid)
+                found = found_all.get(rowid)
                 if found is None:
-                    found = self.found[rowid] = Found(rowid)
+                    found = found_all[rowid] = Found(rowid)
                 counts = found.counts.get(index)
                 if counts is None:
                     counts = found.counts[index] = [0.0] * len(COLUMNS)
+                if not counts[column]:
+                    first[rowid] = first.get(rowid, 0.0) + weight * COLUMN_WEIGHTS[column]
+                    if column < 2:
+                        named.add(rowid)
+                    strong = strong or column in STRONG_COLUMNS
                 counts[column] += count * (1.0 if strong_only else share)
                 holders.add(rowid)
+        if named:
+            self.name_holders[index] = len(named)
+        if strong:
+            self.strong.add(index)
         return len(holders)
 
     def window(self, rowids: list[int]) -> list[int]:
-        """The WINDOW memories worth scoring, by a cheap first score: the IDF of each anchor held,
-        times the weights of the columns holding it (BM25F without lengths or saturation)."""
+        """The WINDOW memories worth scoring, by a cheap first score (`_add`): the IDF of each anchor
+        held, times the weights of the columns holding it (BM25F without lengths or saturation)."""
 
-        def first_score(rowid: int) -> float:
-            counts = self.found[rowid].counts
-            return sum(self.idf[a] * sum(w for w, c in zip(COLUMN_WEIGHTS, cs) if c) for a, cs in counts.items())
-
-        return sorted(rowids, key=first_score, reverse=True)[:WINDOW] if len(rowids) > WINDOW else rowids
+        return sorted(rowids, key=self.first.__getitem__, reverse=True)[:WINDOW] if len(rowids) > WINDOW else rowids
 
     def score(self, conn: sqlite3.Connection, rowids: list[int]) -> None:
         """BM25F of some memories over the anchors each holds."""

@@ -105,12 +105,12 @@ def match_layer(
     ranked = sorted((evidence.found[r] for r in window), key=lambda f: (-f.bm25, facts[f.rowid][0]))
     named = _named(layer.conn, anchors, {f.rowid for f in ranked})
     names = {rowid: fact[-1] for rowid, fact in facts.items()}
-    features = relevance.candidate_features(evidence, ranked, named, relevance.name_counts(evidence), names)
+    features = relevance.candidate_features(evidence, ranked, named, evidence.name_holders, names)
     found.judged = [Judged(f, values, options.model) for f, values in zip(ranked, features)]
     for j in found.judged:
         _apply_multipliers(layer, j, facts[j.rowid], options, skill_query)
     found.unknown = _unknown_words(evidence, anchors)
-    found.strong = relevance.strong_anchors(evidence)
+    found.strong = evidence.strong
     return found
 
 

@@ -164,21 +164,6 @@ def _centrality(names: list[set[str]]) -> list[float]:
     return out
 
 
-def name_counts(evidence: Evidence) -> dict[int, int]:
-    """For each anchor, how many memories hold it in the id or tags."""
-    out: dict[int, int] = {}
-    for found in evidence.found.values():
-        for anchor in found.counts:
-            if NAME in found.fields(anchor):
-                out[anchor] = out.get(anchor, 0) + 1
-    return out
-
-
-def strong_anchors(evidence: Evidence) -> set[int]:
-    """The anchors some memory holds in a strong field."""
-    return {a for found in evidence.found.values() for a in found.counts if found.in_strong_field(a)}
-
-
 def query_features(query: str, relevances: list[float], features: list[dict[str, float]], facts: dict) -> dict[str, float]:
     """The task's features, from its candidates in relevance order (``relevances``, ``features``)
     and what routing counted (``facts``: the shares `unknown`, `strong_words` and `joint`, the

@@ -30,6 +30,7 @@ from collections import namedtuple
 from collections.abc import Callable
 
 from .lazyre import LazyPattern
+from .terms import non_ascii_chars
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `load` screens every pack
 if TYPE_CHECKING:
@@ -627,7 +628,7 @@ def _find_injection(text: str, lowered: bytes) -> str | None:
     label = _ROLE_MARKERS.run(text, lowered) or _foreign_override(text, lowered) or _encoded_payload(text, lowered)
     if label:
         return label
-    plain, plain_lowered = text.translate(_EMPHASIS), lowered.translate(None, _EMPHASIS_BYTES)  # still aligned
+    plain, plain_lowered = _without_emphasis(text), lowered.translate(None, _EMPHASIS_BYTES)  # still aligned
     for detector in _INJECTIONS:
         label = detector.run(plain, plain_lowered)
         if label:
@@ -636,7 +637,14 @@ def _find_injection(text: str, lowered: bytes) -> str | None:
 
 
 _EMPHASIS_BYTES = b"*_~`"
-_EMPHASIS = dict.fromkeys(_EMPHASIS_BYTES)
+_EMPHASIS = LazyPattern("[*_~`]")
+
+
+def _without_emphasis(text: str) -> str:
+    """The text without markdown emphasis characters (one pass in C for ASCII text)."""
+    if text.isascii():
+        return text.encode("ascii").translate(None, _EMPHASIS_BYTES).decode("ascii")
+    return _EMPHASIS.sub("", text)
 
 
 # --- encoded payloads ---------------------------------------------------------------
@@ -676,12 +684,11 @@ _INVISIBLE = dict.fromkeys(
 )
 _INVISIBLE.update(dict.fromkeys(range(0xE0000, 0xE0080)))  # Unicode tag characters
 # Cyrillic and Greek letters that look like Latin ones, folded inside words that mix them.
-_HOMOGLYPHS = str.maketrans(
-    "аеорсухіјѕԁһԛԝАВЕКМНОРСТХІЈЅαεοριτυνκχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
-    "aeopcyxijsdhqwABEKMHOPCTXIJSaeopitvvkxABEZHIKMNOPTYX",
-)
+_LOOKALIKES = "аеорсухіјѕԁһԛԝАВЕКМНОРСТХІЈЅαεοριτυνκχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ"
+_HOMOGLYPHS = str.maketrans(_LOOKALIKES, "aeopcyxijsdhqwABEKMHOPCTXIJSaeopitvvkxABEZHIKMNOPTYX")
+_INVISIBLE_CHARS = frozenset(map(chr, _INVISIBLE))
 _LATIN_LETTER = LazyPattern(r"[A-Za-z]")
-_WORD = LazyPattern(r"\w+")
+_HOMOGLYPH_WORD = LazyPattern(r"\w*[" + _LOOKALIKES + r"]\w*")
 _TAG_RUN = LazyPattern("(?<!\U0001f3f4)[\U000e0000-\U000e007f]{4,}")  # not the tags of a flag emoji
 
 
@@ -692,13 +699,17 @@ def normalise(text: str) -> str:
         return text
     import unicodedata
 
-    text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
-    return _WORD.sub(_fold_mixed_word, text) if _LATIN_LETTER.search(text) else text
+    text = unicodedata.normalize("NFKC", text)
+    present = set(non_ascii_chars(text))  # few, even in a long text: cheaper than a search for each kind
+    if not present.isdisjoint(_INVISIBLE_CHARS):
+        text = text.translate(_INVISIBLE)
+    return _HOMOGLYPH_WORD.sub(_fold_mixed_word, text) if not present.isdisjoint(_LOOKALIKES) else text
 
 
 def _fold_mixed_word(word: re.Match) -> str:
+    """A word holding a look-alike letter: folded when it also holds a Latin one (a mixed word)."""
     text = word.group()
-    return text.translate(_HOMOGLYPHS) if not text.isascii() and _LATIN_LETTER.search(text) else text
+    return text.translate(_HOMOGLYPHS) if _LATIN_LETTER.search(text) else text
 
 
 def _hidden_text(text: str) -> str | None:

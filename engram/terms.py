@@ -127,14 +127,14 @@ _PLAIN_BREAK = _Memo(_is_plain_break)
 
 def _plain(text: str) -> bool:
     """ASCII but for plain breaks (`_is_plain_break`), none of them CJK."""
-    return text.isascii() or _plain_breaks(_non_ascii(text))
+    return text.isascii() or _plain_breaks(non_ascii_chars(text))
 
 
 def _plain_breaks(chars: str) -> bool:
     return all(map(_PLAIN_BREAK.__getitem__, chars)) and not _HAS_CJK.search(chars)
 
 
-def _non_ascii(text: str) -> str:
+def non_ascii_chars(text: str) -> str:
     """The distinct non-ASCII characters of text (few, even in long text)."""
     utf8 = text.encode("utf-8", "surrogatepass")
     return "".join(set(utf8.translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")))
@@ -333,7 +333,7 @@ def index_terms(text: str) -> str:
         runs = _lowered_runs(_named_symbols(text))  # the rest of `fold`
     else:
         folded = fold(text)
-        others = _non_ascii(folded)
+        others = non_ascii_chars(folded)
         if _HAS_CJK.search(others):
             return " ".join(t for w in words(text) if not is_stopword(w) for t in w.terms)
         runs = _lowered_runs(folded) if _plain_breaks(others) else _WORD.findall(folded)
