@@ -23,6 +23,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from typing_extensions import TypedDict  # pydantic, under the SDK, needs this one on Python 3.11
 
+from . import gate
 from .config import BUDGET_RANGE
 from .load import fetch as fetch_ids
 from .layers import Layer
@@ -155,7 +156,8 @@ def _routed(pack: Pack) -> RoutedPack:
 
 
 def _result(text: str, structured: dict) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+    """A tool's answer, text and structured content alike through the output gate."""
+    return CallToolResult(content=[TextContent(type="text", text=gate.text(text))], structured_content=gate.cleaned(structured))
 
 
 def main(project: str | None = None) -> int:

@@ -63,6 +63,17 @@ def test_route_skips_a_memory_that_fails_the_safety_screen(memories: Path) -> No
     assert SNEAKY not in result.content[0].text and SNEAKY not in json.dumps(result.structured_content)
 
 
+def test_no_control_character_reaches_the_host(memories: Path, write_memory, run_engram) -> None:
+    """A terminal escape in a body and a directive: the structured content is gated like the text."""
+    write_memory(memories, "rules/escape.md", {"id": "escape-notes", "tags": ["release"],
+                 "directive": "Release \x1b[31mnotes\x1b[0m first."}, "# Escape\nRelease \x1b[2J bodies.\n")
+    assert run_engram(["index"], memories).returncode == 0
+    for tool, arguments in (("route", {"task": "release escape notes"}), ("fetch", {"ids": ["escape-notes"]}), ("cards", {})):
+        result = call(build_server(str(memories)), tool, arguments)
+        printed = result.content[0].text + json.dumps(result.structured_content, ensure_ascii=False)
+        assert "escape-notes" in printed and "\x1b" not in printed, tool
+
+
 def test_route_honours_a_token_budget_and_refuses_a_bad_one(memories: Path, run_engram) -> None:
     task = "release notes and the release checklist"
     small = call(build_server(str(memories)), "route", {"task": task, "budget_tokens": 200})
