@@ -18,6 +18,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 LABELLED = FIXTURES / "safety" / "labelled.jsonl"
 # Written before the normalisation and the new detectors were; see fixtures/safety/README.md.
 HELD_OUT = FIXTURES / "safety" / "heldout.jsonl"
+BLIND = FIXTURES / "safety" / "blind-heldout.jsonl"
 REAL_RULES = FIXTURES / "cursorrules" / ".agents" / ".engram" / "rules"
 
 ALLOWED_LABELS = frozenset(
@@ -88,6 +89,16 @@ def test_held_out_set_precision_and_recall() -> None:
     assert result["lines"] >= 90
     assert result["precision"] == 1.0
     assert result["recall"] >= 0.95
+
+
+def test_the_blind_held_out_set_keeps_its_first_measurement() -> None:
+    """150 cases by an author who saw neither the screen nor the other sets, measured once and
+    never tuned on (fixtures/safety/README.md): held to that first measurement, so the screen
+    does not get worse on text it was not written for."""
+    result = evaluate(BLIND)
+    print(f"\nsafety blind held-out set: precision={result['precision']:.3f} recall={result['recall']:.3f}")
+    assert result["lines"] == 150
+    assert result["precision"] >= 0.96 and result["recall"] >= 0.67
 
 
 def test_no_false_alarm_on_the_real_rules() -> None:
