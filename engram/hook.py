@@ -7,8 +7,8 @@ unknown host, a missing workspace and any internal error all print `{}`
 typo in a host config, is named on stderr always). The content comes from the
 same route + pack core as `engram load`; each host's events, payload shape,
 output shape and cap come from `engram.hosts`, the per-session delivered set
-from `state.HookSession`; this module adds what each event does and
-`applies_to` matching for file events.
+from `state.HookSession`, the memories chosen by tag or path from `route`;
+this module adds what each event does.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import sys
 from collections.abc import Callable
 
 from . import gate, terms
-from .globs import literal_length, matches
 from .hosts import HOSTS, host_named
 from .hosts.base import Host, payload_cwd
 from .hosts.claude import HOST as CLAUDE
@@ -32,7 +31,7 @@ from .lazyre import LazyPattern
 from .pack import Pack, PackOptions, build_pack, with_prerequisites
 from .paths import relative_posix
 from .render import render_text
-from .route import Candidate, Options, Routing, route, visible_candidates
+from .route import Options, Routing, path_memories, route, tagged_memories
 from .state import HookSession, ScreenCache, fetch_counts, open_state, prune_idle_sessions, write_transaction
 from .workspace import Workspace, open_workspace
 
@@ -45,7 +44,6 @@ MAX_PAYLOAD_BYTES = 8 * 1024 * 1024  # a larger payload is not read: `{}`
 MAX_PROMPT_CHARS = 20_000  # routed on; words past a long bug report's first pages never become anchors
 # A generated Claude rule file, as InstructionsLoaded reports it: its memory is in context.
 NATIVE_RULE = LazyPattern(re.escape(CLAUDE.rules.folder) + r"/([^/]+)" + re.escape(CLAUDE.rules.suffix))
-TYPE_ORDER = {"rule": 0, "skill": 1, "knowledge": 2}
 # Where hosts put hook output that then comes back in a prompt (Gemini prepends SessionStart's context
 # to the first prompt as <hook_context>); the user's words are outside them.
 HOST_BLOCKS = LazyPattern(r"<(hook_context|system-reminder)>.*?</\1>", re.DOTALL)
@@ -137,7 +135,7 @@ def on_session_start(hook: Hook) -> str | None:
     A resumed session keeps what the restored transcript still holds (`Host.restored_text`).
     """
     options = hook.options()
-    tagged = tagged_memories(hook.layers(), options)
+    tagged = tagged_memories(hook.layers(), SESSION_TAGS, options)
     with write_transaction(hook.state):
         prune_idle_sessions(hook.state, SESSION_TTL_SECONDS)
         if hook.payload.get("source") == "resume":
@@ -294,34 +292,6 @@ ACTIONS: dict[str, Callable[[Hook], str | None]] = {
     "subagent": on_subagent,
     "instructions": on_instructions_loaded,
 }
-
-
-# --- selecting memories without a query ---------------------------------------------------------
-
-
-def tagged_memories(layers: list[Layer], options: Options) -> list[Candidate]:
-    found = [c for c in visible_candidates(layers, "tags != '[]'", options) if SESSION_TAGS & set(c.tags)]
-    return sorted(found, key=lambda c: (c.scope != "workspace", TYPE_ORDER.get(c.row["type"], 9), c.id))
-
-
-def path_memories(layers: list[Layer], paths: list[str], options: Options) -> list[Candidate]:
-    """Memories with an `applies_to` glob matching one of the paths, most specific glob first."""
-    ranked = []
-    for layer in layers:
-        # Globs first, from their own index; whole rows only for the memories that match.
-        globs = layer.conn.execute("SELECT rowid, applies_to FROM memories WHERE applies_to != '[]'").fetchall()
-        specificity = {rowid: _specificity(json.loads(raw), paths) for rowid, raw in globs}
-        matched = [rowid for rowid, best in specificity.items() if best is not None]
-        where = "m.rowid IN (SELECT value FROM json_each(:rowids))"
-        for cand in visible_candidates([layer], where, options, {"rowids": json.dumps(matched)}):
-            ranked.append((-specificity[cand.row["rowid"]], cand.scope != "workspace", cand.id, cand))
-    return [entry[-1] for entry in sorted(ranked, key=lambda e: e[:3])]
-
-
-def _specificity(globs: list[str], paths: list[str]) -> int | None:
-    """The longest literal part of a glob matching one of the paths, None when none does."""
-    hits = [literal_length(g) for g in globs if any(matches(g, p) for p in paths)]
-    return max(hits) if hits else None
 
 
 def project_path(raw: str, hook: Hook) -> str | None:

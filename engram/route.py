@@ -3,9 +3,10 @@
 ``match`` judges each layer's memories; here they are ranked across layers,
 reranked by related edges, and the fitted decision of `relevance` says whether
 the task is about this folder at all and, if it is, which candidates pack as
-bodies, which as cards and which are listed among the omitted. `total
-related` is a count: a word found in thousands of memories costs no thousands
-of Python objects. Stdlib only.
+bodies, which as cards and which are listed among the omitted. The memories
+hooks choose without a query (by tag, by `applies_to` path) are ranked here
+too. `total related` is a count: a word found in thousands of memories costs
+no thousands of Python objects. Stdlib only.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections import Counter
 
 from . import relevance, terms
 from .evidence import COLUMNS, FIELD_OF, WINDOW
+from .globs import literal_length, matches
 from .layers import Layer
 from .match import HIDDEN_SQL, Judged, LayerMatch, match_layer
 
@@ -25,6 +27,7 @@ RELATED_BOOST = 0.1  # times the tag overlap with the best hit
 # the most specific). A pasted log or file is no task description: this bounds the work.
 MAX_ANCHORS = 256
 LACKS_LISTED = 3  # query words named in dry-run as what an omitted candidate does not hold
+TYPE_ORDER = {"rule": 0, "skill": 1, "knowledge": 2}  # memories chosen by tag: rules first
 MEMORY_FIELDS = (
     "rowid", "id", "rel", "type", "authority", "confidence", "lifecycle", "level", "valid_until", "roles", "tags",
     "directive", "summary", "title", "applies_to", "depends_on", "tokens", "ignored", "safety", "source_sha256",
@@ -238,6 +241,35 @@ def _in_chunks(layer: Layer, sql: str, rowids: list[int]) -> list[sqlite3.Row]:
         chunk = rowids[start : start + 900]
         out += layer.conn.execute(sql.format(",".join("?" * len(chunk))), chunk).fetchall()
     return out
+
+
+# --- selecting memories without a query --------------------------------------------------------
+
+
+def tagged_memories(layers: list[Layer], tags: frozenset[str], options: Options) -> list[Candidate]:
+    """Visible memories holding one of ``tags``: the workspace's first, then rules, skills and knowledge, by id."""
+    found = [c for c in visible_candidates(layers, "tags != '[]'", options) if tags & set(c.tags)]
+    return sorted(found, key=lambda c: (c.scope != "workspace", TYPE_ORDER.get(c.row["type"], 9), c.id))
+
+
+def path_memories(layers: list[Layer], paths: list[str], options: Options) -> list[Candidate]:
+    """Memories with an `applies_to` glob matching one of the paths, most specific glob first."""
+    ranked = []
+    for layer in layers:
+        # Globs first, from their own index; whole rows only for the memories that match.
+        globs = layer.conn.execute("SELECT rowid, applies_to FROM memories WHERE applies_to != '[]'").fetchall()
+        specificity = {rowid: _specificity(json.loads(raw), paths) for rowid, raw in globs}
+        matched = [rowid for rowid, best in specificity.items() if best is not None]
+        where = "m.rowid IN (SELECT value FROM json_each(:rowids))"
+        for cand in visible_candidates([layer], where, options, {"rowids": json.dumps(matched)}):
+            ranked.append((-specificity[cand.row["rowid"]], cand.scope != "workspace", cand.id, cand))
+    return [entry[-1] for entry in sorted(ranked, key=lambda e: e[:3])]
+
+
+def _specificity(globs: list[str], paths: list[str]) -> int | None:
+    """The longest literal part of a glob matching one of the paths, None when none does."""
+    hits = [literal_length(g) for g in globs if any(matches(g, p) for p in paths)]
+    return max(hits) if hits else None
 
 
 # --- routing -----------------------------------------------------------------------------------
