@@ -2,7 +2,9 @@
 
 Each case is ``{"query": ..., "expect": [ids], "accept": [ids]}`` (``expect``
 empty for a query that should load nothing; an optional ``lang`` groups the
-numbers). The pack is exactly what `engram load` would select.
+numbers). The pack is what `engram load` would select (`select`), without the
+boost of earlier `load --id` fetches, so the numbers do not depend on this
+clone's history.
 """
 
 from __future__ import annotations

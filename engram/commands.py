@@ -194,8 +194,9 @@ def _task_graph(conn, task: str, ws: Workspace) -> list[str]:
     """The graph restricted to what `task` routes to, prerequisites included."""
     from .layers import open_layers
     from .pack import with_prerequisites
-    from .route import Options, route
+    from .route import route
+    from .select import options_from_config
 
-    options = Options(limit=ws.config.get("load.limit"), roles=tuple(ws.config.get("roles")))
+    options = options_from_config(ws.config)
     routing = route(open_layers(ws, None, []), task, options)
     return describe(conn, {c.id for c in with_prerequisites(routing.pack, options, options.limit)})

@@ -28,17 +28,16 @@ from .hosts.base import Host, payload_cwd
 from .hosts.claude import HOST as CLAUDE
 from .layers import Layer, open_layers
 from .lazyre import LazyPattern
-from .pack import Pack, PackOptions, build_pack, with_prerequisites
+from .pack import Fits, Pack, with_prerequisites
 from .paths import relative_posix
 from .render import render_text
 from .route import Options, Routing, path_memories, route, tagged_memories
+from .select import options_from_config, pack_options_from_config, pack_routing
 from .state import HookSession, ScreenCache, fetch_counts, open_state, prune_idle_sessions, write_transaction
 from .workspace import Workspace, open_workspace
 
 SESSION_TAGS = frozenset({"always", "session-start"})
 FILE_EVENT_BODIES = 3
-WITHIN_LIMITS = 0  # the budget that goes with Hook.overflow
-UNLIMITED = 10**9  # session-start memories are bounded by the host cap alone
 SESSION_TTL_SECONDS = 30 * 24 * 3600  # delivered sets of sessions idle this long are dropped
 MAX_PAYLOAD_BYTES = 8 * 1024 * 1024  # a larger payload is not read: `{}`
 MAX_PROMPT_CHARS = 20_000  # routed on; words past a long bug report's first pages never become anchors
@@ -83,29 +82,23 @@ class Hook:
         return layers
 
     def options(self) -> Options:
-        config = self.ws.config
-        return Options(limit=config.get("load.limit"), roles=tuple(config.get("roles")), fetch_counts=fetch_counts(self.state))
+        return options_from_config(self.ws.config, fetch_counts=fetch_counts(self.state))
 
     def screen(self) -> ScreenCache:
         """The safety screen, remembering verdicts in this project's state.db."""
         return ScreenCache(self.state)
 
-    def overflow(self, already: list[str], token_budget: int | None = None) -> Callable[[Pack], int]:
-        """build_pack's measure against the host cap (and load's token budget when given).
-
-        fit_budget demotes bodies, then drops cards, until measure <= budget;
-        this measure is 0 while the text is within every limit and 1 once it
-        is over one, so it goes with ``budget=WITHIN_LIMITS``.
-        """
+    def fits(self, already: list[str], token_budget: int | None = None) -> Fits:
+        """Whether a pack's hook text is within the host's cap (and load's token budget when given)."""
         limits = [(self.host.size, self.host.cap)]
         if token_budget is not None:
             limits.append((terms.estimate_tokens, token_budget))
 
-        def measure(pack: Pack) -> int:
+        def fits(pack: Pack) -> bool:
             text = hook_text(pack, already)
-            return int(any(size(text) > cap for size, cap in limits))
+            return all(size(text) <= cap for size, cap in limits)
 
-        return measure
+        return fits
 
 
 def context_text(pack: Pack, already: list[str]) -> str | None:
@@ -122,7 +115,8 @@ def hook_text(pack: Pack, already: list[str]) -> str:
     return text.rstrip("\n")
 
 
-def bodies(pack: Pack) -> list[str]:
+def body_keys(pack: Pack) -> list[str]:
+    """The keys of the memories the pack shows as bodies: what a hook marks delivered."""
     return [entry.cand.key for entry in pack.entries if entry.shown == "body"]
 
 
@@ -147,9 +141,10 @@ def on_session_start(hook: Hook) -> str | None:
         if not chosen:
             return None
         routing = Routing([], chosen, chosen)
-        pack_options = PackOptions(limit=UNLIMITED, layered=False, budget=WITHIN_LIMITS, screen=hook.screen())
-        pack = build_pack(routing, options, pack_options, hook.overflow([]))
-        hook.session.mark_delivered(bodies(pack))
+        # every tagged memory as a body, bounded by the host cap alone
+        pack_options = pack_options_from_config(hook.ws.config, everything=True, screen=hook.screen())
+        pack = pack_routing(routing, options, pack_options, hook.fits([]))
+        hook.session.mark_delivered(body_keys(pack))
     return context_text(pack, [])
 
 
@@ -214,19 +209,9 @@ def deliver_routed(hook: Hook, routing: Routing, options: Options) -> str | None
         return None
     delivered = hook.session.delivered()
     already = gate.names([c.id for c in with_prerequisites(routing.pack, options, options.limit) if c.key in delivered])
-    config = hook.ws.config
-    layered = config.get("load.disclosure") != "full"
-    pack_options = PackOptions(
-        limit=options.limit,
-        expand_top=config.get("load.expand_top"),
-        layered=layered,
-        budget=WITHIN_LIMITS,
-        exclude=frozenset(delivered),
-        screen=hook.screen(),
-    )
-    measure = hook.overflow(already, config.get("load.budget_tokens") if layered else None)
-    pack = build_pack(routing, options, pack_options, measure)
-    hook.session.mark_delivered(bodies(pack))
+    pack_options = pack_options_from_config(hook.ws.config, exclude=frozenset(delivered), screen=hook.screen())
+    pack = pack_routing(routing, options, pack_options, hook.fits(already, pack_options.budget))
+    hook.session.mark_delivered(body_keys(pack))
     return context_text(pack, already)
 
 
@@ -247,15 +232,12 @@ def on_file(hook: Hook) -> str | None:
         if not new:
             return None
         routing = Routing([], matched, new)
-        pack_options = PackOptions(
-            limit=options.limit,
-            expand_top=FILE_EVENT_BODIES,
-            budget=WITHIN_LIMITS,
-            exclude=frozenset(delivered),
-            screen=hook.screen(),
+        # layered whatever load.disclosure says, within the host cap alone
+        pack_options = pack_options_from_config(
+            hook.ws.config, disclosure="auto", expand_top=FILE_EVENT_BODIES, exclude=frozenset(delivered), screen=hook.screen()
         )
-        pack = build_pack(routing, options, pack_options, hook.overflow([]))
-        delivered_now = bodies(pack)
+        pack = pack_routing(routing, options, pack_options, hook.fits([]))
+        delivered_now = body_keys(pack)
         hook.session.mark_delivered(delivered_now)
     # Without a new body, a file event would only repeat cards or SKIPPED lines on every touch.
     return context_text(pack, []) if delivered_now else None

@@ -285,7 +285,7 @@ class Fetched(namedtuple("Fetched", "id cand shown block")):
 
 def fetch(layers: list[Layer], ids: list[str], ws: Workspace, state: sqlite3.Connection | None) -> list[Fetched]:
     """Each id once, in order, through the hash and safety checks; the bodies shown count as fetches."""
-    options = Options(roles=tuple(ws.config.get("roles")), include_low=True)
+    options = options_from_config(ws.config, include_low=True)
     screen = _screen(state)
     with _batched(state):
         found = [_fetch_one(layers, memory_id, options, screen) for memory_id in dict.fromkeys(ids)]

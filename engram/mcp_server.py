@@ -31,7 +31,8 @@ from .load import load_pack, open_read
 from .pack import Entry, Pack, checked_body
 from .parse import with_directive
 from .render import card_line, render_text, skipped_line, source_path
-from .route import Options, visible_candidates
+from .route import visible_candidates
+from .select import options_from_config
 from .workspace import Workspace, open_workspace
 
 INSTRUCTIONS = (
@@ -120,7 +121,7 @@ def build_server(project: str | None = None) -> MCPServer:
         ws = open_workspace(project)
         layers, _ = _read(ws)
         listed, skipped, lines = [], [], []
-        for cand in visible_candidates(layers, "1", Options(roles=tuple(ws.config.get("roles")))):
+        for cand in visible_candidates(layers, "1", options_from_config(ws.config)):
             _, skip = checked_body(cand)  # a card prints the directive or summary: checked with the body
             if skip:
                 skipped.append(Skip(id=cand.id, path=source_path(cand), label=skip.label))

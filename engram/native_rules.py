@@ -43,7 +43,8 @@ from .layers import Layer
 from .pack import checked_body
 from .parse import with_directive
 from .paths import is_inside, read_bytes, shown_path
-from .route import Options, visible_candidates
+from .route import visible_candidates
+from .select import options_from_config
 from .sources import Root
 
 REWRITE = "`engram index` rewrites it; commit the result"
@@ -236,7 +237,7 @@ def rule_texts(root: Root, config: Config, index_path: str) -> list[RuleText] | 
 
 def native_memories(conn: sqlite3.Connection, root: Root, config: Config) -> list[tuple[sqlite3.Row, str]]:
     """Visible memories with `applies_to` whose body passes the hash and safety checks."""
-    options = Options(roles=tuple(config.get("roles")))
+    options = options_from_config(config)
     layer = Layer(root.scope, conn, root.index_path, root.path, False)
     out = []
     for cand in visible_candidates([layer], "applies_to != '[]'", options):

@@ -70,6 +70,10 @@ def screen_text(digest: str, text: str) -> str | None:
     return scan(text)
 
 
+# Whether a pack is within its limits: the token budget of its text, a host's cap.
+Fits = Callable[[Pack], bool]
+
+
 class PackOptions:
     def __init__(
         self,
@@ -83,12 +87,13 @@ class PackOptions:
         self.limit = limit  # None: no cap (--all)
         self.expand_top = expand_top
         self.layered = layered  # False for --full, --all and --disclosure full
-        self.budget = budget
+        self.budget = budget  # tokens of the whole text (`select.within_tokens`); None: no budget
         self.exclude = exclude  # keys already delivered (hooks)
         self.screen = screen
 
 
-def build_pack(routing: Routing, options: Options, pack_options: PackOptions, measure: Callable[[Pack], int]) -> Pack:
+def build_pack(routing: Routing, options: Options, pack_options: PackOptions, fits: Fits | None = None) -> Pack:
+    """The pack of a routing; with ``fits``, cut down until it fits (`fit_pack`)."""
     members = [c for c in with_prerequisites(routing.pack, options, pack_options.limit) if c.key not in pack_options.exclude]
     entries, skipped = _checked_entries(members, pack_options.screen)
     for skip in skipped:
@@ -101,8 +106,8 @@ def build_pack(routing: Routing, options: Options, pack_options: PackOptions, me
     pulled_in = sum(1 for c in members if c.key not in admitted)
     pack = Pack(entries, skipped, omitted, routing.total_related + pulled_in)
     _disclose(pack, routing, pack_options)
-    if pack_options.budget is not None:
-        fit_budget(pack, pack_options.budget, measure)
+    if fits is not None:
+        fit_pack(pack, fits)
     return pack
 
 
@@ -204,13 +209,13 @@ def _disclose(pack: Pack, routing: Routing, pack_options: PackOptions) -> None:
             pack.entries.append(Entry(cand, selected=False, body=body))
 
 
-def fit_budget(pack: Pack, budget: int, measure: Callable[[Pack], int]) -> None:
-    """Demote bodies to cards from the lowest-ranked up; only then drop the lowest cards."""
+def fit_pack(pack: Pack, fits: Fits) -> None:
+    """Demote bodies to cards from the lowest-ranked up until the pack fits; only then drop the lowest cards."""
     for entry in reversed([e for e in pack.entries if e.shown == "body"]):
-        if measure(pack) <= budget:
+        if fits(pack):
             return
         entry.shown = "card"
-    while pack.entries and measure(pack) > budget:
+    while pack.entries and not fits(pack):
         dropped = pack.entries.pop()
         if dropped.selected:
             dropped.cand.reason = "budget"

@@ -93,7 +93,7 @@ def _everything_printed(project: Path, index: Path, values: dict) -> list[str]:
     layer = open_prebuilt(index, "workspace")
     options = Options(limit=3)
     routing = route([layer], "wren nest hedges", options)
-    pack = build_pack(routing, options, PackOptions(limit=3, expand_top=1), lambda p: 0)
+    pack = build_pack(routing, options, PackOptions(limit=3, expand_top=1))
     printed = [render.render_text(pack), render.render_dry_run(routing, pack), render.render_json(routing, pack)]
     printed += [render.omission(cand, routing) for cand in routing.admitted]
     printed += render.miss_reasons(routing, [c.id for c in routing.admitted] + ["wren-2", "nope"])
@@ -145,6 +145,6 @@ def test_an_omitted_card_passes_the_gate(template: Path, tmp_path: Path) -> None
     layer = open_prebuilt(index, "workspace")
     options = Options(limit=1)
     routing = route([layer], "wren", options)
-    pack = build_pack(routing, options, PackOptions(limit=1, expand_top=1), lambda p: 0)
+    pack = build_pack(routing, options, PackOptions(limit=1, expand_top=1))
     assert "ALTERED" not in render.render_text(pack)
     layer.conn.close()
