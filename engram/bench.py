@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from .errors import EngramError
 from .parse import ParseError, parse_memory, split_frontmatter
 
 SEED_CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "cursorrules"
@@ -62,7 +63,7 @@ HEADING = re.compile(r"^#{1,3} ")
 FENCE = re.compile(r"^\s*(```|~~~)")
 
 
-class BenchError(Exception):
+class BenchError(EngramError):
     """A command failed or the corpus is missing: one line, exit 1."""
 
 

@@ -14,6 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .errors import EngramError
 from .layers import Layer, open_layers
 from .render import miss_reasons
 from .route import Routing
@@ -84,7 +85,7 @@ def routed(layers: list[Layer], ws: Workspace, query: str) -> tuple[Routing, lis
     return routing, [e.cand.id for e in pack.selected]
 
 
-class FixtureError(ValueError):
+class FixtureError(EngramError):
     """A fixture that cannot be run: not a JSON list of cases, or no memories to route over."""
 
 

@@ -18,11 +18,12 @@ from pathlib import Path
 from . import native_rules
 from .compile import compile_to
 from .config import Config
-from .freshness import Problem, compare_sources, display_path, open_usable, recorded_problems
+from .errors import Problem
+from .freshness import compare_sources, open_usable, recorded_problems
 from .index import connect_readonly, read_meta
 from .layers import recorded_sources
 from .paths import is_inside, shown_path
-from .sources import INDEX_FILE, Root
+from .sources import INDEX_FILE, Root, display_path
 from .verify import verify_index
 from .workspace import Workspace
 

@@ -15,6 +15,7 @@ import typer
 
 from . import gate
 from .config import LIMIT_RANGE, Config, update_config_file
+from .errors import EngramError, warning
 from .hosts import HOSTS
 from .paths import shown_path
 from .sources import GENERATED_FILES
@@ -45,11 +46,6 @@ next steps:
   3. engram link claude                           # or codex, gemini, cursor: hooks load memories as the agent works
   4. engram index                                 # writes the linked host's rule files for memories with applies_to
   5. commit .agents/ and .claude/, and run `engram check` in CI"""
-
-def fail(message: str, code: int = 1) -> typer.Exit:
-    typer.echo(f"engram: error: {message}", err=True)
-    return typer.Exit(code)
-
 
 def _print_version(wanted: bool) -> None:
     if wanted:
@@ -136,7 +132,7 @@ def set_load_limit(value: str = typer.Argument(..., help="N (1-32), status, or r
     low, high = LIMIT_RANGE
     if value not in ("status", "reset"):
         if not value.isdigit() or not low <= int(value) <= high:
-            raise fail(f"set-load-limit must be an integer from {low} to {high}")
+            raise EngramError(f"set-load-limit must be an integer from {low} to {high}")
         update_config_file(ws.root.config_path, "load.limit", int(value))
     elif value == "reset":
         update_config_file(ws.root.config_path, "load.limit", None)
@@ -148,25 +144,22 @@ def _host_command(host: str, global_: bool, unlinking: bool, engram_command: str
     from .config import user_config_dir
 
     if host not in HOSTS:
-        raise fail(f"unknown host '{host}' (one of {HOST_NAMES})", 2)
+        raise EngramError(f"unknown host '{host}' (one of {HOST_NAMES})", 2)
     if engram_command is not None and not host_link.runs_engram(engram_command):
-        raise fail("--command must name engram (`engram`, /path/to/engram, python -m engram)", 2)
+        raise EngramError("--command must name engram (`engram`, /path/to/engram, python -m engram)", 2)
     ws = open_workspace()
     project = Path(ws.root.project)
     where = {"global_": global_, "backup_dir": Path(user_config_dir()) / "link-backups"}
     command = None  # what a link writes for the host to run
-    try:
-        if unlinking:  # the MCP entry goes too, first: undone in the reverse order of link --mcp
-            server = host_link.unlink(host, project, mcp=True, **where)
-            results = [host_link.unlink(host, project, **where), *([server] if server.changed else [])]
-        else:
-            given = engram_command and host_link.EngramCommand(engram_command, "given with --command")
-            command = given or host_link.engram_command(global_)
-            results = [host_link.link(host, project, engram_command=command.command, **where)]
-            if mcp:
-                results.append(host_link.link(host, project, engram_command=command.command, mcp=True, **where))
-    except host_link.LinkError as exc:
-        raise fail(str(exc)) from None
+    if unlinking:  # the MCP entry goes too, first: undone in the reverse order of link --mcp
+        server = host_link.unlink(host, project, mcp=True, **where)
+        results = [host_link.unlink(host, project, **where), *([server] if server.changed else [])]
+    else:
+        given = engram_command and host_link.EngramCommand(engram_command, "given with --command")
+        command = given or host_link.engram_command(global_)
+        results = [host_link.link(host, project, engram_command=command.command, **where)]
+        if mcp:
+            results.append(host_link.link(host, project, engram_command=command.command, mcp=True, **where))
     changed: dict[Path, bool] = {}  # one line per file (Gemini keeps hooks and MCP servers in one)
     for result in results:
         changed[result.path] = changed.get(result.path, False) or result.changed
@@ -242,17 +235,14 @@ def benchmark(
     show_misses: bool = typer.Option(False, "--misses", help="List the queries that missed, and why."),
 ) -> None:
     """Routing quality on labelled queries: hit@pack, recall@pack, MRR, precision, off-topic silence."""
-    from .benchmark import FixtureError, format_report, run_benchmark
+    from .benchmark import format_report, run_benchmark
 
     if not fixture.is_file():
-        raise fail(f"{fixture}: no such fixture file")
-    try:
-        report = run_benchmark(fixture)
-    except FixtureError as error:
-        raise fail(str(error)) from None
+        raise EngramError(f"{fixture}: no such fixture file")
+    report = run_benchmark(fixture)
     if unknown := report["unknown_ids"]:
         shown = ", ".join(unknown[:5]) + (", ..." if len(unknown) > 5 else "")
-        typer.echo(f"engram: warning: the fixture names ids no memory here has ({len(unknown)}): {shown}", err=True)
+        warning(f"the fixture names ids no memory here has ({len(unknown)}): {shown}")
     if as_json:
         typer.echo(json.dumps(report, indent=2, ensure_ascii=False))
         return
@@ -274,7 +264,7 @@ def mcp(
     except ImportError as error:
         if not (error.name or "").startswith("mcp"):
             raise
-        raise fail("engram mcp needs the MCP SDK: pip install 'engram[mcp]'") from None
+        raise EngramError("engram mcp needs the MCP SDK: pip install 'engram[mcp]'") from None
     raise typer.Exit(mcp_main(str(project) if project else None))
 
 

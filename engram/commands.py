@@ -10,10 +10,10 @@ from pathlib import Path
 
 from . import gate, native_rules
 from .compile import CompileResult, compile_root, export_index
-from .freshness import display_path
+from .errors import EngramError, say, warning
 from .graph import describe
 from .index import IndexFileError, open_index
-from .sources import ROOT_DIR, stray_files
+from .sources import ROOT_DIR, display_path, stray_files
 from .trust import SIGNATURE_SUFFIX, sign_index
 from .verify import repaired_lines, signature_line, verify_index
 from .workspace import Workspace, open_workspace
@@ -23,13 +23,9 @@ COUNTS = ("total", "files", "added", "changed", "removed", "invalid")
 STRAY_SHOWN = 5
 
 
-def _err(line: str) -> None:
-    print(f"engram: {line}", file=sys.stderr)
-
-
 def _warn_config(ws: Workspace) -> None:
     for problem in ws.config.problems:
-        _err(f"warning: {problem}")
+        warning(problem)
 
 
 def _compile_all(ws: Workspace, output: Path | None, scope: str) -> list[CompileResult]:
@@ -43,41 +39,34 @@ def _compile_all(ws: Workspace, output: Path | None, scope: str) -> list[Compile
     return results
 
 
-def _has_roots(ws: Workspace) -> bool:
-    """False, after one line saying so, outside any project (and with no global root)."""
-    if os.path.isdir(ws.root.path) or ws.global_root is not None:
-        return True
-    _err(f"error: no {ROOT_DIR} here or above; `engram init` creates one")
-    return False
+def _require_roots(ws: Workspace) -> None:
+    """Fail outside any project (with no global root either)."""
+    if not (os.path.isdir(ws.root.path) or ws.global_root is not None):
+        raise EngramError(f"no {ROOT_DIR} here or above; `engram init` creates one")
 
 
 def run_index(output: Path | None, scope: str, sign_key: Path | None = None) -> int:
     ws = open_workspace()
     _warn_config(ws)
     if scope not in ("workspace", "global"):
-        _err("error: --scope must be workspace or global")
-        return 2
+        raise EngramError("--scope must be workspace or global", 2)
     if scope == "global" and ws.global_root is None:
-        _err("error: no global root: set ENGRAM_GLOBAL_DIR or global_path")
-        return 1
-    if not _has_roots(ws):
-        return 1
+        raise EngramError("no global root: set ENGRAM_GLOBAL_DIR or global_path")
+    _require_roots(ws)
     if sign_key is not None and output is None:
-        _err("error: --sign-key signs the file --output writes; give --output too")
-        return 2
+        raise EngramError("--sign-key signs the file --output writes; give --output too", 2)
     try:
         results = _compile_all(ws, output, scope)
     except (OSError, TimeoutError) as exc:
-        _err(f"error: cannot write the index: {exc}")
-        return 1
+        raise EngramError(f"cannot write the index: {exc}") from None
     for result in results:
         for line in result.repaired:
-            _err(f"warning: {line}")
+            warning(line)
         for problem in result.problems:
-            _err(str(problem))
+            say(str(problem))
     native = native_rules.sync(ws.root, ws.config)
-    for warning in native.warnings:
-        _err(f"warning: {warning}")
+    for line in native.warnings:
+        warning(line)
     _note_stray_files(ws)
     print(summary_line(results))
     if native.summary:
@@ -88,8 +77,7 @@ def run_index(output: Path | None, scope: str, sign_key: Path | None = None) -> 
         try:
             key = sign_index(str(output), str(sign_key))
         except (IndexFileError, OSError) as exc:
-            _err(f"error: cannot sign {output}: {gate.line(str(exc))}")
-            return 1
+            raise EngramError(f"cannot sign {output}: {exc}") from None
         print(f"signed {output} ({output}{SIGNATURE_SUFFIX}); pin it with \"global_index_key\": \"{key}\"")
     return 1 if any(r.invalid for r in results) else 0
 
@@ -113,8 +101,8 @@ def _note_stray_files(ws: Workspace) -> None:
         stray = [display_path(root, rel) for rel in stray_files(root)]
         if stray:
             more = f" and {len(stray) - STRAY_SHOWN} more" if len(stray) > STRAY_SHOWN else ""
-            _err(f"note: {counted(len(stray), 'file', 'files')} not indexed, outside rules/, skills/ and knowledge/: "
-                 f"{', '.join(stray[:STRAY_SHOWN])}{more}")
+            say(f"note: {counted(len(stray), 'file', 'files')} not indexed, outside rules/, skills/ and knowledge/: "
+                f"{', '.join(stray[:STRAY_SHOWN])}{more}")
 
 
 def run_check(as_json: bool) -> int:
@@ -123,8 +111,7 @@ def run_check(as_json: bool) -> int:
     from .check import check_workspace
 
     ws = open_workspace()
-    if not _has_roots(ws):
-        return 1
+    _require_roots(ws)
     _warn_config(ws)
     with tempfile.TemporaryDirectory(prefix="engram-check-") as scratch:
         reports = check_workspace(ws, scratch)
@@ -171,20 +158,18 @@ def run_verify(index_file: Path | None) -> int:
 
 def run_graph(task: str | None, rebuild: bool) -> int:
     ws = open_workspace()
-    if not _has_roots(ws):
-        return 1
+    _require_roots(ws)
     if rebuild:
         for result in _compile_all(ws, None, "workspace"):
             for problem in result.problems:
-                _err(str(problem))
+                say(str(problem))
     for root in ws.roots:
         if not os.path.isdir(root.path):
             continue
         try:
             conn = open_index(root.index_path)
         except IndexFileError as exc:
-            _err(f"error: {exc}" + ("" if rebuild else "; `engram graph --rebuild` builds it"))
-            return 1
+            raise EngramError(f"{exc}" + ("" if rebuild else "; `engram graph --rebuild` builds it")) from None
         lines = describe(conn) if task is None else _task_graph(conn, task, ws)
         print(gate.text("\n".join(lines)))
     return 0

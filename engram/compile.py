@@ -25,9 +25,8 @@ from collections.abc import Iterator
 
 from . import terms
 from .config import Config
+from .errors import EngramError, Problem
 from .freshness import (
-    Problem,
-    display_path,
     ignore_digest,
     ignore_patterns,
     needs_refresh,
@@ -50,6 +49,7 @@ from .sources import (
     CHECKED_FILE,
     Root,
     SourceFile,
+    display_path,
     has_memory_folders,
     set_aside,
     source_file,
@@ -64,11 +64,11 @@ PARALLEL_CHUNK = 32  # files per task sent to a worker
 MAX_WORKERS = 4  # this process writes every row; more workers would wait on it
 
 
-class BuildBusy(TimeoutError):
+class BuildBusy(EngramError, TimeoutError):
     """Another process is building this root; the read path serves the current index instead."""
 
 
-class BuildTooSlow(TimeoutError):
+class BuildTooSlow(EngramError, TimeoutError):
     """An inline refresh ran past the read path's time budget; the old index is left as it was."""
 
 

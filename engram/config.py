@@ -10,6 +10,7 @@ import json
 import os
 import re
 
+from .errors import EngramError
 from .paths import read_text
 from .sources import CONFIG_FILE
 
@@ -45,6 +46,10 @@ class Config:
         for part in dotted.split("."):
             node = node[part]
         return node
+
+
+class ConfigError(EngramError):
+    """A config file engram cannot rewrite without losing what it holds."""
 
 
 def user_config_dir() -> str:
@@ -172,7 +177,7 @@ def update_config_file(path: str, dotted: str, value) -> None:
     problems: list[str] = []
     data = read_json(path, problems) if os.path.exists(path) else {}
     if problems:
-        raise ValueError(problems[0])
+        raise ConfigError(problems[0])
     node = data
     *parents, last = dotted.split(".")
     for part in parents:

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
+
+from .errors import EngramError, error, say
 
 
 def main() -> None:
@@ -20,27 +23,29 @@ def main() -> None:
     if command == "load":
         from .load import main as load_main
 
-        sys.exit(_guarded(load_main, sys.argv[2:]))
+        sys.exit(guarded(load_main, sys.argv[2:]))
     if sys.argv[1:] == ["index"]:
         from .commands import run_index
 
-        sys.exit(_guarded(lambda _: run_index(None, "workspace"), []))
+        sys.exit(guarded(lambda _: run_index(None, "workspace"), []))
     from .cli import app
 
-    sys.exit(_guarded(lambda _: app(), sys.argv[1:]))
+    sys.exit(guarded(lambda _: app(), sys.argv[1:]))
 
 
-def _guarded(command, argv: list[str]) -> int:
-    """One-line errors instead of tracebacks, unless ENGRAM_DEBUG=1."""
+def guarded(command: Callable[[list[str]], int], argv: list[str]) -> int:
+    """The command's exit code; an `EngramError` is its one line and exit code, any other exception one
+    line naming its type (a traceback only with ENGRAM_DEBUG=1)."""
     try:
         return command(argv)
     except KeyboardInterrupt:
-        print("engram: interrupted", file=sys.stderr)
+        say("interrupted")
         return 130
+    except EngramError as exc:
+        error(exc.message)
+        return exc.exit_code
     except Exception as exc:  # noqa: BLE001 - the user gets one line, never a traceback
         if os.environ.get("ENGRAM_DEBUG") == "1":
             raise
-        from .gate import line  # an error can quote a file name holding anything
-
-        print(f"engram: error: {type(exc).__name__}: {line(str(exc))}", file=sys.stderr)
+        error(f"{type(exc).__name__}: {exc}")
         return 1

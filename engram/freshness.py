@@ -12,39 +12,17 @@ import itertools
 import json
 import os
 import sqlite3
-from collections import namedtuple
 from collections.abc import Iterable
 
-from . import gate, terms
+from . import terms
 from .config import Config
 from .index import COMPILER_VERSION, IndexFileError, check_schema, read_meta, sha256_text
-from .paths import read_bytes, read_text, shown_path, sqlite_uri
-from .sources import INDEX_FILE, MAX_FILE_BYTES, Root, SourceFile, stat_lines, walk_memory_files
+from .paths import read_bytes, read_text, sqlite_uri
+from .errors import Problem
+from .graph import cycle_problems, dependency_problems
+from .sources import INDEX_FILE, MAX_FILE_BYTES, Root, SourceFile, display_path, stat_lines, walk_memory_files
 
 UPDATE = "`engram index` updates it"  # the hint for a local index behind its sources
-
-
-class Problem(namedtuple("Problem", "where reason line kind", defaults=(None, "invalid"))):
-    """One line a user can act on: where, and what is wrong.
-
-    ``kind``: invalid | warning | stale | added | missing | flagged.
-    """
-
-    __slots__ = ()
-
-    def __str__(self) -> str:
-        where = gate.file_path(self.where)
-        place = f"{where}:{self.line}" if self.line else where
-        return f"{self.kind} {place}: {gate.line(self.reason)}"
-
-    def as_json(self) -> dict:
-        return {"kind": self.kind, "path": gate.file_path(self.where), "line": self.line, "reason": gate.line(self.reason)}
-
-
-def display_path(root: Root, rel: str) -> str:
-    """A source path as the user knows it: relative to the project, or absolute for global roots."""
-    path = os.path.join(root.path, rel)
-    return shown_path(path, root.project) if root.scope == "workspace" else path
 
 
 def ignore_patterns(root: Root, config: Config) -> list[str]:
@@ -128,8 +106,6 @@ def stat_digest(lines: Iterable[str]) -> str:
 def recorded_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:
     """What the last build found: invalid files and warnings about files (every problem of each,
     with its line), then unknown `depends_on` ids and cycles (warnings)."""
-    from .graph import cycle_problems, dependency_problems  # graph builds on Problem from here
-
     problems = [
         Problem(display_path(root, rel), reason, line, "invalid" if status == "invalid" else "warning")
         for rel, status, error in conn.execute("SELECT rel, status, error FROM files WHERE error IS NOT NULL ORDER BY rel")

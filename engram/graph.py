@@ -8,8 +8,8 @@ from collections import Counter
 from collections.abc import Iterator
 
 from . import gate
-from .freshness import Problem, display_path
-from .sources import Root
+from .errors import Problem
+from .sources import Root, display_path
 
 
 def resolve_reference(ref: str, ids: set[str], stems: dict[str, str]) -> str | None:

@@ -22,7 +22,8 @@ import sqlite3
 import sys
 from collections.abc import Callable
 
-from . import gate, terms
+from . import errors, gate, terms
+from .errors import EngramError, say
 from .hosts import HOSTS, host_named
 from .hosts.base import Host, payload_cwd
 from .hosts.claude import HOST as CLAUDE
@@ -36,6 +37,7 @@ from .select import options_from_config, pack_options_from_config, pack_routing
 from .state import HookSession, ScreenCache, fetch_counts, open_state, prune_idle_sessions, write_transaction
 from .workspace import Workspace, open_workspace
 
+PREFIX = "engram hook"  # of what a hook says on stderr
 SESSION_TAGS = frozenset({"always", "session-start"})
 FILE_EVENT_BODIES = 3
 SESSION_TTL_SECONDS = 30 * 24 * 3600  # delivered sets of sessions idle this long are dropped
@@ -289,7 +291,7 @@ def project_path(raw: str, hook: Hook) -> str | None:
 # --- entry point --------------------------------------------------------------------------------
 
 
-class Silent(Exception):
+class Silent(EngramError):
     """Nothing to do for this call; the message is the debug reason."""
 
 
@@ -326,7 +328,7 @@ def run(argv: list[str], raw: bytes) -> dict:
     host = host_named(host_name)
     if host is None:  # a typo in a host config: the one hook message shown without ENGRAM_DEBUG
         named = f"unknown host {host_name!r}" if host_name else "no --host given"
-        print(f"engram hook: {named} (one of {', '.join(HOSTS)})", file=sys.stderr)
+        say(f"{named} (one of {', '.join(HOSTS)})", PREFIX)
         raise Silent("unknown host")
     payload = _payload(raw)
     event = payload.get("hook_event_name")
@@ -376,5 +378,4 @@ def _agent(payload: dict) -> str:
 
 
 def debug(message: str) -> None:
-    if os.environ.get("ENGRAM_DEBUG") == "1":
-        print(f"engram hook: {message}", file=sys.stderr)
+    errors.debug(message, PREFIX)

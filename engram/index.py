@@ -11,6 +11,7 @@ import hashlib
 import os
 import sqlite3
 
+from .errors import EngramError
 from .paths import read_text, sqlite_uri
 
 APPLICATION_ID = 1701728114  # "engr"
@@ -25,7 +26,7 @@ MAX_MIGRATION_BYTES = 1024 * 1024
 FTS_COLUMNS = ("id", "tags", "directive", "summary", "triggers", "body", "paths")
 
 
-class IndexFileError(Exception):
+class IndexFileError(EngramError):
     """An index file that cannot be used; the message is one line for the user."""
 
 

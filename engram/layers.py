@@ -16,6 +16,7 @@ import sys
 import time
 
 from . import gate
+from .errors import debug
 from .freshness import ignore_patterns, needs_refresh, open_current
 from .index import IndexFileError, open_index, read_meta
 from .paths import read_bytes, sqlite_uri
@@ -140,11 +141,11 @@ def _refresh(ws: Workspace, root: Root, messages: list[str]) -> bool:
     try:
         result = compile_root(root, ws.config, deadline=time.monotonic() + REFRESH_BUDGET_S)
     except BuildBusy:
-        debug_note(f"another engram is indexing {root.path}; serving the current index")
+        debug(f"another engram is indexing {root.path}; serving the current index")
         return False
     except BuildTooSlow:
         _index_in_background(ws)
-        debug_note(f"{root.path}: too many changes to index inline; indexing in the background, serving what there is")
+        debug(f"{root.path}: too many changes to index inline; indexing in the background, serving what there is")
         return False
     except OSError as exc:
         messages.append(f"cannot refresh {root.index_path} ({exc}); using it as is")
@@ -162,12 +163,6 @@ def _index_in_background(ws: Workspace) -> None:
             [sys.executable, "-m", "engram", "index"], cwd=ws.root.project, start_new_session=True,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
-
-
-def debug_note(message: str) -> None:
-    """What the read path did instead of waiting, on stderr with ENGRAM_DEBUG=1 only."""
-    if os.environ.get("ENGRAM_DEBUG") == "1":
-        print(f"engram: {gate.line(message)}", file=sys.stderr)
 
 
 __all__ = ["Layer", "open_layers", "open_prebuilt", "IndexFileError"]

@@ -29,6 +29,7 @@ import sys
 from collections import namedtuple
 from pathlib import Path
 
+from .errors import EngramError
 from .hosts import HOSTS as host_registry
 from .hosts.base import HookFile, Host
 
@@ -39,7 +40,7 @@ MCP_NAME = "engram"  # the server's name in the hosts' MCP configs
 TOML_TABLE = re.compile(rf"\n?^(\[mcp_servers\.{MCP_NAME}\][ \t]*\n(?:(?!\[).*(?:\n|$))*)", re.MULTILINE)
 
 
-class LinkError(Exception):
+class LinkError(EngramError):
     """A config file engram will not touch; the message is one line naming it."""
 
 

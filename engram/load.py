@@ -16,6 +16,7 @@ from collections import namedtuple
 
 from . import gate
 from .config import BUDGET_RANGE, user_config_dir
+from .errors import EngramError, say, warning
 from .index import IndexFileError
 from .layers import Layer, open_layers
 from .pack import Entry, Pack, Screen, checked_body, requires_of, screen_text
@@ -29,12 +30,14 @@ from .workspace import Workspace, open_workspace
 HIDDEN_REASONS = {"ignored": "ignored by .engramignore", "role": "hidden by the role filter"}
 
 
-class UsageError(Exception):
+class UsageError(EngramError):
     """A bad flag value caught after parsing (a range check): exit 1."""
 
 
-class FlagError(Exception):
+class FlagError(EngramError):
     """A flag that cannot be parsed: exit 2, like any usage error."""
+
+    exit_code = 2
 
 
 # (flag, value name or None for a switch, help); `--id` may repeat, `--disclosure` takes a choice.
@@ -147,28 +150,16 @@ def main(argv: list[str]) -> int:
     if "-h" in flags or "--help" in flags:
         sys.stdout.write(help_text())
         return 0
-    try:
-        args = parse_args(argv)
-    except FlagError as exc:
-        print(f"engram: error: {exc}", file=sys.stderr)
-        return 2
-    try:
-        budget = parse_budget(args.budget_tokens)
-    except UsageError as exc:
-        print(f"engram: error: {exc}", file=sys.stderr)
-        return 1
+    args = parse_args(argv)
+    budget = parse_budget(args.budget_tokens)
     ws = open_workspace()
     try:
         return _run(args, budget, ws)
-    except IndexFileError as exc:
-        print(f"engram: error: {exc}", file=sys.stderr)
-        return 1
     except (sqlite3.DatabaseError, MemoryError) as exc:  # SQLite reports some damaged pages as out of memory
         if args.index is None and _rebuild(ws):
             return _run(args, budget, ws)
         paths = args.index or ", ".join(str(root.index_path) for root in ws.roots)
-        print(f"engram: error: {paths}: corrupt index ({exc}); run `engram index`", file=sys.stderr)
-        return 1
+        raise IndexFileError(f"{paths}: corrupt index ({exc}); run `engram index`") from None
 
 
 def _rebuild(ws: Workspace) -> bool:
@@ -179,7 +170,7 @@ def _rebuild(ws: Workspace) -> bool:
     try:
         for root in ws.roots:
             for line in compile_root(root, ws.config, deadline=time.monotonic() + REFRESH_BUDGET_S).repaired:
-                print(f"engram: warning: {line}", file=sys.stderr)
+                warning(line)
     except (OSError, sqlite3.DatabaseError):
         return False
     return True
@@ -189,7 +180,7 @@ def _run(args: LoadArgs, budget: int | None, ws: Workspace) -> int:
     messages: list[str] = []
     layers, state = open_read(ws, args.index, messages)
     for message in messages:
-        print(f"engram: warning: {gate.line(message)}", file=sys.stderr)
+        warning(message)
     ids = [i.strip().lower() for raw in args.id for i in raw.split(",") if i.strip()]
     if ids:
         return _fetch(layers, ids, ws, state)
@@ -270,7 +261,7 @@ def _fetch(layers: list[Layer], ids: list[str], ws: Workspace, state: sqlite3.Co
     found = fetch(layers, ids, ws, state)
     for item in found:
         if item.shown == "missing":
-            print(f"engram: not found: {gate.line(item.id)}", file=sys.stderr)
+            say(f"not found: {item.id}")
     blocks = [item.block for item in found if item.block]
     if blocks:
         sys.stdout.write(gate.text("\n".join(blocks) + "\n"))

@@ -25,6 +25,7 @@ from typing_extensions import TypedDict  # pydantic, under the SDK, needs this o
 
 from . import gate
 from .config import BUDGET_RANGE
+from .errors import warning
 from .load import fetch as fetch_ids
 from .layers import Layer
 from .load import load_pack, open_read
@@ -139,7 +140,7 @@ def _read(ws: Workspace) -> tuple[list[Layer], sqlite3.Connection | None]:
     messages: list[str] = []
     layers, state = open_read(ws, None, messages)
     for message in messages:
-        print(f"engram mcp: warning: {message}", file=sys.stderr)
+        warning(message, "engram mcp")
     return layers, state
 
 

@@ -35,7 +35,8 @@ from pathlib import Path
 
 from . import gate, link
 from .config import Config
-from .freshness import Problem, display_path, open_usable
+from .errors import Problem
+from .freshness import open_usable
 from .globs import expand_braces
 from .hosts import HOSTS
 from .hosts.base import Host
@@ -45,7 +46,7 @@ from .parse import with_directive
 from .paths import is_inside, read_bytes, shown_path
 from .route import visible_candidates
 from .select import options_from_config
-from .sources import Root
+from .sources import Root, display_path
 
 REWRITE = "`engram index` rewrites it; commit the result"
 REMOVE = "`engram index` removes it; commit the result"

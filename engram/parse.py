@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections import namedtuple
 
+from .errors import EngramError
+
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 TYPES = ("rule", "skill", "knowledge")
 TYPE_ALIASES = {"workflow": "skill", "rules": "rule", "skills": "skill"}
@@ -56,7 +58,7 @@ _HIDDEN_HEADING_HINT = re.compile(
 _OTHER_LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 
 
-class ParseError(ValueError):
+class ParseError(EngramError):
     """A memory file that cannot be used; ``line`` is 1-based when known."""
 
     def __init__(self, reason: str, line: int | None = None) -> None:

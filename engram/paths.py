@@ -10,10 +10,12 @@ from __future__ import annotations
 import os
 import stat
 
+from .errors import EngramError
+
 READ_CHUNK = 1 << 16
 
 
-class UnreadableFile(OSError):
+class UnreadableFile(EngramError, OSError):
     """A path that is not a regular file (a FIFO, a device, a folder) or is over its size cap."""
 
 

@@ -6,7 +6,7 @@ import os
 from collections import namedtuple
 from collections.abc import Iterator
 
-from .paths import is_inside
+from .paths import is_inside, shown_path
 
 ROOT_DIR = os.path.join(".agents", ".engram")
 MEMORY_FOLDERS = ("rules", "skills", "knowledge")
@@ -64,6 +64,12 @@ class SourceFile(namedtuple("SourceFile", "rel fspath size mtime_ns problem", de
     """
 
     __slots__ = ()
+
+
+def display_path(root: Root, rel: str) -> str:
+    """A source path as the user knows it: relative to the project, or absolute for global roots."""
+    path = os.path.join(root.path, rel)
+    return shown_path(path, root.project) if root.scope == "workspace" else path
 
 
 def set_aside(path: str) -> str:

@@ -12,6 +12,7 @@ import os
 import sqlite3
 import time
 
+from .errors import EngramError
 from .index import STATE_SCHEMA_VERSION, apply_migrations
 from .paths import remove_if_present
 from .safety import scan, screen_fingerprint
@@ -20,7 +21,7 @@ from .sources import set_aside
 BUSY_TIMEOUT_MS = 5000
 
 
-class ForeignState(sqlite3.DatabaseError):
+class ForeignState(EngramError, sqlite3.DatabaseError):
     """A SQLite file at the state path holding tables that are not engram's."""
 
 

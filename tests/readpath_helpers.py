@@ -161,6 +161,7 @@ def load_in_process(project: Project, *args: str) -> Result:
     import contextlib
     import io
 
+    from engram.entry import guarded
     from engram.load import main as load_main
 
     saved_env = dict(os.environ)
@@ -171,10 +172,7 @@ def load_in_process(project: Project, *args: str) -> Result:
         os.environ.update(project.env())
         os.chdir(project.path)
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                code = load_main(list(args))
-            except SystemExit as exc:  # argparse usage errors
-                code = exc.code if isinstance(exc.code, int) else 1
+            code = guarded(load_main, list(args))
     finally:
         os.chdir(saved_cwd)
         os.environ.clear()

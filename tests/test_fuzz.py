@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from engram import hook as engram_hook
 from engram import load as engram_load
+from engram.entry import guarded
 from engram.terms import estimate_tokens
 
 COUNT_LINE = re.compile(r"^loaded \d+ memory files / \d+ total related memories$")
@@ -93,10 +94,7 @@ def inproc(fuzz_project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.C
         capsys.readouterr()  # drop what earlier examples printed
         if stdin is not None:
             monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
-        try:
-            code = main(argv)
-        except SystemExit as exc:  # argparse usage errors exit 2
-            code = exc.code
+        code = guarded(main, argv)  # as the entry point runs it: an EngramError is one line and its exit code
         out, err = capsys.readouterr()
         return code, out, err
 

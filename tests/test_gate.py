@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from engram import gate, hook, load, native_rules, render
 from engram.compile import compile_root
 from engram.config import load_config
-from engram.freshness import Problem
+from engram.errors import Problem
 from engram.layers import open_prebuilt
 from engram.pack import PackOptions, build_pack, screen_text
 from engram.route import Options, route

@@ -688,6 +688,15 @@ def test_set_load_limit_out_of_range(project):
     assert project.run("set-load-limit", "status").stdout.strip() == "Load limit: 8 (default 8, range 1-32)"
 
 
+def test_set_load_limit_on_a_broken_config_names_the_file_not_an_exception(project):
+    config = project.root / "engram.config.json"
+    config.write_text('{"load": {"limit": 4,}', encoding="utf-8")
+    result = project.run("set-load-limit", "5")
+    assert result.returncode == 1
+    assert result.stderr == f"engram: error: {config}: invalid JSON at line 1 (Expecting property name enclosed in double quotes)\n"
+    assert config.read_text(encoding="utf-8") == '{"load": {"limit": 4,}'  # left as it was
+
+
 def test_set_load_limit_keeps_other_config_keys(project):
     project.config({"roles": ["frontend"], "custom": {"keep": True}, "load": {"expand_top": 2}})
     assert project.run("set-load-limit", "5").returncode == 0

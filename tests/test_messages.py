@@ -5,12 +5,18 @@ Commands run as the installed `engram`; the parser's rules are also checked dire
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 
+import engram
+from engram.entry import guarded
+from engram.errors import EngramError
+from engram.link import LinkError
 from engram.parse import FieldErrors, parse_memory, with_directive
 
 OUTSIDE = "engram: error: no .agents/.engram here or above; `engram init` creates one\n"
@@ -163,3 +169,34 @@ def test_a_generated_rule_file_does_not_repeat_a_directive_its_body_opens_with(p
     assert run_engram(["index"], cwd=project).returncode == 0
     text = (project / ".claude/rules/engram/r.md").read_text()
     assert len(re.findall("Retry with backoff", text)) == 1
+
+
+def _raising(exc: BaseException):
+    def command(argv: list[str]) -> int:
+        raise exc
+
+    return command
+
+
+def test_an_engram_error_is_one_line_and_its_exit_code_anything_else_names_its_type(capsys, monkeypatch) -> None:
+    monkeypatch.delenv("ENGRAM_DEBUG", raising=False)
+    assert guarded(_raising(EngramError("--scope must be workspace or global", 2)), []) == 2
+    assert capsys.readouterr().err == "engram: error: --scope must be workspace or global\n"
+    assert guarded(_raising(LinkError("/p/.claude/settings.json: not a JSON object\x1b[2J")), []) == 1
+    assert capsys.readouterr().err == "engram: error: /p/.claude/settings.json: not a JSON object\n"
+    assert guarded(_raising(KeyError("load")), []) == 1
+    assert capsys.readouterr().err == "engram: error: KeyError: 'load'\n"
+
+
+def test_every_exception_engram_defines_is_an_engram_error() -> None:
+    defined = []
+    for info in pkgutil.walk_packages(engram.__path__, "engram."):
+        if info.name == "engram.__main__":
+            continue  # runs the command line
+        module = importlib.import_module(info.name)
+        defined += [
+            value for value in vars(module).values()
+            if isinstance(value, type) and issubclass(value, BaseException) and value.__module__ == info.name
+        ]  # fmt: skip
+    assert len(defined) >= 10
+    assert [cls.__qualname__ for cls in defined if not issubclass(cls, EngramError)] == []
