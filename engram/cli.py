@@ -17,7 +17,7 @@ from . import gate
 from .config import LIMIT_RANGE, Config, update_config_file
 from .errors import EngramError, warning
 from .hosts import HOSTS
-from .paths import shown_path
+from .paths import shown_path, write_atomic
 from .sources import GENERATED_FILES
 from .workspace import open_workspace
 
@@ -79,7 +79,7 @@ def init() -> None:
     }
     for path, text in defaults.items():
         if not path.exists():
-            path.write_text(text, encoding="utf-8")
+            write_atomic(str(path), text)
             created.append(path)
     for path in created:
         typer.echo(f"created {shown_path(str(path), ws.root.project)}")

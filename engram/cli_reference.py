@@ -14,6 +14,7 @@ import sys
 import typer
 
 from .cli import app
+from .paths import write_atomic
 
 HEADER = """# Command reference
 
@@ -60,8 +61,7 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python -m engram.cli_reference OUTPUT.md", file=sys.stderr)
         return 2
-    with open(argv[0], "w", encoding="utf-8") as handle:
-        handle.write(reference())
+    write_atomic(argv[0], reference())
     return 0
 
 

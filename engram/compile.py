@@ -41,7 +41,7 @@ from .gate import screened_text
 from .graph import rebuild_edges
 from .index import COMPILER_VERSION, apply_migrations, fingerprint, index_damage, printed_digest
 from .parse import Memory, ParseError, parse_memory
-from .paths import remove_if_present
+from .paths import remove_if_present, replacing
 from .safety import scan
 from .sources import (
     BUILD_LOCK_FILE,
@@ -388,10 +388,6 @@ def _remove_leftovers(root: Root) -> None:
             remove_if_present(os.path.join(root.path, name))
 
 
-def _temp_path(root: Root) -> str:
-    return os.path.join(root.path, f"{BUILD_TEMP_PREFIX}{os.getpid()}")
-
-
 def _copy_file(source: str, target: str) -> None:
     import shutil  # only when something changed: a no-op `engram index` does without it
 
@@ -406,9 +402,8 @@ def _rebuild_into_temp(
     progress: bool,
     deadline: float | None,
 ) -> None:
-    temp = _temp_path(root)
-    build_into(temp, root, current, patterns, result, progress, deadline)
-    os.replace(temp, root.index_path)
+    with replacing(root.index_path) as temp:  # BUILD_TEMP_PREFIX...: what a killed build leaves, the next one removes
+        build_into(temp, root, current, patterns, result, progress, deadline)
     result.wrote = True
 
 
@@ -629,16 +624,11 @@ def export_index(root: Root, config: Config, output: str | os.PathLike[str]) -> 
     output = os.path.realpath(output)
     folder = os.path.dirname(output)
     os.makedirs(folder, exist_ok=True)
-    temp = os.path.join(folder, f".{os.path.basename(output)}.tmp-{os.getpid()}")
-    try:
+    with replacing(output) as temp:
         _copy_file(root.index_path, temp)
         conn = sqlite3.connect(temp, isolation_level=None)
         rel = os.path.relpath(os.path.realpath(root.path), folder)
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('source_root_rel', ?)", (rel.replace(os.sep, "/"),))
         conn.execute("VACUUM")
         conn.close()
-        os.replace(temp, output)
-    except BaseException:
-        remove_if_present(temp)
-        raise
     return result

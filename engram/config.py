@@ -11,7 +11,7 @@ import os
 import re
 
 from .errors import EngramError
-from .paths import read_text
+from .paths import read_text, write_atomic
 from .sources import CONFIG_FILE
 
 DEFAULTS: dict = {
@@ -189,7 +189,4 @@ def update_config_file(path: str, dotted: str, value) -> None:
     else:
         node[last] = value
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")

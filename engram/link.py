@@ -24,7 +24,6 @@ import json
 import os
 import re
 import shlex
-import stat
 import sys
 from collections import namedtuple
 from pathlib import Path
@@ -32,6 +31,7 @@ from pathlib import Path
 from .errors import EngramError
 from .hosts import HOSTS as host_registry
 from .hosts.base import HookFile, Host
+from .paths import write_atomic
 
 HOSTS = tuple(host_registry)
 PYTHONS = ("python3", "python")  # the names a portable `python -m engram` command may use
@@ -565,18 +565,10 @@ def _dump(data: dict) -> bytes:
 
 
 def _write_atomic(path: Path, content: bytes) -> None:
-    """Replace the file in one step; write through a symlink (dotfile managers use them)."""
-    target = Path(os.path.realpath(path))
-    temp = target.with_name(f".{target.name}.engram-{os.getpid()}.tmp")
+    """Replace the file in one step, keeping its mode; write through a symlink (dotfile managers use them)."""
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(content)
-        if target.exists():
-            os.chmod(temp, stat.S_IMODE(target.stat().st_mode))
-        os.replace(temp, target)
+        write_atomic(os.path.realpath(path), content, keep_mode=True)
     except OSError as err:
-        temp.unlink(missing_ok=True)
         raise LinkError(f"{path}: cannot write ({err.strerror})") from None
 
 

@@ -43,7 +43,7 @@ from .hosts.base import Host
 from .layers import Layer
 from .pack import checked_body
 from .parse import with_directive
-from .paths import is_inside, read_bytes, shown_path
+from .paths import is_inside, read_bytes, shown_path, write_atomic
 from .route import visible_candidates
 from .select import options_from_config
 from .sources import Root, display_path
@@ -335,10 +335,4 @@ def _read(path: Path) -> str | None:
 
 def _write_atomic(path: Path, content: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.engram-{os.getpid()}.tmp")  # no .md/.mdc suffix: hosts skip it
-    try:
-        temp.write_bytes(content.encode("utf-8"))
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
+    write_atomic(str(path), content, durable=False)  # `engram index` writes them again

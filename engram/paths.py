@@ -7,12 +7,15 @@ files and sources are plain strings handled with ``os.path``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
+from collections.abc import Iterator
 
 from .errors import EngramError
 
 READ_CHUNK = 1 << 16
+TEMP_MARK = ".tmp-"  # in the name of every temp file engram renames over another (`temp_name`)
 
 
 class UnreadableFile(EngramError, OSError):
@@ -95,3 +98,42 @@ def remove_if_present(path: str) -> None:
         os.remove(path)
     except FileNotFoundError:
         pass
+
+
+def temp_name(name: str) -> str:
+    """A unique name for a temp file beside ``name``: hidden, and with no suffix a host reads (`.md`)."""
+    return f".{name}{TEMP_MARK}{os.getpid()}-{os.urandom(4).hex()}"
+
+
+@contextlib.contextmanager
+def replacing(path: str) -> Iterator[str]:
+    """A temp path beside ``path`` to write, renamed over ``path`` when the block ends and removed
+    when it raises: readers see the old file or the new one, never half of one."""
+    folder, name = os.path.split(path)
+    temp = os.path.join(folder, temp_name(name))
+    try:
+        yield temp
+        os.replace(temp, path)
+    except BaseException:
+        remove_if_present(temp)
+        raise
+
+
+def write_atomic(path: str, data: bytes | str, keep_mode: bool = False, durable: bool = True) -> None:
+    """Replace the file at ``path`` with ``data`` (text as UTF-8) in one step (`replacing`).
+
+    ``keep_mode``: the new file keeps the old one's permission bits. ``durable``: the data reaches
+    the disk before the rename, so not even a power cut leaves an empty file in its place; a file
+    `engram index` writes again anyway skips that.
+    """
+    content = data.encode("utf-8") if isinstance(data, str) else data
+    with replacing(path) as temp:
+        descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(content)
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
+        if keep_mode:
+            with contextlib.suppress(FileNotFoundError):
+                os.chmod(temp, stat.S_IMODE(os.stat(path).st_mode))

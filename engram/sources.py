@@ -6,7 +6,7 @@ import os
 from collections import namedtuple
 from collections.abc import Iterator
 
-from .paths import is_inside, shown_path
+from .paths import TEMP_MARK, is_inside, shown_path
 
 ROOT_DIR = os.path.join(".agents", ".engram")
 MEMORY_FOLDERS = ("rules", "skills", "knowledge")
@@ -15,7 +15,7 @@ IGNORE_FILE = ".engramignore"
 CONFIG_FILE = "engram.config.json"
 INDEX_FILE = "index.db"
 STATE_FILE = "state.db"
-BUILD_TEMP_PREFIX = f".{INDEX_FILE}.tmp-"  # a build's copy of the index, renamed over it when done
+BUILD_TEMP_PREFIX = f".{INDEX_FILE}{TEMP_MARK}"  # a build's copy of the index (`paths.replacing`), renamed over it when done
 BUILD_LOCK_FILE = ".index.lock"  # held while a build writes
 CORRUPT_SUFFIX = ".corrupt-"  # a damaged index or state file, set aside for a look: index.db.corrupt-<time>
 CHECKED_FILE = ".index.checked"  # the index file's stamp when engram last built or checked it whole

@@ -17,7 +17,7 @@ import os
 import sqlite3
 
 from .index import IndexFileError
-from .paths import read_bytes, sha256_file
+from .paths import read_bytes, sha256_file, write_atomic
 
 SIGNATURE_SUFFIX = ".sig"
 SIGNATURE_FORMAT = "engram-index-signature-1"
@@ -70,10 +70,7 @@ def sign_index(index_path: str, key_path: str) -> str:
         "public_key": base64.b64encode(public).decode("ascii"),
         "signature": base64.b64encode(key.sign(_signed_message(digest))).decode("ascii"),
     }
-    temp = signature_path(index_path) + f".tmp-{os.getpid()}"
-    with open(temp, "w", encoding="utf-8") as handle:
-        handle.write(json.dumps(record, indent=2) + "\n")
-    os.replace(temp, signature_path(index_path))
+    write_atomic(signature_path(index_path), json.dumps(record, indent=2) + "\n")
     return record["public_key"]
 
 

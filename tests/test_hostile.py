@@ -467,12 +467,13 @@ def _edit_every_file(project: Path) -> None:
 def _kill_mid_build(engram_bin: str, project: Path, env: dict[str, str]) -> str:
     """Start `engram index`, wait until its temp file exists, SIGKILL it; returns the temp file name."""
     proc = popen_engram(engram_bin, ["index"], project, env)
-    temp = project / ROOT_REL / f".index.db.tmp-{proc.pid}"
+    pattern = f".index.db.tmp-{proc.pid}-*"
     deadline = time.monotonic() + 30
-    while not temp.exists() and proc.poll() is None and time.monotonic() < deadline:
+    while not (found := list((project / ROOT_REL).glob(pattern))) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.001)
     assert proc.poll() is None, "engram index finished before it could be killed"
-    assert temp.exists()
+    assert len(found) == 1
+    temp = found[0]
     time.sleep(0.05)  # well inside the ~1 s build
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=30)

@@ -217,7 +217,7 @@ def test_second_index_leaves_files_untouched(indexed: Path, run_engram) -> None:
     proc = run_engram("index", indexed)
     assert proc.returncode == 0 and "native rules" not in proc.stdout
     assert mtimes(indexed) == before
-    assert not [p for p in (indexed / CLAUDE).iterdir() if p.name.endswith(".tmp")]
+    assert not [p for p in (indexed / CLAUDE).iterdir() if ".tmp-" in p.name]
 
 
 # --- which hosts get the files -----------------------------------------------------------------
