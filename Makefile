@@ -34,7 +34,7 @@ e2e: $(STAMP)
 
 ## bench: speed of every command on 1,000 and 10,000 generated memories (BENCH_LARGE=1 adds 100,000)
 bench: $(STAMP)
-	$(BIN)/python -m engram.bench
+	$(BIN)/python benchmarks/bench.py
 
 ## quality: routing quality of every bundled set, fitting and held-out parts, beside plain BM25
 quality: $(STAMP)
@@ -63,7 +63,7 @@ quality-fixtures: $(STAMP)
 	cd $(DEMO) && ../../$(BIN)/engram benchmark ../../fixtures/bench/cursorrules-heldout-3.json
 	rm -rf build/multilingual && cp -r fixtures/multilingual build/multilingual
 	cd build/multilingual && ../../$(BIN)/engram benchmark ../../fixtures/bench/multilingual.json
-	$(BIN)/python -m engram.subsets
+	$(BIN)/python benchmarks/subsets.py
 
 ## docs: regenerate docs/commands.md from every command's --help (tests/test_docs.py checks it)
 docs: $(STAMP)

@@ -1,10 +1,13 @@
-"""`python -m engram.bench` runs end to end on a tiny corpus and reports every number."""
+"""The tools in benchmarks/ (`make bench`, `make quality`) run end to end on small corpora and report every number."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from pathlib import Path
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 METRICS = ("compile", "no-op refresh", "edit-one refresh", "load", "hook prompt", "hook long prompt", "hook file")
 TIMED_FIELDS = ("runs", "p50_ms", "p95_ms", "p50_ratio", "p95_ratio", "peak_rss_kb")
@@ -13,7 +16,7 @@ TIMED_FIELDS = ("runs", "p50_ms", "p95_ms", "p50_ratio", "p95_ratio", "peak_rss_
 def test_bench_reports_every_metric_with_ratios(tmp_path):
     out = tmp_path / "r.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "engram.bench", "--sizes", "60", "--runs", "2", "--out", str(out)],
+        [sys.executable, str(BENCHMARKS / "bench.py"), "--sizes", "60", "--runs", "2", "--out", str(out)],
         cwd=tmp_path, capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
@@ -39,7 +42,7 @@ def test_bench_reports_every_metric_with_ratios(tmp_path):
 def test_peak_rss_is_the_commands_own_not_the_harness(tmp_path):
     """Linux counts a parent's resident memory at fork in the child's peak RSS; the harness
     holds whole corpora, so commands are started from a small spawner process."""
-    from engram.bench import Spawner
+    from benchmarks.bench import Spawner
 
     ballast = bytearray(120 * 1024 * 1024)
     ballast[:: 4096] = b"\x01" * len(ballast[:: 4096])  # touch every page: resident, not just reserved
@@ -54,10 +57,10 @@ def test_peak_rss_is_the_commands_own_not_the_harness(tmp_path):
 
 
 def test_small_folder_quality_runs_on_the_bundled_rules():
-    """`python -m engram.subsets` builds a folder from a random subset of the rules and routes the
+    """`benchmarks/subsets.py` builds a folder from a random subset of the rules and routes the
     fixture queries whose rules are in it."""
     proc = subprocess.run(
-        [sys.executable, "-m", "engram.subsets", "--sizes", "15", "--samples", "1"],
+        [sys.executable, str(BENCHMARKS / "subsets.py"), "--sizes", "15", "--samples", "1"],
         capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode == 0, proc.stderr

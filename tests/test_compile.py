@@ -369,6 +369,7 @@ def test_migrations_ship_in_the_wheel_and_apply_from_it(tmp_path):
     names = zipfile.ZipFile(wheels[0]).namelist()
     assert "engram/_migrations/index/001_initial.sql" in names
     assert "engram/_migrations/state/001_initial.sql" in names
+    assert not [name for name in names if name.startswith("benchmarks/") or name in ("engram/bench.py", "engram/subsets.py")]
 
     site = tmp_path / "site"
     install = subprocess.run(

@@ -1,4 +1,4 @@
-"""`python -m engram.subsets`: routing quality in small folders.
+"""`python benchmarks/subsets.py` (in `make quality`): routing quality in small folders.
 
 Most projects hold tens of memories, not the 257 rules of the bundled corpus, and
 small folders behave differently (many ordinary words are simply not written yet,
@@ -20,17 +20,19 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .bench import SEED_RULES, bench_env
-from .benchmark import COLUMNS, table_line
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "bench"
+from benchmarks.bench import SEED_RULES, bench_env  # noqa: E402
+from benchmarks.sets import FIXTURES  # noqa: E402
+from engram.benchmark import COLUMNS, table_line  # noqa: E402
+
 FIXTURE_FILES = ("cursorrules.json", "cursorrules-heldout.json", "cursorrules-heldout-2.json")
 SIZES = (15, 30, 60, 120)
 SAMPLES = 6
 
 
 def load_cases() -> list[dict]:
-    return [case for name in FIXTURE_FILES for case in json.loads((FIXTURES / name).read_text(encoding="utf-8"))]
+    return [case for name in FIXTURE_FILES for case in json.loads((FIXTURES / "bench" / name).read_text(encoding="utf-8"))]
 
 
 def pick_rules(cases: list[dict], size: int, seed: int) -> set[str]:
@@ -71,7 +73,7 @@ def mean_scores(base: Path, cases: list[dict], size: int, samples: int) -> dict[
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m engram.subsets", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python benchmarks/subsets.py", description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), help="rules per folder")
     parser.add_argument("--samples", type=int, default=SAMPLES, help="random folders per size")
     args = parser.parse_args(argv)

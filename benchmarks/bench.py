@@ -1,4 +1,4 @@
-"""`python -m engram.bench`: how fast every command is, on generated corpora.
+"""`python benchmarks/bench.py` (`make bench`): how fast every command is, on generated corpora.
 
 Corpora of 1,000 and 10,000 memories (100,000 with BENCH_LARGE=1) are grown
 from the bundled cursorrules corpus into temp projects. Each command runs as a
@@ -26,11 +26,14 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .errors import EngramError
-from .parse import ParseError, parse_memory, split_frontmatter
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-SEED_CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "cursorrules"
-SEED_RULES = SEED_CORPUS / ".agents" / ".engram" / "rules"
+import engram  # noqa: E402
+from benchmarks.sets import CURSORRULES  # noqa: E402
+from engram.errors import EngramError, say  # noqa: E402
+from engram.parse import ParseError, parse_memory, split_frontmatter  # noqa: E402
+
+SEED_RULES = CURSORRULES / "rules"
 DEFAULT_SIZES = (1_000, 10_000)
 LARGE_SIZE = 100_000
 DEFAULT_RUNS = 20
@@ -81,7 +84,7 @@ class Seed:
 
 def load_seeds() -> list[Seed]:
     if not SEED_RULES.is_dir():
-        raise BenchError(f"the seed corpus {SEED_CORPUS} is missing (run the bench from a source checkout)")
+        raise BenchError(f"the seed corpus {SEED_RULES} is missing")
     seeds = []
     for path in sorted(SEED_RULES.glob("*.md")):
         text = path.read_text(encoding="utf-8")
@@ -576,7 +579,7 @@ def print_tables(tables: list[Table]) -> None:
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m engram.bench", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python benchmarks/bench.py", description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=_sizes, default=DEFAULT_SIZES, help="corpus sizes, e.g. 1000,10000")
     parser.add_argument("--runs", type=int, default=DEFAULT_RUNS, help="runs of each fast command (compile: a fifth, 2-5; edit-one refresh: half)")
     parser.add_argument("--out", type=Path, default=Path("bench-results.json"), help="where the JSON results go")
@@ -611,7 +614,7 @@ def byte_compile_engram() -> None:
     An editable checkout run with PYTHONDONTWRITEBYTECODE (as on CI machines) would
     otherwise compile every module from source in every measured process.
     """
-    compileall.compile_dir(str(Path(__file__).parent), quiet=1)
+    compileall.compile_dir(os.path.dirname(engram.__file__), quiet=1)
 
 
 def run(args: argparse.Namespace) -> dict:
@@ -643,7 +646,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         report = run(args)
     except BenchError as exc:
-        print(f"engram bench: error: {exc}", file=sys.stderr)
+        say(f"error: {exc}", "engram bench")
         return 1
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"results: {args.out}")
