@@ -39,7 +39,7 @@ from .freshness import (
 )
 from .gate import screened_text
 from .graph import rebuild_edges
-from .index import COMPILER_VERSION, apply_migrations, fingerprint, index_damage, printed_digest
+from .index import COMPILER_VERSION, FTS_COLUMNS, create_index, fingerprint, index_damage, printed_digest
 from .parse import Memory, ParseError, parse_memory
 from .paths import remove_if_present, replacing
 from .safety import scan
@@ -102,7 +102,7 @@ class IgnoreMatcher:
 
 
 def fts_values(memory: Memory) -> tuple[str, ...]:
-    """The term streams of the FTS columns, in FTS_COLUMNS order."""
+    """The term streams of the FTS columns, in `index.FTS_COLUMNS` order."""
     return (
         terms.name_terms([memory.id]),
         terms.name_terms(memory.tags),
@@ -127,14 +127,18 @@ def memory_from_row(row) -> Memory:
 
 
 # The `memories` columns a prepared file fills, in order; the builder adds rel and ignored.
-MEMORY_COLUMNS = (
+STORED_COLUMNS = (
     "id", "type", "authority", "confidence", "lifecycle", "level", "valid_until", "roles", "tags", "directive",
     "summary", "title", "triggers", "applies_to", "depends_on", "updated", "body", "text_sha256", "source_sha256",
     "tokens", "safety",
 )
 INSERT_MEMORY = "INSERT INTO memories (rel, ignored, {}) VALUES ({})".format(
-    ", ".join(MEMORY_COLUMNS), ", ".join("?" * (len(MEMORY_COLUMNS) + 2))
+    ", ".join(STORED_COLUMNS), ", ".join("?" * (len(STORED_COLUMNS) + 2))
 )
+# The contentless FTS table takes a row's terms and, to delete them, the same terms again.
+_TERMS = ", ".join("?" * len(FTS_COLUMNS))
+INSERT_TERMS = f"INSERT INTO memories_fts(rowid, {', '.join(FTS_COLUMNS)}) VALUES (?, {_TERMS})"
+DELETE_TERMS = f"INSERT INTO memories_fts(memories_fts, rowid, {', '.join(FTS_COLUMNS)}) VALUES ('delete', ?, {_TERMS})"
 
 
 class Prepared(namedtuple("Prepared", "sha same_content problems row fts", defaults=(False, (), (), ()))):
@@ -143,7 +147,7 @@ class Prepared(namedtuple("Prepared", "sha same_content problems row fts", defau
 
     ``sha``: its SHA-256; ``same_content``: that hash is the one already indexed, so nothing was
     parsed; ``problems``: (reason, line) pairs, why the file cannot be a memory (no ``row``) or, with
-    a ``row``, warnings about it; ``row``: the values of MEMORY_COLUMNS; ``fts``: the term streams
+    a ``row``, warnings about it; ``row``: the values of STORED_COLUMNS; ``fts``: the term streams
     of the FTS columns.
     """
 
@@ -166,7 +170,7 @@ def prepare(source: SourceFile, indexed_sha: str | None = None) -> Prepared:
 
 
 def memory_row(memory: Memory, source_sha: str) -> tuple:
-    """The values of MEMORY_COLUMNS for a parsed memory."""
+    """The values of STORED_COLUMNS for a parsed memory."""
     printed = {
         "id": memory.id, "type": memory.type, "authority": memory.authority, "tags": json.dumps(memory.tags),
         "applies_to": json.dumps(memory.applies_to), "title": memory.title, "directive": memory.directive,
@@ -207,21 +211,12 @@ class Builder:
         row = self.conn.execute("SELECT * FROM memories WHERE rel = ?", (rel,)).fetchone()
         if row is None:
             return
-        values = fts_values(memory_from_row(row))
-        self.conn.execute(
-            "INSERT INTO memories_fts(memories_fts, rowid, id, tags, directive, summary, triggers, body, paths)"
-            " VALUES ('delete', ?, ?, ?, ?, ?, ?, ?, ?)",
-            (row["rowid"], *values),
-        )
+        self.conn.execute(DELETE_TERMS, (row["rowid"], *fts_values(memory_from_row(row))))
         self.conn.execute("DELETE FROM memories WHERE rowid = ?", (row["rowid"],))
 
     def insert_memory(self, rel: str, prepared: Prepared) -> int:
         rowid = self.conn.execute(INSERT_MEMORY, (rel, int(self.ignored(rel)), *prepared.row)).lastrowid
-        self.conn.execute(
-            "INSERT INTO memories_fts(rowid, id, tags, directive, summary, triggers, body, paths)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (rowid, *prepared.fts),
-        )
+        self.conn.execute(INSERT_TERMS, (rowid, *prepared.fts))
         return rowid
 
     def record_file(self, source: SourceFile, sha: str | None, problems: tuple, memory: int | None) -> None:
@@ -419,7 +414,7 @@ def build_into(
     conn.row_factory = sqlite3.Row
     try:
         if current is None:
-            apply_migrations(conn, "index")
+            create_index(conn)
         _apply_changes(conn, root, patterns, result, progress, deadline)
         conn.close()
     except BaseException:

@@ -107,7 +107,7 @@ def _int_in(data: dict, dotted: str, low: int, high: int, problems: list[str]) -
         data[section][key] = DEFAULTS[section][key]
 
 
-def _choice(data: dict, dotted: str, allowed: tuple[str, ...], problems: list[str]) -> None:
+def _check_choice(data: dict, dotted: str, allowed: tuple[str, ...], problems: list[str]) -> None:
     section, key = dotted.split(".")
     if data[section].get(key) not in allowed:
         problems.append(f"config {dotted}: must be one of {', '.join(allowed)}")
@@ -134,8 +134,8 @@ def _validate(data: dict, problems: list[str]) -> None:
     _int_in(data, "load.limit", *LIMIT_RANGE, problems)
     _int_in(data, "load.expand_top", 0, 32, problems)
     _int_in(data, "load.budget_tokens", *BUDGET_RANGE, problems)
-    _choice(data, "load.disclosure", ("auto", "full"), problems)
-    _choice(data, "hooks.path_rules", ("native", "hook"), problems)
+    _check_choice(data, "load.disclosure", ("auto", "full"), problems)
+    _check_choice(data, "hooks.path_rules", ("native", "hook"), problems)
     _rule_hosts(data, problems)
     _string_list(data, "roles", problems)
     data["roles"] = [r.lower() for r in data["roles"]]

@@ -15,12 +15,14 @@ from __future__ import annotations
 import math
 import sqlite3
 
+from .index import FTS_COLUMNS, tuple_cursor
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: hooks start on every event
 if TYPE_CHECKING:
     from .route import Anchor
 
-# The FTS columns (index.FTS_COLUMNS), their BM25F weights, and the field each belongs to.
-COLUMNS = ("id", "tags", "directive", "summary", "triggers", "body", "paths")
+# The FTS columns, their BM25F weights, and the field each belongs to.
+COLUMNS = FTS_COLUMNS
 COLUMN_INDEX = {name: index for index, name in enumerate(COLUMNS)}
 COLUMN_WEIGHTS = (6.0, 5.0, 4.0, 2.5, 2.5, 1.0, 3.0)
 NAME, LEAD, BODY, PATHS = "name", "lead", "body", "paths"  # id, tags | directive, summary, triggers | body | applies_to
@@ -167,17 +169,17 @@ def _estimated_df(conn: sqlite3.Connection, anchor: Anchor) -> int:
     best = 0
     for term in anchor.word.terms + anchor.joined:
         if anchor.word.prefix:
-            (df,) = _plain(conn).execute(PREFIX_DF_SQL, (term, term + "\uffff")).fetchone()
+            (df,) = tuple_cursor(conn).execute(PREFIX_DF_SQL, (term, term + "\uffff")).fetchone()
         else:
-            df = next(iter(_plain(conn).execute(DF_SQL, (term,)).fetchone() or ()), 0)
+            df = next(iter(tuple_cursor(conn).execute(DF_SQL, (term,)).fetchone() or ()), 0)
         best = max(best, df or 0)
     return best
 
 
 def _instances(conn: sqlite3.Connection, term: str, prefix: bool) -> sqlite3.Cursor:
     if prefix:
-        return _plain(conn).execute(PREFIX_SQL, (term, term + "\uffff"))
-    return _plain(conn).execute(INSTANCES_SQL, (term,))
+        return tuple_cursor(conn).execute(PREFIX_SQL, (term, term + "\uffff"))
+    return tuple_cursor(conn).execute(INSTANCES_SQL, (term,))
 
 
 def _averages(conn: sqlite3.Connection) -> list[int]:
@@ -191,7 +193,7 @@ def _lengths(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, tuple[int
     out: dict[int, tuple[int, ...]] = {}
     for start in range(0, len(rowids), 900):
         chunk = rowids[start : start + 900]
-        for rowid, size in _plain(conn).execute(LENGTHS_SQL.format(",".join("?" * len(chunk))), chunk):
+        for rowid, size in tuple_cursor(conn).execute(LENGTHS_SQL.format(",".join("?" * len(chunk))), chunk):
             out[rowid] = tuple(_varints(size))
     return out
 
@@ -210,9 +212,3 @@ def _varints(blob: bytes) -> list[int]:
             out.append(value << 7 | byte)
             value = length = 0
     return out
-
-
-def _plain(conn: sqlite3.Connection) -> sqlite3.Cursor:
-    cursor = conn.cursor()
-    cursor.row_factory = None  # tuples: thousands of rows come back
-    return cursor

@@ -1,8 +1,11 @@
-"""The index file: schema migrations, opening and validating (stdlib only).
+"""The index file: its schema, opening and validating; state.db's migrations (stdlib only).
 
-Migrations are numbered ``.sql`` files applied in order by ``PRAGMA
-user_version``. They ship inside the wheel as ``engram/_migrations``; in a
-source checkout they are read from the top-level ``migrations/`` folder.
+`index.db` is a derived cache: one schema and its version. A file of another
+version is rebuilt from its sources (a prebuilt one is refused), so it needs no
+migrations. `state.db` persists, so its schema changes are numbered ``.sql``
+files applied in order by ``PRAGMA user_version``; they ship inside the wheel as
+``engram/_migrations/state``, and in a source checkout they are read from the
+top-level ``migrations/state`` folder.
 """
 
 from __future__ import annotations
@@ -15,44 +18,109 @@ from .errors import EngramError
 from .paths import read_text, sqlite_uri
 
 APPLICATION_ID = 1701728114  # "engr"
-# The last index migration's number; a constant, so opening an index never reads the migration
-# files (tests check it matches them).
+# Bump with any change to INDEX_SCHEMA: every index rebuilds itself.
 INDEX_SCHEMA_VERSION = 2
-STATE_SCHEMA_VERSION = 3  # the same for state.db
+# The last state migration's number; a constant, so opening state.db never reads the migration
+# files (a test checks it matches them).
+STATE_SCHEMA_VERSION = 3
 # Bump when what the compiler stores changes without a schema change: indexes rebuild themselves.
 COMPILER_VERSION = "8"
 REQUIRED_TABLES = ("meta", "files", "memories", "edges", "memories_fts")
 MAX_MIGRATION_BYTES = 1024 * 1024
 FTS_COLUMNS = ("id", "tags", "directive", "summary", "triggers", "body", "paths")
 
+INDEX_SCHEMA = f"""
+BEGIN;
+PRAGMA application_id = {APPLICATION_ID};
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- Every source file seen, valid or not, so `check` can name it and `index` can skip it unchanged.
+CREATE TABLE files (
+    rel TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    sha256 TEXT,
+    status TEXT NOT NULL CHECK (status IN ('ok', 'invalid')),
+    error TEXT,
+    memory INTEGER
+);
+CREATE TABLE memories (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    rel TEXT NOT NULL UNIQUE,
+    type TEXT NOT NULL,
+    authority TEXT NOT NULL,
+    confidence TEXT NOT NULL,
+    lifecycle TEXT NOT NULL,
+    level INTEGER NOT NULL,
+    valid_until TEXT,
+    roles TEXT NOT NULL,        -- JSON list
+    tags TEXT NOT NULL,         -- JSON list
+    directive TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    title TEXT NOT NULL,
+    triggers TEXT NOT NULL,     -- JSON list
+    applies_to TEXT NOT NULL,   -- JSON list
+    depends_on TEXT NOT NULL,   -- JSON list, as written
+    updated TEXT,
+    body TEXT NOT NULL,         -- agent-visible body
+    text_sha256 TEXT NOT NULL,  -- digest of everything printed (PRINTED_COLUMNS)
+    source_sha256 TEXT NOT NULL,
+    tokens INTEGER NOT NULL,    -- estimated tokens of the body
+    ignored INTEGER NOT NULL DEFAULT 0,
+    safety TEXT                 -- screening label, NULL when clean
+);
+-- Small indexes scanned instead of every row with its body: the columns of the visibility rule
+-- (match.HIDDEN_SQL), read on every load; the `applies_to` globs, read on every file event of a
+-- hook; and the `depends_on` references, checked for unknown ids and cycles by every `index` and `check`.
+CREATE INDEX memories_visibility ON memories (ignored, confidence, lifecycle, valid_until, roles);
+CREATE INDEX memories_paths ON memories (applies_to) WHERE applies_to != '[]';
+CREATE INDEX memories_references ON memories (id, rel, depends_on);
+CREATE TABLE edges (
+    src TEXT NOT NULL,
+    dst TEXT NOT NULL,
+    kind TEXT NOT NULL,         -- depends_on | related
+    weight REAL NOT NULL DEFAULT 1.0,
+    PRIMARY KEY (src, dst, kind)
+);
+-- Contentless: the term streams are recomputed from `memories` when a row is deleted.
+CREATE VIRTUAL TABLE memories_fts USING fts5(
+    {", ".join(FTS_COLUMNS)},
+    content='', tokenize='unicode61 remove_diacritics 0'
+);
+PRAGMA user_version = {INDEX_SCHEMA_VERSION};
+COMMIT;
+"""
+
 
 class IndexFileError(EngramError):
     """An index file that cannot be used; the message is one line for the user."""
 
 
-def _migrations_dir(kind: str) -> str:
-    from importlib import resources  # only when a database is created: keeps `load` starting fast
+def create_index(conn: sqlite3.Connection) -> None:
+    """The tables of a new, empty index file."""
+    conn.executescript(INDEX_SCHEMA)
 
-    packaged = resources.files("engram") / "_migrations" / kind
+
+def _state_migrations_dir() -> str:
+    from importlib import resources  # only when a state.db is created or migrated: keeps `load` starting fast
+
+    packaged = resources.files("engram") / "_migrations" / "state"
     if packaged.is_dir():
         return str(packaged)
-    return os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "migrations", kind)
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "migrations", "state")
 
 
-def migrations(kind: str) -> tuple[tuple[int, str], ...]:
-    """(version, sql) pairs for ``index`` or ``state``, in order; read only when a database is created."""
-    folder = _migrations_dir(kind)
+def state_migrations() -> tuple[tuple[int, str], ...]:
+    """(version, sql) pairs of state.db's migrations, in order."""
+    folder = _state_migrations_dir()
     names = sorted(name for name in os.listdir(folder) if name.endswith(".sql"))
     return tuple((int(name.split("_", 1)[0]), read_text(os.path.join(folder, name), MAX_MIGRATION_BYTES)) for name in names)
 
 
-def schema_version(kind: str) -> int:
-    return migrations(kind)[-1][0]
-
-
-def apply_migrations(conn: sqlite3.Connection, kind: str) -> None:
+def migrate_state(conn: sqlite3.Connection) -> None:
+    """Apply the state migrations newer than the file's ``user_version``."""
     current = conn.execute("PRAGMA user_version").fetchone()[0]
-    for version, sql in migrations(kind):
+    for version, sql in state_migrations():
         if version > current:
             try:
                 conn.executescript(sql)
@@ -125,6 +193,13 @@ def check_schema(conn: sqlite3.Connection, path: str) -> None:
     missing = [t for t in REQUIRED_TABLES if t not in names]
     if missing:
         raise IndexFileError(f"{path}: corrupt index (missing table {missing[0]})")
+
+
+def tuple_cursor(conn: sqlite3.Connection) -> sqlite3.Cursor:
+    """A cursor giving plain tuples, whatever the connection's row factory: thousands of rows come back."""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    return cursor
 
 
 def read_meta(conn: sqlite3.Connection) -> dict[str, str]:

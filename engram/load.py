@@ -290,8 +290,8 @@ def _fetch_one(layers: list[Layer], memory_id: str, options: Options, screen: Sc
     cand = _find(layers, memory_id, options)
     if cand is None:
         return Fetched(memory_id, None, "missing", None)
-    if cand.reason in HIDDEN_REASONS:
-        return Fetched(memory_id, cand, "hidden", f"hidden {gate.name(memory_id)}: {HIDDEN_REASONS[cand.reason]}")
+    if cand.omission in HIDDEN_REASONS:
+        return Fetched(memory_id, cand, "hidden", f"hidden {gate.name(memory_id)}: {HIDDEN_REASONS[cand.omission]}")
     body, skip = checked_body(cand, screen)
     if skip:
         return Fetched(memory_id, cand, "skipped", skipped_line(source_path(cand), skip.label))

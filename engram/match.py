@@ -16,6 +16,7 @@ import sqlite3
 
 from . import relevance, terms
 from .evidence import Evidence, Found
+from .index import tuple_cursor
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: hooks start on every event
 if TYPE_CHECKING:
@@ -144,7 +145,7 @@ def _facts(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, tuple]:
     out = {}
     for start in range(0, len(rowids), 900):
         chunk = rowids[start : start + 900]
-        for rowid, memory_id, *rest, tags in _plain(conn).execute(FACTS_SQL.format(",".join("?" * len(chunk))), chunk):
+        for rowid, memory_id, *rest, tags in tuple_cursor(conn).execute(FACTS_SQL.format(",".join("?" * len(chunk))), chunk):
             out[rowid] = (memory_id, *rest, set(terms.name_terms([memory_id, *json.loads(tags)]).split()))
     return out
 
@@ -161,7 +162,7 @@ def _apply_multipliers(layer: Layer, j: Judged, facts: tuple, options: Options, 
 def _hidden_by_reason(conn: sqlite3.Connection, options: Options) -> dict[str, set[int]]:
     """The layer's hidden memories, by reason (`HIDDEN_SQL`)."""
     sql = f"SELECT hidden, group_concat(rowid) FROM ({HIDDEN_ROWS_SQL}) GROUP BY hidden"
-    rows = _plain(conn).execute(sql, options.visibility_params())
+    rows = tuple_cursor(conn).execute(sql, options.visibility_params())
     return {reason: set(map(int, joined.split(","))) for reason, joined in rows if joined}
 
 
@@ -183,9 +184,3 @@ def multipliers(
     if workflow:
         out.append(("workflow", SKILL_BOOST))
     return out
-
-
-def _plain(conn: sqlite3.Connection) -> sqlite3.Cursor:
-    cursor = conn.cursor()
-    cursor.row_factory = None  # tuples: thousands of rows come back
-    return cursor

@@ -97,9 +97,9 @@ def build_pack(routing: Routing, options: Options, pack_options: PackOptions, fi
     members = [c for c in with_prerequisites(routing.pack, options, pack_options.limit) if c.key not in pack_options.exclude]
     entries, skipped = _checked_entries(members, pack_options.screen)
     for skip in skipped:
-        skip.cand.reason = skip.reason
+        skip.cand.omission = skip.reason
     member_keys = {c.key for c in members}
-    cut = [c for c in routing.pack if c.key not in member_keys and c.reason]  # no room beside prerequisites
+    cut = [c for c in routing.pack if c.key not in member_keys and c.omission]  # no room beside prerequisites
     omitted = cut + [c for c in routing.omitted if c.key not in member_keys] + [s.cand for s in skipped]
     admitted = {c.key for c in routing.admitted}
     # A prerequisite pulled in is related too: the count line never says "5 of 3".
@@ -120,12 +120,12 @@ def with_prerequisites(ranked: list[Candidate], options: Options, limit: int | N
             continue
         needed = [p for p in _prerequisites(cand, options) if p.key not in keys]
         if out and limit is not None and len(out) + len(needed) + 1 > limit:
-            cand.reason = "limit"
+            cand.omission = "limit"
             continue
         if limit is not None and len(needed) >= limit:
             needed = needed[len(needed) + 1 - limit :]  # a chain longer than the pack: its nearest links
         for prereq in needed:
-            prereq.reason = None
+            prereq.omission = None
             prereq.prerequisite_of = cand.id
             out.append(prereq)
             keys.add(prereq.key)
@@ -150,7 +150,7 @@ def _prerequisites(cand: Candidate, options: Options) -> list[Candidate]:
         elif dst not in visiting:
             visiting.add(dst)
             prereq = candidate_by_id(cand.layer, dst, options)
-            if prereq is not None and prereq.reason is None:
+            if prereq is not None and prereq.omission is None:
                 stack.append(iter(_depends_on(cand, dst)))
                 expanding.append(prereq)
     return order
@@ -218,5 +218,5 @@ def fit_pack(pack: Pack, fits: Fits) -> None:
     while pack.entries and not fits(pack):
         dropped = pack.entries.pop()
         if dropped.selected:
-            dropped.cand.reason = "budget"
+            dropped.cand.omission = "budget"
             pack.omitted.append(dropped.cand)

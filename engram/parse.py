@@ -30,10 +30,6 @@ MAX_DEPTH = 8  # a field is a scalar or a list of scalars; nesting beyond this i
 MAX_SCALAR_CHARS = 16 * 1024
 _QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
 HIDDEN_SECTIONS = ("context", "example", "examples", "origin")
-KNOWN_KEYS = {
-    "id", "type", "tags", "directive", "summary", "triggers", "applies_to", "depends_on",
-    "level", "dependency_depth", "depth", "confidence", "authority", "lifecycle", "valid_until", "role", "roles", "updated",
-}
 HIDDEN_ONLY = (
     "agents see only the title: all the text is under ## Context, ## Example or ## Origin"
     " (add a directive or a ## Content section)"
@@ -83,21 +79,15 @@ class Memory(
     namedtuple(
         "Memory",
         "id type title body tags directive summary triggers applies_to depends_on level confidence authority"
-        " lifecycle valid_until roles updated extra warnings",
-        defaults=(None, ()),
+        " lifecycle valid_until roles updated warnings",
+        defaults=((),),
     )
 ):
-    """A parsed memory file. ``extra``: frontmatter keys engram does not know (None when the
-    memory is rebuilt from its index row); ``warnings``: (reason, line) pairs about a file that is
-    valid but probably not what its author meant. A named tuple, not a dataclass: `engram index`
-    with nothing to do must not pay for importing dataclasses."""
+    """A parsed memory file. ``warnings``: (reason, line) pairs about a file that is valid but
+    probably not what its author meant. Frontmatter keys engram does not know are tolerated and
+    not kept. A named tuple (docs/architecture.md)."""
 
     __slots__ = ()
-
-    @property
-    def card_text(self) -> str:
-        """The one line a card shows: directive, else summary, else title."""
-        return self.directive or self.summary or self.title or self.id
 
 
 def split_frontmatter(text: str) -> tuple[str | None, str, int]:
@@ -359,7 +349,6 @@ def parse_memory(text: str, rel_path: str) -> Memory:
         valid_until=fields.read("valid_until", parse_date),
         roles=[r.lower() for r in fields.read("role roles", as_list, [])],
         updated=fields.read("updated", parse_date),
-        extra={k: v for k, v in data.items() if k not in KNOWN_KEYS},
         warnings=_hidden_only(body, visible, directive, body_line),
     )
     if fields.errors:

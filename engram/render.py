@@ -61,13 +61,13 @@ def reasons(cand: Candidate, anchors: list[Anchor]) -> list[str]:
     return out
 
 
-def omission(cand: Candidate, routing: Routing) -> str:
+def omission_text(cand: Candidate, routing: Routing) -> str:
     """An omitted candidate's reason, then its relevance and what it lacks when it was judged:
     ``(relevance) relevance 0.12, lacks kafka, zebra``."""
     if cand.judged is None:
-        return f"({cand.reason})"
+        return f"({cand.omission})"
     lacks = cand.lacks(routing.scoring, routing.idf)
-    return gate.line(f"({cand.reason}) relevance {cand.relevance:.2f}" + (f", lacks {', '.join(lacks)}" if lacks else ""))
+    return gate.line(f"({cand.omission}) relevance {cand.relevance:.2f}" + (f", lacks {', '.join(lacks)}" if lacks else ""))
 
 
 def miss_reasons(routing: Routing, ids: list[str]) -> list[str]:
@@ -79,8 +79,8 @@ def miss_reasons(routing: Routing, ids: list[str]) -> list[str]:
         cand, name = found.get(memory_id), gate.name(memory_id)
         if cand is None:
             lines.append(f"{name}: holds no word of the task")
-        elif cand.reason:
-            lines.append(f"{name}: {omission(cand, routing)}")
+        elif cand.omission:
+            lines.append(f"{name}: {omission_text(cand, routing)}")
         else:
             lines.append(f"{name}: packed; relevance {cand.relevance:.2f} ({cand.tier})")
     return [gate.line(line) for line in lines]
@@ -98,7 +98,7 @@ def render_dry_run(routing: Routing, pack: Pack) -> str:
         lines.append(f"{position}. {cand.id} [{cand.scope}] score {cand.score:.3f} relevance {cand.relevance:.2f} ({entry.shown})")
         lines += [f"   {reason}" for reason in reasons(cand, routing.scoring)]
     for cand in _omitted_once(pack):
-        lines.append(f"omitted: {gate.name(cand.id)} [{cand.scope}] {omission(cand, routing)}")
+        lines.append(f"omitted: {gate.name(cand.id)} [{cand.scope}] {omission_text(cand, routing)}")
     if routing.unlisted:
         lines.append(f"omitted: {routing.unlisted} more, lower scored (not listed)")
     lines += [skipped_line(source_path(s.cand), s.label) for s in pack.skipped]
@@ -111,7 +111,7 @@ def _omitted_once(pack: Pack) -> list[Candidate]:
     seen: set[str] = set()
     out = []
     for cand in pack.omitted:
-        if cand.key not in seen and cand.reason:
+        if cand.key not in seen and cand.omission:
             seen.add(cand.key)
             out.append(cand)
     return out
@@ -154,7 +154,7 @@ def _entry_json(entry: Entry, routing: Routing) -> dict:
 
 
 def _omitted_json(cand: Candidate, routing: Routing, carded: bool) -> dict:
-    out: dict = {"id": gate.name(cand.id), "scope": cand.scope, "reason": cand.reason}
+    out: dict = {"id": gate.name(cand.id), "scope": cand.scope, "reason": cand.omission}
     if cand.judged is not None:
         out["relevance"] = round(cand.relevance, 4)
         out["lacks"] = cand.lacks(routing.scoring, routing.idf)

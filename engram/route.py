@@ -28,11 +28,11 @@ RELATED_BOOST = 0.1  # times the tag overlap with the best hit
 MAX_ANCHORS = 256
 LACKS_LISTED = 3  # query words named in dry-run as what an omitted candidate does not hold
 TYPE_ORDER = {"rule": 0, "skill": 1, "knowledge": 2}  # memories chosen by tag: rules first
-MEMORY_FIELDS = (
+CANDIDATE_FIELDS = (
     "rowid", "id", "rel", "type", "authority", "confidence", "lifecycle", "level", "valid_until", "roles", "tags",
     "directive", "summary", "title", "applies_to", "depends_on", "tokens", "ignored", "safety", "source_sha256",
 )  # fmt: skip
-MEMORY_COLUMNS = ", ".join(f"m.{name}" for name in MEMORY_FIELDS)
+CANDIDATE_COLUMNS = ", ".join(f"m.{name}" for name in CANDIDATE_FIELDS)  # the row a Candidate holds
 
 
 class Anchor:
@@ -105,15 +105,15 @@ def _glued_pairs(written: list[terms.Word], found: list[terms.Word | None]) -> d
 class Candidate:
     """A memory on its way into a pack: its row, and how it was judged."""
 
-    __slots__ = ("layer", "row", "judged", "score", "multipliers", "reason", "stale", "prerequisite_of", "tier")
+    __slots__ = ("layer", "row", "judged", "score", "multipliers", "omission", "stale", "prerequisite_of", "tier")
 
-    def __init__(self, layer: Layer, row: sqlite3.Row, reason: str | None = None) -> None:
+    def __init__(self, layer: Layer, row: sqlite3.Row, omission: str | None = None) -> None:
         self.layer = layer
         self.row = row
         self.judged: Judged | None = None  # its evidence and relevance; None when fetched by id, tag or path
         self.score = 0.0  # relevance times the multipliers
         self.multipliers: list[tuple[str, float]] = []
-        self.reason = reason  # omission reason, one word
+        self.omission = omission  # why it is left out, one word (DESIGN 5); None while it is in
         self.stale = False
         self.prerequisite_of: str | None = None  # set when pulled in by a dependent's depends_on
         self.tier = relevance.OUT  # `relevance.tier`: body, card, plausible or out
@@ -191,7 +191,7 @@ class Routing:
         self.total_related = len(admitted)  # route() counts past the window
         self.on_topic = 0.0  # the task's relevance to this folder (`relevance.on_topic`)
         self.off_topic = False  # the decision: nothing here is about the task
-        self.omitted: list[Candidate] = []  # with their reason (listed with Options.explain)
+        self.omitted: list[Candidate] = []  # with their omission (listed with Options.explain)
         self.unlisted = 0  # candidates omitted but not listed (beyond the window)
         self.narrow_tags: list[str] = []
         self.idf: list[float] = []  # per anchor, its IDF in the first index holding it (0: none does)
@@ -205,7 +205,7 @@ def visible_candidates(layers: list[Layer], where: str, options: Options, params
     out = []
     for layer in layers:
         layer.conn.row_factory = sqlite3.Row
-        sql = f"SELECT {MEMORY_COLUMNS} FROM memories AS m WHERE ({where}) AND ({HIDDEN_SQL}) IS NULL"
+        sql = f"SELECT {CANDIDATE_COLUMNS} FROM memories AS m WHERE ({where}) AND ({HIDDEN_SQL}) IS NULL"
         for row in layer.conn.execute(sql, {**options.visibility_params(), **(params or {})}):
             if row["rowid"] not in layer.shadowed:
                 out.append(_candidate(layer, row))
@@ -213,23 +213,23 @@ def visible_candidates(layers: list[Layer], where: str, options: Options, params
 
 
 def candidate_by_id(layer: Layer, memory_id: str, options: Options) -> Candidate | None:
-    """One memory by id, with its visibility as ``reason`` (None when visible)."""
+    """One memory by id, with why it is hidden as ``omission`` (None when visible)."""
     layer.conn.row_factory = sqlite3.Row
     row = layer.conn.execute(
-        f"SELECT {MEMORY_COLUMNS}, {HIDDEN_SQL} AS hidden FROM memories AS m WHERE m.id = :id",
+        f"SELECT {CANDIDATE_COLUMNS}, {HIDDEN_SQL} AS hidden FROM memories AS m WHERE m.id = :id",
         {"id": memory_id, **options.visibility_params()},
     ).fetchone()
-    return None if row is None else _candidate(layer, row, reason=row["hidden"])
+    return None if row is None else _candidate(layer, row, omission=row["hidden"])
 
 
-def _candidate(layer: Layer, row: sqlite3.Row, reason: str | None = None) -> Candidate:
-    cand = Candidate(layer, row, reason)
+def _candidate(layer: Layer, row: sqlite3.Row, omission: str | None = None) -> Candidate:
+    cand = Candidate(layer, row, omission)
     cand.stale = layer.is_stale(row["rel"], row["source_sha256"])
     return cand
 
 
 def _rows(layer: Layer, rowids: list[int]) -> dict[int, sqlite3.Row]:
-    rows = _in_chunks(layer, f"SELECT {MEMORY_COLUMNS} FROM memories AS m WHERE m.rowid IN ({{}})", rowids)
+    rows = _in_chunks(layer, f"SELECT {CANDIDATE_COLUMNS} FROM memories AS m WHERE m.rowid IN ({{}})", rowids)
     return {row["rowid"]: row for row in rows}
 
 
@@ -367,7 +367,7 @@ def _decide(routing: Routing, found: list[LayerMatch], query: str, options: Opti
         if cand.tier in relevance.SELECTED and len(routing.pack) < options.limit:
             routing.pack.append(cand)
         else:
-            cand.reason = "limit" if cand.tier in relevance.SELECTED else "relevance"
+            cand.omission = "limit" if cand.tier in relevance.SELECTED else "relevance"
 
 
 def query_features(routing: Routing, found: list[LayerMatch], query: str) -> dict[str, float]:

@@ -13,7 +13,7 @@ import sqlite3
 import time
 
 from .errors import EngramError
-from .index import STATE_SCHEMA_VERSION, apply_migrations
+from .index import STATE_SCHEMA_VERSION, migrate_state
 from .paths import remove_if_present
 from .safety import scan, screen_fingerprint
 from .sources import set_aside
@@ -61,7 +61,7 @@ def _prepare_state(conn: sqlite3.Connection) -> None:
         conn.execute("PRAGMA journal_mode = WAL")
     if version < STATE_SCHEMA_VERSION:
         with contextlib.suppress(sqlite3.OperationalError):  # another process migrated first
-            apply_migrations(conn, "state")
+            migrate_state(conn)
 
 
 @contextlib.contextmanager

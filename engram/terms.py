@@ -101,7 +101,7 @@ class _Memo(dict):
 
 
 _ASCII_BYTES = bytes(range(0x80))
-# ASCII letters lowered, digits kept, every other byte a space: on plain text (`_plain`) one bytes
+# ASCII letters lowered, digits kept, every other byte a space: on plain text (`_is_plain`) one bytes
 # `translate` and `split` give the folded `_WORD` runs, several times faster than `str.lower`
 # (on non-ASCII text) and the regex.
 _LOWER_BREAKS = (  # a constant: digits at 0x30, A-Z at 0x41 (lowered), a-z at 0x61
@@ -125,7 +125,7 @@ def _is_plain_break(char: str) -> bool:
 _PLAIN_BREAK = _Memo(_is_plain_break)
 
 
-def _plain(text: str) -> bool:
+def _is_plain(text: str) -> bool:
     """ASCII but for plain breaks (`_is_plain_break`), none of them CJK."""
     return text.isascii() or _plain_breaks(non_ascii_chars(text))
 
@@ -148,14 +148,14 @@ def _lowered_runs(plain: str) -> list[str]:
 def fold(text: str) -> str:
     """Lowercase, drop Latin diacritics, map đ to d; CJK is left as it is."""
     text = _named_symbols(text)
-    if _plain(text):
+    if _is_plain(text):
         return text.lower()
     # Line by line, since most lines are plain: no normalization, lowercasing or mark crosses a newline.
     return "\n".join(map(_fold_line, text.split("\n")))
 
 
 def _fold_line(line: str) -> str:
-    if _plain(line):
+    if _is_plain(line):
         return line.lower()
     line = unicodedata.normalize("NFKC", line).lower().replace("đ", "d")
     # Only the Latin combining block: kana voicing marks (U+3099, U+309A) must survive.
@@ -329,7 +329,7 @@ _TERM_OF = _Memo(_index_term)
 
 def index_terms(text: str) -> str:
     """The space-joined term stream the FTS table stores for a field."""
-    if _plain(text):  # most text: folding it only lowers it
+    if _is_plain(text):  # most text: folding it only lowers it
         runs = _lowered_runs(_named_symbols(text))  # the rest of `fold`
     else:
         folded = fold(text)

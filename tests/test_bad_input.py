@@ -13,7 +13,7 @@ import pytest
 
 from engram.config import load_config
 from engram.freshness import ignore_patterns, needs_refresh, open_current
-from engram.index import schema_version
+from engram.index import INDEX_SCHEMA_VERSION
 from engram.sources import workspace_root
 
 SUMMARY = re.compile(r"^indexed (\d+) memor(?:y|ies) from \d+ files? \((\d+) added, (\d+) changed, (\d+) removed, (\d+) invalid\)$")
@@ -259,7 +259,7 @@ def test_index_from_an_older_schema_is_rebuilt(base, run_engram):
     assert proc.returncode == 0, proc.stderr
     assert summary(proc.stdout) == {"total": 1, "added": 1, "changed": 0, "removed": 0, "invalid": 0}
     conn = sqlite3.connect(index)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema_version("index")
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == INDEX_SCHEMA_VERSION
     conn.close()
     assert run_engram(["verify"], cwd=base).returncode == 0
     assert run_engram(["check"], cwd=base).returncode == 0

@@ -1,4 +1,4 @@
-"""engram.compile and engram.index: the index file, incremental and atomic builds, migrations."""
+"""engram.compile and engram.index: the index file, incremental and atomic builds, state migrations."""
 
 from __future__ import annotations
 
@@ -20,7 +20,17 @@ from hypothesis import strategies as st
 from engram import compile, terms
 from engram.freshness import DIGEST_CHUNK, stat_digest
 from engram.compile import compile_root
-from engram.index import PRINTED_COLUMNS, apply_migrations, fingerprint, migrations, printed_digest, schema_version
+from engram.index import (
+    FTS_COLUMNS,
+    INDEX_SCHEMA_VERSION,
+    PRINTED_COLUMNS,
+    STATE_SCHEMA_VERSION,
+    create_index,
+    fingerprint,
+    migrate_state,
+    printed_digest,
+    state_migrations,
+)
 from engram.workspace import open_workspace
 
 REPO = Path(__file__).resolve().parents[1]
@@ -96,8 +106,8 @@ def test_index_has_memories_fts_edges_files_and_meta(small):
     assert ("release-checklist", "release-foundation", "depends_on") in edges
 
     meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-    assert meta["schema_version"] == str(schema_version("index"))
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema_version("index")
+    assert meta["schema_version"] == str(INDEX_SCHEMA_VERSION)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == INDEX_SCHEMA_VERSION
     assert meta["tokenizer"] == terms.TOKENIZER_VERSION
     assert re.fullmatch(r"[0-9a-f]{64}", meta["fingerprint"])
     assert meta["fingerprint"] == fingerprint(conn.execute("SELECT rel, sha256 FROM files ORDER BY rel"))
@@ -328,28 +338,31 @@ def test_engramignore_matches_paths_relative_to_the_memory_root(small, write_mem
 # --- migrations -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["index", "state"])
-def test_migration_files_are_numbered_sql(kind):
-    files = sorted((REPO / "migrations" / kind).glob("*"))
-    assert files, f"no migrations/{kind}"
+def test_state_migration_files_are_numbered_sql_and_end_at_the_schema_constant():
+    files = sorted((REPO / "migrations" / "state").glob("*"))
+    assert files, "no migrations/state"
     for path in files:
         assert re.fullmatch(r"\d{3}_[a-z0-9_]+\.sql", path.name), path.name
-    versions = [v for v, _ in migrations(kind)]
+    versions = [v for v, _ in state_migrations()]
     assert versions == sorted(set(versions)) and versions[0] == 1
-    assert schema_version(kind) == versions[-1]
+    assert versions[-1] == STATE_SCHEMA_VERSION
 
 
-@pytest.mark.parametrize(
-    "kind, tables", [("index", {"meta", "files", "memories", "edges", "memories_fts"}), ("state", {"fetches"})]
-)
-def test_apply_migrations_sets_user_version_and_is_idempotent(tmp_path, kind, tables):
-    conn = sqlite3.connect(tmp_path / f"{kind}.db", isolation_level=None)
-    apply_migrations(conn, kind)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema_version(kind)
-    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-    assert tables <= names
-    apply_migrations(conn, kind)  # nothing pending: no error, same version
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema_version(kind)
+def test_migrate_state_sets_user_version_and_is_idempotent(tmp_path):
+    conn = sqlite3.connect(tmp_path / "state.db", isolation_level=None)
+    migrate_state(conn)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == STATE_SCHEMA_VERSION
+    assert {"fetches", "sessions", "delivered", "screened", "trusted"} <= {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    migrate_state(conn)  # nothing pending: no error, same version
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == STATE_SCHEMA_VERSION
+
+
+def test_a_new_index_gets_the_one_schema_and_its_version(tmp_path):
+    conn = sqlite3.connect(tmp_path / "index.db", isolation_level=None)
+    create_index(conn)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == INDEX_SCHEMA_VERSION
+    assert {"meta", "files", "memories", "edges", "memories_fts"} <= {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert [row[1] for row in conn.execute("PRAGMA table_info(memories_fts)")] == list(FTS_COLUMNS)
 
 
 def test_migrations_ship_in_the_wheel_and_apply_from_it(tmp_path):
@@ -367,7 +380,6 @@ def test_migrations_ship_in_the_wheel_and_apply_from_it(tmp_path):
     wheels = list(out.glob("engram-*.whl"))
     assert len(wheels) == 1
     names = zipfile.ZipFile(wheels[0]).namelist()
-    assert "engram/_migrations/index/001_initial.sql" in names
     assert "engram/_migrations/state/001_initial.sql" in names
     assert not [name for name in names if name.startswith("benchmarks/") or name in ("engram/bench.py", "engram/subsets.py")]
 
@@ -380,10 +392,9 @@ def test_migrations_ship_in_the_wheel_and_apply_from_it(tmp_path):
     script = (
         "import sqlite3, sys, engram, engram.index as ix\n"
         "assert engram.__file__.startswith(sys.argv[1]), engram.__file__\n"
-        "for kind in ('index', 'state'):\n"
-        "    conn = sqlite3.connect(sys.argv[2] + kind + '.db', isolation_level=None)\n"
-        "    ix.apply_migrations(conn, kind)\n"
-        "    print(kind, conn.execute('PRAGMA user_version').fetchone()[0], ix.schema_version(kind))\n"
+        "conn = sqlite3.connect(sys.argv[2] + 'state.db', isolation_level=None)\n"
+        "ix.migrate_state(conn)\n"
+        "print(conn.execute('PRAGMA user_version').fetchone()[0], ix.state_migrations()[-1][0])\n"
     )
     env = {**os.environ, "PYTHONPATH": str(site)}
     run = subprocess.run(
@@ -391,17 +402,8 @@ def test_migrations_ship_in_the_wheel_and_apply_from_it(tmp_path):
         capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path,
     )
     assert run.returncode == 0, run.stderr
-    lines = run.stdout.splitlines()
-    assert lines[0] == f"index {schema_version('index')} {schema_version('index')}"
-    assert lines[1] == f"state {schema_version('state')} {schema_version('state')}"
+    assert run.stdout == f"{STATE_SCHEMA_VERSION} {STATE_SCHEMA_VERSION}\n"
     assert not (site / "migrations").exists()  # so they can only have come from engram/_migrations
-
-
-def test_the_schema_constants_match_the_last_migrations():
-    from engram.index import INDEX_SCHEMA_VERSION, STATE_SCHEMA_VERSION
-
-    assert INDEX_SCHEMA_VERSION == schema_version("index")
-    assert STATE_SCHEMA_VERSION == schema_version("state")
 
 
 def test_a_state_db_of_an_older_version_is_migrated(tmp_path):
@@ -409,11 +411,11 @@ def test_a_state_db_of_an_older_version_is_migrated(tmp_path):
 
     path = tmp_path / "state.db"
     old = sqlite3.connect(path, isolation_level=None)
-    old.executescript(dict(migrations("state"))[1])  # the first release's state.db
+    old.executescript(dict(state_migrations())[1])  # the first release's state.db
     old.execute("INSERT INTO fetches VALUES ('workspace', 'deploy', 3)")
     old.close()
     conn = open_state(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema_version("state")
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == STATE_SCHEMA_VERSION
     assert conn.execute("SELECT count FROM fetches").fetchone()[0] == 3  # kept
     assert conn.execute("SELECT count(*) FROM screened").fetchone()[0] == 0
 

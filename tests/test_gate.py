@@ -37,7 +37,7 @@ HOSTILE = st.one_of(
 # The renderers: every function of engram.render that returns printed text is listed here, and
 # the test below fails when one is added without being walked.
 WALKED_RENDERERS = {"render_text", "render_dry_run", "render_json", "body_block", "card_line", "count_line",
-                    "skipped_line", "omission", "miss_reasons"}
+                    "skipped_line", "omission_text", "miss_reasons"}
 
 
 @settings(max_examples=300, deadline=None)
@@ -95,7 +95,7 @@ def _everything_printed(project: Path, index: Path, values: dict) -> list[str]:
     routing = route([layer], "wren nest hedges", options)
     pack = build_pack(routing, options, PackOptions(limit=3, expand_top=1))
     printed = [render.render_text(pack), render.render_dry_run(routing, pack), render.render_json(routing, pack)]
-    printed += [render.omission(cand, routing) for cand in routing.admitted]
+    printed += [render.omission_text(cand, routing) for cand in routing.admitted]
     printed += render.miss_reasons(routing, [c.id for c in routing.admitted] + ["wren-2", "nope"])
     blocks = [load._fetch_one([layer], i, Options(), screen_text).block or "" for i in ("wren-0", "wren-1", "wren-2", "wren-3")]
     printed.append(gate.text("\n".join(blocks)))

@@ -12,7 +12,7 @@ import sqlite3
 
 import pytest
 
-from engram.index import PRINTED_COLUMNS, migrations, printed_digest
+from engram.index import PRINTED_COLUMNS, printed_digest, state_migrations
 
 from readpath_helpers import (  # noqa: F401 - `project` is a fixture
     COUNT_LINE,
@@ -1125,7 +1125,7 @@ def test_a_state_db_that_cannot_be_migrated_only_costs_a_screen(project):
     holds the new table's name): loads still print, the text screened each time."""
     project.write("deploy-steps", "# Deploy\nSTUCKBODY staging.", tags=["deploy"])
     conn = sqlite3.connect(project.root / "state.db", isolation_level=None)
-    conn.executescript(dict(migrations("state"))[1])
+    conn.executescript(dict(state_migrations())[1])
     conn.execute("CREATE VIEW screened AS SELECT 1 AS unrelated")
     conn.close()
     for _ in range(2):
