@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = [pytest.mark.installed, pytest.mark.slow]
+
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 METRICS = ("compile", "no-op refresh", "edit-one refresh", "load", "hook prompt", "hook long prompt", "hook file")

@@ -1,4 +1,4 @@
-"""The foundation commands through the installed `engram` script: init, index, check, verify.
+"""The foundation commands: init, index, check, verify.
 
 Also: finding the roots, the shareable `--output` index, ignore rules at load
 time, and the 257-memory corpus.
@@ -169,7 +169,7 @@ def test_index_is_replaced_atomically_when_something_changed(three, run_engram):
     assert run_engram(["index"], cwd=three).returncode == 0
     assert (root / "index.db").stat().st_ino != inode
     assert list(root.glob(".index.db.tmp-*")) == []
-    assert list(three.rglob("*.tmp-*")) == []
+    assert list(three.path.rglob("*.tmp-*")) == []
 
 
 def test_index_without_a_root_is_a_one_line_error(tmp_path, run_engram):
@@ -186,11 +186,11 @@ def test_index_without_a_root_is_a_one_line_error(tmp_path, run_engram):
 
 
 def test_check_before_any_index_checks_the_sources_and_writes_nothing(three, run_engram):
-    before = sorted(p.relative_to(three) for p in three.rglob("*"))
+    before = sorted(p.relative_to(three.path) for p in three.path.rglob("*"))
     proc = run_engram(["check"], cwd=three)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout == "engram check: fresh\n"
-    assert sorted(p.relative_to(three) for p in three.rglob("*")) == before
+    assert sorted(p.relative_to(three.path) for p in three.path.rglob("*")) == before
 
 
 def test_check_follows_edits_additions_and_removals(three, run_engram, write_memory):

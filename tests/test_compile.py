@@ -32,6 +32,7 @@ from engram.index import (
     state_migrations,
 )
 from engram.workspace import open_workspace
+from helpers import MACHINE_ENV
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -365,16 +366,19 @@ def test_a_new_index_gets_the_one_schema_and_its_version(tmp_path):
     assert [row[1] for row in conn.execute("PRAGMA table_info(memories_fts)")] == list(FTS_COLUMNS)
 
 
+@pytest.mark.installed
+@pytest.mark.slow
 def test_migrations_ship_in_the_wheel_and_apply_from_it(tmp_path):
     out = tmp_path / "dist"
+    pip_env = {**os.environ, "HOME": MACHINE_ENV["HOME"]}  # pip's user config names the package index
     build_proc = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPO)],
-        capture_output=True, text=True, timeout=180,
+        capture_output=True, text=True, timeout=180, env=pip_env,
     )
     if build_proc.returncode != 0:
         build_proc = subprocess.run(
             [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(REPO)],
-            capture_output=True, text=True, timeout=180,
+            capture_output=True, text=True, timeout=180, env=pip_env,
         )
     assert build_proc.returncode == 0, build_proc.stderr
     wheels = list(out.glob("engram-*.whl"))
@@ -386,7 +390,7 @@ def test_migrations_ship_in_the_wheel_and_apply_from_it(tmp_path):
     site = tmp_path / "site"
     install = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(site), str(wheels[0])],
-        capture_output=True, text=True, timeout=180,
+        capture_output=True, text=True, timeout=180, env=pip_env,
     )
     assert install.returncode == 0, install.stderr
     script = (

@@ -16,6 +16,7 @@ import pytest
 
 from engram.cli_reference import command_names, reference
 from engram.load import FLAGS
+from helpers import engram_env
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
@@ -26,7 +27,10 @@ LINK = re.compile(r"\]\(([^)\s]+)\)")
 NOT_IN_THE_REPO = ("DESIGN.md", "spec/read-path.md", "notes/hosts.md", "notes/real-hosts.md", "shared/")
 
 
+@pytest.mark.installed
+@pytest.mark.slow
 def test_the_command_reference_is_current() -> None:
+    """Written from the installed command's `--help` (`engram.cli_reference`)."""
     assert COMMANDS.read_text(encoding="utf-8") == reference(), "docs/commands.md is out of date: run `make docs`"
 
 
@@ -67,6 +71,7 @@ def test_the_readme_is_a_front_page() -> None:
     assert len(README.read_text(encoding="utf-8").splitlines()) <= 260
 
 
+@pytest.mark.installed
 def test_the_readme_quickstart_runs_as_written(tmp_path: Path) -> None:
     """The shell block under "Quickstart", run by bash in a new git project, prints the pack the
     README shows after it (up to the directive line, which `load` prints once its renderer does)."""
@@ -79,9 +84,7 @@ def test_the_readme_quickstart_runs_as_written(tmp_path: Path) -> None:
     project = tmp_path / "your-project"
     project.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-           "ENGRAM_CONFIG_DIR": str(tmp_path / "cfg")}
-    env.pop("ENGRAM_GLOBAL_DIR", None)
+    env = engram_env(tmp_path / "cfg", PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     proc = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     printed = proc.stdout.splitlines()

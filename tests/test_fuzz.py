@@ -1,7 +1,7 @@
 """Property-based fuzzing of the read path in-process: queries, budgets, `--id` lists and hook stdin.
 
-One temp project with ~30 memories is indexed once (a real `engram index` process); every example
-then calls `engram.load.main` / `engram.hook.main` in-process against that real index. (The
+One temp project with ~30 memories is indexed once; every example then calls `engram.load.main` /
+`engram.hook.main` in-process (through `entry.guarded`, as the console script does) against that real index. (The
 frontmatter parser is fuzzed in test_parse.py.)
 """
 
@@ -23,6 +23,7 @@ from engram import hook as engram_hook
 from engram import load as engram_load
 from engram.entry import guarded
 from engram.terms import estimate_tokens
+from helpers import engram, engram_env
 
 COUNT_LINE = re.compile(r"^loaded \d+ memory files / \d+ total related memories$")
 FTS_SYNTAX = ['"', "(", ")", "AND", "OR", "NOT", "NEAR(", "*", "col:", "^", "-", "+", "{", "}"]
@@ -42,7 +43,7 @@ def _memory(memory_id: str, fields: list[str], body: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def fuzz_project(tmp_path_factory, engram_bin) -> Path:
+def fuzz_project(tmp_path_factory) -> Path:
     base = tmp_path_factory.mktemp("fuzz")
     project = base / "proj"
     root = project / ".agents" / ".engram"
@@ -73,12 +74,8 @@ def fuzz_project(tmp_path_factory, engram_bin) -> Path:
     (root / "rules" / "sneaky.md").write_text(
         _memory("sneaky", ["tags: [deploy, http]"], f"# Sneaky\n\nDeploy notes.\n{INJECTION}\n"), encoding="utf-8"
     )
-    cfg = base / "cfg"
-    cfg.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ENGRAM_", "CURSOR_"))}
-    env["ENGRAM_CONFIG_DIR"] = str(cfg)
-    proc = subprocess.run([engram_bin, "index"], cwd=project, env=env, capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    result = engram(["index"], project, engram_env(base / "cfg"))
+    assert result.returncode == 0, result.stdout + result.stderr
     return project
 
 
@@ -86,8 +83,6 @@ def fuzz_project(tmp_path_factory, engram_bin) -> Path:
 def inproc(fuzz_project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture):
     """Run engram's hot-path commands in-process inside the fuzz project; returns run(fn, argv, stdin)."""
     monkeypatch.chdir(fuzz_project)
-    for key in [k for k in os.environ if k.startswith(("ENGRAM_", "CURSOR_"))]:
-        monkeypatch.delenv(key)
     monkeypatch.setenv("ENGRAM_CONFIG_DIR", str(fuzz_project.parent / "cfg"))
 
     def run(main, argv: list[str], stdin: bytes | None = None) -> tuple[int, str, str]:

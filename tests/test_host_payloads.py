@@ -1,7 +1,7 @@
 """The hook on payloads recorded from the real hosts (tests/hosts/<host>/*.json, see tests/e2e).
 
 The recordings hold `{project}` and `{home}` where the recorded paths were; each
-test fills in its own project. Every call runs the installed `engram hook`.
+test fills in its own project. Every call runs `engram hook` on a real project.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ APIERR = "BODYMARK-APIERR handlers return problem+json errors with type, title a
 
 def recorded(host: str, name: str, project: Path, **changes: object) -> dict:
     text = (RECORDED / host / f"{name}.json").read_text(encoding="utf-8")
-    payload = json.loads(text.replace("{project}", str(project)).replace("{home}", str(project.parent / "home")))
+    payload = json.loads(text.replace("{project}", str(project)).replace("{home}", str(Path(project).parent / "home")))
     return {**payload, **changes}
 
 

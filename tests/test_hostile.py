@@ -5,7 +5,8 @@ read path that waits, damage never repaired, the smaller faults, screen misses).
 
 Every case asserts: no traceback (``run_engram`` checks it), no data loss (sources untouched,
 the old index still usable), a clear one-line message and a sane exit code. Real files, real
-SQLite, real processes; nothing is mocked.
+SQLite, nothing mocked; what takes processes (two at once, kill -9, a closed stdout) runs the
+installed command.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from engram.index import PRINTED_COLUMNS, printed_digest
+from helpers import engram, engram_env
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "cursorrules" / ".agents" / ".engram" / "rules"
 ROOT_REL = Path(".agents") / ".engram"
@@ -36,15 +38,6 @@ CORPUS_HIT = "### angular-typescript ["
 
 
 # --- helpers ------------------------------------------------------------------------------------
-
-
-def engram_env(tmp_path: Path) -> dict[str, str]:
-    """The environment run_engram uses, for processes started with Popen."""
-    cfg = tmp_path / "cfg"
-    cfg.mkdir(exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if k not in ("ENGRAM_GLOBAL_DIR", "ENGRAM_DEBUG")}
-    env["ENGRAM_CONFIG_DIR"] = str(cfg)
-    return env
 
 
 def popen_engram(engram_bin: str, args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen:
@@ -123,13 +116,13 @@ def make_corpus(project: Path, extra: int = 0) -> Path:
 
 
 @pytest.fixture(scope="module")
-def corpus_template(tmp_path_factory, engram_bin) -> Path:
+def corpus_template(tmp_path_factory) -> Path:
     """The 257-memory corpus, indexed once; copies keep mtimes, so their index stays fresh."""
     base = tmp_path_factory.mktemp("corpus")
     project = base / "proj"
     make_corpus(project)
-    proc = subprocess.run([engram_bin, "index"], cwd=project, env=engram_env(base), capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
+    result = engram(["index"], project, engram_env(base / "cfg"))
+    assert result.returncode == 0, result.stderr
     return project
 
 
@@ -390,13 +383,15 @@ def test_hook_on_a_corrupt_index_prints_one_json_object(corpus, run_engram):
 # --- the memory folder changes while `engram index` runs -----------------------------------------
 
 
+@pytest.mark.slow
+@pytest.mark.installed
 def test_memory_folder_changing_while_index_runs(tmp_path, engram_bin, run_engram):
     busy = tmp_path / "busy"
     rules = make_corpus(busy, extra=43)
     files = sorted(rules.glob("*.md"))
     assert len(files) == 300
     to_delete, to_modify = files[200:240], files[60:160]
-    env = engram_env(tmp_path)
+    env = engram_env(tmp_path / "cfg")
 
     proc = popen_engram(engram_bin, ["index"], busy, env)
     mutations = during_build = 0
@@ -433,12 +428,14 @@ def test_memory_folder_changing_while_index_runs(tmp_path, engram_bin, run_engra
 # --- two compilers at once ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
+@pytest.mark.installed
 @pytest.mark.parametrize("second", [["index"], ["load", CORPUS_QUERY]], ids=["index+index", "index+load"])
 def test_two_compilers_at_once(tmp_path, engram_bin, run_engram, second):
     proj = tmp_path / "twice"
     make_corpus(proj)
     before = sources(proj)
-    env = engram_env(tmp_path)
+    env = engram_env(tmp_path / "cfg")
     procs = [popen_engram(engram_bin, ["index"], proj, env), popen_engram(engram_bin, second, proj, env)]
     results = [finish(p) for p in procs]
     for code, out, err in results:
@@ -481,12 +478,14 @@ def _kill_mid_build(engram_bin: str, project: Path, env: dict[str, str]) -> str:
     return temp.name
 
 
+@pytest.mark.slow
+@pytest.mark.installed
 def test_kill_9_during_index_leaves_the_old_index_usable(corpus, engram_bin, run_engram, tmp_path):
     index = corpus / ROOT_REL / "index.db"
     old = index.read_bytes()
     _edit_every_file(corpus)
     edited = sources(corpus)
-    _kill_mid_build(engram_bin, corpus, engram_env(tmp_path))
+    _kill_mid_build(engram_bin, corpus, engram_env(tmp_path / "cfg"))
 
     assert index.read_bytes() == old, "the old index was replaced or written by a killed build"
     assert sources(corpus) == edited
@@ -506,9 +505,10 @@ def test_kill_9_during_index_leaves_the_old_index_usable(corpus, engram_bin, run
     assert sources(corpus) == edited
 
 
+@pytest.mark.installed
 def test_kill_9_leftover_temp_file_is_cleaned_up_by_the_next_index(corpus, engram_bin, run_engram, tmp_path):
     _edit_every_file(corpus)
-    leftover = _kill_mid_build(engram_bin, corpus, engram_env(tmp_path))
+    leftover = _kill_mid_build(engram_bin, corpus, engram_env(tmp_path / "cfg"))
     assert leftover in temp_files(corpus)  # what the killed build left behind (maybe with its -journal)
     proc = run_engram(["index"], cwd=corpus)
     assert proc.returncode == 0, proc.stderr
@@ -945,6 +945,7 @@ def test_load_and_hooks_never_wait_for_a_build(project, write_memory, run_engram
     assert "Brush the llamas daily now." in run_engram(["load", "llamas"], cwd=project).stdout
 
 
+@pytest.mark.slow
 def test_a_fresh_clone_too_big_to_index_inline_answers_at_once(project, write_memory, run_engram):
     for i in range(12000):
         write_memory(project, f"knowledge/ibis-{i:04d}.md", {"id": f"ibis-{i:04d}", "tags": ["ibis"]}, f"# Ibis {i}\n\nIbis fact {i}.\n")
@@ -1016,11 +1017,13 @@ def _children(pid: int) -> list[int]:
         return []
 
 
+@pytest.mark.slow
+@pytest.mark.installed
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="parse workers need two usable cores")
 def test_parse_workers_die_with_a_killed_index(tmp_path, engram_bin):
     proj = tmp_path / "big"
     make_corpus(proj, extra=600)
-    proc = popen_engram(engram_bin, ["index"], proj, engram_env(tmp_path))
+    proc = popen_engram(engram_bin, ["index"], proj, engram_env(tmp_path / "cfg"))
     deadline = time.monotonic() + 30
     workers: list[int] = []
     while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
@@ -1052,11 +1055,12 @@ def test_terminal_escapes_never_reach_the_terminal(project, write_memory, run_en
     assert "\\u001b" not in check.stdout and "\x1b" not in check.stdout
 
 
+@pytest.mark.installed
 def test_a_hook_with_stdout_closed_exits_0_quietly(project, write_memory, engram_bin, tmp_path):
     _good_project(project, write_memory)
     payload = json.dumps({"session_id": "c1", "cwd": str(project), "hook_event_name": "UserPromptSubmit", "prompt": "llamas"})
     proc = subprocess.run(f"{shlex.quote(engram_bin)} hook --host claude >&-", shell=True, input=payload, cwd=project,
-                          env=engram_env(tmp_path), capture_output=True, text=True, timeout=30)
+                          env=engram_env(tmp_path / "cfg"), capture_output=True, text=True, timeout=30)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
 
 

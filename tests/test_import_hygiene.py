@@ -7,6 +7,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+from helpers import engram_env
+
+pytestmark = pytest.mark.installed  # what a fresh interpreter imports: only a process of its own shows it
+
 # The MCP SDK and what it pulls in (pydantic, anyio, starlette, httpx) serve `engram mcp` only.
 HEAVY = ("typer", "rich", "sqlite_utils", "yaml", "pathspec", "pydantic", "mcp", "anyio", "starlette", "httpx")
 # pathlib and what it imports (about 8 ms): `load` and hooks use string paths. The indexer and
@@ -34,8 +39,7 @@ real_stdout.write(json.dumps({{"heavy": loaded, "output": sys.stdout.getvalue(),
 
 
 def _probe(args: list[str], cwd, cfg, stdin: str = "") -> dict:
-    env = {**os.environ, "ENGRAM_CONFIG_DIR": str(cfg)}
-    env.pop("ENGRAM_GLOBAL_DIR", None)
+    env = engram_env(cfg)
     proc = subprocess.run(
         [sys.executable, "-c", PROBE.format(heavy=HEAVY, start_up=START_UP), json.dumps(args), stdin],
         cwd=cwd, env=env, capture_output=True, text=True, timeout=60,

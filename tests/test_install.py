@@ -16,7 +16,9 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+from helpers import MACHINE_ENV, engram_env
 
+pytestmark = [pytest.mark.installed, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[1]
 VERSION_LINE = f"engram {version('engram')}\n"
 INSTALL_TIMEOUT_S = 600
@@ -32,6 +34,9 @@ TASK = "where should the api keys go"
 
 
 def run(argv: list, cwd: Path, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``argv`` with ``env`` (default: this test's), and the machine's HOME: pip, pipx and uv read their
+    user config (which package index) there."""
+    env = {**(os.environ if env is None else env), "HOME": MACHINE_ENV["HOME"]}
     proc = subprocess.run([str(a) for a in argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
@@ -45,11 +50,11 @@ def fresh_venv(folder: Path) -> Path:
 
 def user_env(tmp: Path, bin_dir: Path) -> dict:
     """A shell environment of someone who installed engram into ``bin_dir`` and nothing else."""
-    env = {k: v for k, v in os.environ.items() if k not in ("ENGRAM_GLOBAL_DIR", "ENGRAM_DEBUG", "VIRTUAL_ENV")}
+    env = engram_env(tmp / "engram-config")
+    env.pop("VIRTUAL_ENV", None)
     test_bin = str(Path(sys.executable).parent)
     path = [p for p in env.get("PATH", "").split(os.pathsep) if p and p != test_bin]
     env["PATH"] = os.pathsep.join([str(bin_dir), *path])
-    env["ENGRAM_CONFIG_DIR"] = str(tmp / "engram-config")
     return env
 
 

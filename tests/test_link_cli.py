@@ -1,4 +1,4 @@
-"""`engram link` / `engram unlink` through the installed command."""
+"""`engram link` / `engram unlink` as commands: the files they write and what they say."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ import pytest
 
 from engram.index import PRINTED_COLUMNS, printed_digest, state_migrations
 
-from readpath_helpers import (  # noqa: F401 - `project` is a fixture
+from helpers import (
     COUNT_LINE,
     EMPTY_COUNT_LINE,
     card_ids,
@@ -22,7 +22,6 @@ from readpath_helpers import (  # noqa: F401 - `project` is a fixture
     heading_ids,
     omitted_reasons,
     Project,
-    project,
 )
 
 DEPLOY_BODY = "# Deploy\n\nShip the deploy through the staging gate, then watch the dashboards."

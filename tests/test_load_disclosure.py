@@ -14,14 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engram.terms import estimate_tokens
-from readpath_helpers import (  # noqa: F401 - `project` is a fixture
+from helpers import (
     COUNT_LINE,
     Project,
     card_ids,
     entry_ids,
     heading_ids,
-    load_in_process,
-    project,
 )
 
 NAMES = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet")
@@ -419,7 +417,7 @@ def corpus(tmp_path_factory):
             fields["confidence"] = "high"
         project.write(memory_id, body, type=("rule", "skill", "knowledge")[number % 3], **fields)
         bodies[memory_id] = body
-    assert load_in_process(project, "deploy").returncode == 0  # builds the index once
+    assert project.load("deploy").returncode == 0  # builds the index once
     return Corpus(project, bodies)
 
 
@@ -434,13 +432,13 @@ def test_budget_property(corpus, budget, query, mode, expand_top):
     project, bodies = corpus
     project.config({"load": {"expand_top": expand_top}})
     task = " ".join(query)
-    result = load_in_process(project, *mode, "--budget-tokens", str(budget), task)
+    result = project.load(*mode, "--budget-tokens", str(budget), task)
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     assert estimate_tokens(result.stdout) <= budget
 
     selected, total = result.counts()
-    payload_run = load_in_process(project, *mode, "--json", "--budget-tokens", str(budget), task)
+    payload_run = project.load(*mode, "--json", "--budget-tokens", str(budget), task)
     payload = json.loads(payload_run.stdout)
     assert (selected, total) == (payload["selected"], payload["total_related"])
     assert payload["selected"] == len(payload["entries"])
@@ -456,7 +454,7 @@ def test_budget_property(corpus, budget, query, mode, expand_top):
         assert visible in result.stdout, memory_id
 
     # cards are dropped only once every body has been demoted
-    unbounded = json.loads(load_in_process(project, *mode, "--json", "--budget-tokens", "16000", task).stdout)
+    unbounded = json.loads(project.load(*mode, "--json", "--budget-tokens", "16000", task).stdout)
     if heading_ids(result.stdout):
         assert entry_ids(payload) == entry_ids(unbounded)
     assert entry_ids(payload) == entry_ids(unbounded)[: len(payload["entries"])]  # lowest-ranked go first

@@ -101,6 +101,7 @@ def test_cards_list_the_visible_memories(memories: Path) -> None:
     assert SNEAKY not in result.content[0].text
 
 
+@pytest.mark.installed
 def test_the_installed_command_serves_over_stdio(memories: Path, engram_bin: str, tmp_path: Path) -> None:
     env = {**os.environ, "ENGRAM_CONFIG_DIR": str(tmp_path / "cfg")}
     server = StdioServerParameters(command=engram_bin, args=["mcp", "--project", str(memories)], env=env, cwd=str(tmp_path))

@@ -1,6 +1,6 @@
 """Messages a newcomer meets first: version and help, `init`'s next steps, field errors with lines,
 the `index` summary, files that are not memories, hidden text, and commands run outside a project.
-Commands run as the installed `engram`; the parser's rules are also checked directly.
+Commands run as `engram` does (tests/helpers.py); the parser's rules are also checked directly.
 """
 
 from __future__ import annotations

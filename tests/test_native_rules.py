@@ -1,7 +1,7 @@
 """Tests for native path rules: `engram index` writes `.claude/rules/engram/<id>.md` and
 `.cursor/rules/engram/<id>.mdc` for memories with `applies_to`, for the hosts the project links
-(or names in `hooks.native`); `engram check` reports them when out of date. Every test runs the
-installed `engram` command in a temp project.
+(or names in `hooks.native`); `engram check` reports them when out of date. Every test runs
+`engram` commands in a temp project.
 """
 
 from __future__ import annotations

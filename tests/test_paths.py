@@ -53,6 +53,7 @@ def test_temp_names_are_unique_hidden_and_never_end_in_the_files_suffix(tmp_path
     assert all(name.startswith(f".deploy.md{TEMP_MARK}{os.getpid()}-") and not name.endswith(".md") for name in names)
 
 
+@pytest.mark.slow
 @pytest.mark.installed
 def test_concurrent_set_load_limit_runs_all_write_a_whole_config(engram_bin: str, tmp_path: Path) -> None:
     """Each run writes its own temp file: none fails on another's, and the file is always whole JSON."""
