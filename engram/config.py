@@ -32,7 +32,7 @@ BUDGET_RANGE = (200, 16000)
 
 
 def _copy(value):
-    """A deep copy of JSON data (the `copy` module costs a hook start-up more)."""
+    """A deep copy of JSON data, without the `copy` module (docs/architecture.md)."""
     return json.loads(json.dumps(value))
 
 

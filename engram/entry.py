@@ -1,9 +1,5 @@
-"""The `engram` console script: `hook`, `load` and a plain `engram index` run before typer is imported.
-
-Hooks fire on every prompt and file event and agents call `load` often, so
-those two paths stay stdlib-only. A plain `engram index` (pre-commit hooks, CI,
-editors on save) skips typer's start-up too; every other command goes through typer.
-"""
+"""The `engram` console script: `hook`, `load` and a plain `engram index` run before typer is imported
+(the start-up rules, docs/architecture.md); every other command goes through typer."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ import sqlite3
 
 from .index import FTS_COLUMNS, tuple_cursor
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: hooks start on every event
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
     from .route import Anchor
 

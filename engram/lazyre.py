@@ -1,9 +1,4 @@
-"""Regexes compiled on first use (stdlib only).
-
-The hook and `load` paths import the tokenizer and the safety screen on every call, yet most
-texts never reach most patterns (ASCII text skips the CJK ones; clean text skips most secret
-detectors). Compiling them lazily keeps process start-up short.
-"""
+"""Regexes compiled on first use: text that never reaches a pattern never pays for it (stdlib only)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""`engram load`: the read path from the command line (stdlib only).
-
-Dispatched before typer is imported: agents call it many times a session. The
-flags are parsed here, not by argparse: argparse and what it pulls in (gettext,
-locale lookups, shutil for the terminal width) cost more than the routing.
-"""
+"""`engram load`: the read path from the command line, its flags parsed here, not by argparse (stdlib only)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from . import relevance, terms
 from .evidence import Evidence, Found
 from .index import tuple_cursor
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: hooks start on every event
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
     from .layers import Layer
     from .route import Anchor, Options

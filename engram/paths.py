@@ -1,9 +1,4 @@
-"""File paths as strings for the read path (stdlib only, no pathlib).
-
-`load` and hooks start on every agent turn, and importing pathlib costs about
-8 ms of each start (it pulls in urllib.parse and ipaddress); roots, index
-files and sources are plain strings handled with ``os.path``.
-"""
+"""File paths as strings handled with ``os.path``, not pathlib, and the one atomic write (stdlib only)."""
 
 from __future__ import annotations
 

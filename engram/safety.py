@@ -32,7 +32,7 @@ from collections.abc import Callable
 from .lazyre import LazyPattern
 from .terms import non_ascii_chars
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `load` screens every pack
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
     from os import PathLike
 

@@ -26,10 +26,6 @@ GENERATED_FILES = (
 )
 
 
-# Value types are named tuples, not dataclasses: `load` and hooks start in every agent turn,
-# and importing dataclasses costs more than the work they do.
-
-
 class Root(namedtuple("Root", "path scope project")):
     """A memory root: the folder holding rules/, skills/ and knowledge/.
 

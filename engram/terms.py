@@ -262,11 +262,7 @@ def cjk_grams(chunk: str) -> list[str]:
 
 
 class Word(namedtuple("Word", "text terms cjk")):
-    """A word as the user wrote it (``text``), and the index terms it becomes (``terms``).
-
-    A named tuple, not a dataclass: `load` and hooks tokenize on every call and
-    importing dataclasses costs more than the tokenizing.
-    """
+    """A word as the user wrote it (``text``), and the index terms it becomes (``terms``)."""
 
     __slots__ = ()
 
