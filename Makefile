@@ -5,12 +5,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO := build/demo
 
-.PHONY: demo test e2e bench quality quality-dev quality-fixtures fit docs clean
+.PHONY: demo test lint e2e bench quality quality-dev quality-fixtures fit docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test,mcp]'
+	$(BIN)/pip install --quiet -e '.[test,mcp,dev]'
 	touch $(STAMP)
 
 ## demo: index the bundled 257-rule corpus and route a few tasks
@@ -26,6 +26,12 @@ demo: $(STAMP)
 ## test: install and run the whole test suite
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+## lint: ruff (lint rules, and the formatting of every file) and mypy over engram/
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 ## e2e: the real Claude Code, Codex and Gemini CLIs (pinned, from npm, cached) against a mock model on loopback
 e2e: $(STAMP)

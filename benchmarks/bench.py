@@ -28,10 +28,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import engram  # noqa: E402
-from benchmarks.sets import CURSORRULES  # noqa: E402
-from engram.errors import EngramError, say  # noqa: E402
-from engram.parse import ParseError, parse_memory, split_frontmatter  # noqa: E402
+import engram
+from benchmarks.sets import CURSORRULES
+from engram.errors import EngramError, say
+from engram.parse import ParseError, parse_memory, split_frontmatter
 
 SEED_RULES = CURSORRULES / "rules"
 DEFAULT_SIZES = (1_000, 10_000)

@@ -14,13 +14,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import sets  # noqa: E402
-from engram import relevance, route  # noqa: E402
-from engram.benchmark import Scores  # noqa: E402
-from engram.compile import compile_root  # noqa: E402
-from engram.layers import open_layers  # noqa: E402
-from engram.select import options_from_config, pack_options_from_config, select_pack  # noqa: E402
-from engram.workspace import open_workspace  # noqa: E402
+from benchmarks import sets
+from engram import relevance, route
+from engram.benchmark import Scores
+from engram.compile import compile_root
+from engram.layers import open_layers
+from engram.select import options_from_config, pack_options_from_config, select_pack
+from engram.workspace import open_workspace
 
 PARTS = "folder-parts"  # fitting's cases over parts of folders (`fit.subset_cases`): they weigh as one set
 TASKS = "all sets"  # every case but the folder parts

@@ -39,9 +39,9 @@ from sklearn.linear_model import LogisticRegression
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import quality, sets  # noqa: E402
-from benchmarks.cases import PARTS, TASKS, Case, Folder, gather, set_scores  # noqa: E402
-from engram import relevance  # noqa: E402
+from benchmarks import quality, sets
+from benchmarks.cases import PARTS, TASKS, Case, Folder, gather, set_scores
+from engram import relevance
 
 WEIGHTS_FILE = sets.ROOT / "engram" / "relevance_weights.py"
 FOLDS = 5
@@ -91,7 +91,7 @@ def subset_cases(fitting: list[Case], work: Path, seed: int = 7) -> list[Case]:
     for case in fitting:
         by_folder[case.folder.source].append(case)
     out = []
-    for source, cases in sorted(by_folder.items()):
+    for _, cases in sorted(by_folder.items()):
         files = dict(cases[0].folder.layers[0].conn.execute("SELECT id, rel FROM memories"))
         for size in (s for s in SUBSET_SIZES if s < len(files)):
             for draw in range(SUBSET_DRAWS):
@@ -240,7 +240,7 @@ def search_thresholds(cases: list[Case]) -> dict[str, float]:
     best, best_value = None, -math.inf
     for values in itertools.product(*GRID.values()):
         thresholds = dict(zip(GRID, values))
-        value = objective(set_scores(cases, lambda c: decided(c, **thresholds)), cases)
+        value = objective(set_scores(cases, lambda c, thresholds=thresholds: decided(c, **thresholds)), cases)
         if value > best_value:
             best, best_value = thresholds, value
     return best

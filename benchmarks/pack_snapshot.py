@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import sets  # noqa: E402
+from benchmarks import sets
 
 HEADING = re.compile(r"^### ([a-z0-9][a-z0-9._-]*) \[", re.MULTILINE)
 CARD = re.compile(r"^- ([a-z0-9][a-z0-9._-]*) \[", re.MULTILINE)

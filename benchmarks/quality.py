@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import baseline, sets  # noqa: E402
-from benchmarks.cases import Case, gather, runtime_scores, set_scores  # noqa: E402
-from engram import relevance  # noqa: E402
+from benchmarks import baseline, sets
+from benchmarks.cases import Case, gather, runtime_scores, set_scores
+from engram import relevance
 
 HEADER = (
     "| set | part | cases | engram hit / recall / MRR / precision / silent / pack | BM25 top-8 hit / MRR / precision / pack |",

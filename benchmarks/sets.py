@@ -37,7 +37,7 @@ class TaskSet:
     def is_held_out(self, case: dict) -> bool:
         if self.held_out_whole:
             return True
-        key = f"{self.name}/{case.get('id') or case['query']}".encode("utf-8")
+        key = f"{self.name}/{case.get('id') or case['query']}".encode()
         return hashlib.sha256(key).digest()[0] / 256 < HELD_OUT_SHARE
 
 

@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.bench import SEED_RULES, bench_env  # noqa: E402
-from benchmarks.sets import FIXTURES  # noqa: E402
-from engram.benchmark import COLUMNS, table_line  # noqa: E402
+from benchmarks.bench import SEED_RULES, bench_env
+from benchmarks.sets import FIXTURES
+from engram.benchmark import COLUMNS, table_line
 
 FIXTURE_FILES = ("cursorrules.json", "cursorrules-heldout.json", "cursorrules-heldout-2.json")
 SIZES = (15, 30, 60, 120)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -89,9 +88,9 @@ def init() -> None:
 
 @app.command()
 def index(
-    output: Optional[Path] = typer.Option(None, "--output", help="Also write a self-contained, shareable index file."),
+    output: Path | None = typer.Option(None, "--output", help="Also write a self-contained, shareable index file."),
     scope: str = typer.Option("workspace", "--scope", help="Root written by --output: workspace or global."),
-    sign_key: Optional[Path] = typer.Option(
+    sign_key: Path | None = typer.Option(
         None, "--sign-key", help="Sign the --output file with this ed25519 key (needs engram[sign])."
     ),
 ) -> None:
@@ -108,7 +107,7 @@ def check(as_json: bool = typer.Option(False, "--json", help="Print the findings
     raise typer.Exit(run_check(as_json))
 
 @app.command()
-def verify(index_file: Optional[Path] = typer.Option(None, "--index", help="Verify this index file.")) -> None:
+def verify(index_file: Path | None = typer.Option(None, "--index", help="Verify this index file.")) -> None:
     """Integrity of an index: schema, full-text index, hashes of stored bodies."""
     from .commands import run_verify
 
@@ -116,7 +115,7 @@ def verify(index_file: Optional[Path] = typer.Option(None, "--index", help="Veri
 
 @app.command()
 def graph(
-    task: Optional[str] = typer.Argument(None, help="Only the memories this task routes to, with their prerequisites."),
+    task: str | None = typer.Argument(None, help="Only the memories this task routes to, with their prerequisites."),
     rebuild: bool = typer.Option(False, "--rebuild", help="Recompile the index first."),
 ) -> None:
     """The dependency graph: node and edge counts, dependency layers, cycles."""
@@ -149,17 +148,19 @@ def _host_command(host: str, global_: bool, unlinking: bool, engram_command: str
         raise EngramError("--command must name engram (`engram`, /path/to/engram, python -m engram)", 2)
     ws = open_workspace()
     project = Path(ws.root.project)
-    where = {"global_": global_, "backup_dir": Path(user_config_dir()) / "link-backups"}
+    backups = Path(user_config_dir()) / "link-backups"
     command = None  # what a link writes for the host to run
     if unlinking:  # the MCP entry goes too, first: undone in the reverse order of link --mcp
-        server = host_link.unlink(host, project, mcp=True, **where)
-        results = [host_link.unlink(host, project, **where), *([server] if server.changed else [])]
+        server = host_link.unlink(host, project, global_=global_, backup_dir=backups, mcp=True)
+        results = [host_link.unlink(host, project, global_=global_, backup_dir=backups), *([server] if server.changed else [])]
     else:
         given = engram_command and host_link.EngramCommand(engram_command, "given with --command")
         command = given or host_link.engram_command(global_)
-        results = [host_link.link(host, project, engram_command=command.command, **where)]
+        results = [host_link.link(host, project, global_=global_, engram_command=command.command, backup_dir=backups)]
         if mcp:
-            results.append(host_link.link(host, project, engram_command=command.command, mcp=True, **where))
+            results.append(
+                host_link.link(host, project, global_=global_, engram_command=command.command, backup_dir=backups, mcp=True)
+            )
     changed: dict[Path, bool] = {}  # one line per file (Gemini keeps hooks and MCP servers in one)
     for result in results:
         changed[result.path] = changed.get(result.path, False) or result.changed
@@ -256,7 +257,7 @@ def benchmark(
 
 @app.command()
 def mcp(
-    project: Optional[Path] = typer.Option(None, "--project", help="The project to serve (default: the working directory's)."),
+    project: Path | None = typer.Option(None, "--project", help="The project to serve (default: the working directory's)."),
 ) -> None:
     """Serve engram over MCP on stdin/stdout: route a task, fetch memories by id, list the cards."""
     try:

@@ -27,7 +27,7 @@ NO_HELP_FLAG = ("hook",)  # reads the host's JSON on stdin; its flags are the ho
 
 
 def command_names() -> list[str]:
-    return list(typer.main.get_command(app).commands)
+    return list(typer.main.get_group(app).commands)
 
 
 def engram_script() -> str:
@@ -47,7 +47,7 @@ def help_text(args: list[str]) -> str:
 
 def section(name: str) -> str:
     if name in NO_HELP_FLAG:
-        body = typer.main.get_command(app).commands[name].help or ""
+        body = typer.main.get_group(app).commands[name].help or ""
         return f"## engram {name}\n\n{body.strip()}\n"
     return f"## engram {name}\n\n```text\n{help_text([name])}\n```\n"
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -17,7 +16,6 @@ from .sources import ROOT_DIR, display_path, stray_files
 from .trust import SIGNATURE_SUFFIX, sign_index
 from .verify import repaired_lines, signature_line, verify_index
 from .workspace import Workspace, open_workspace
-
 
 COUNTS = ("total", "files", "added", "changed", "removed", "invalid")
 STRAY_SHOWN = 5

@@ -21,7 +21,7 @@ import sqlite3
 import sys
 import time
 from collections import deque, namedtuple
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 
 from . import terms
 from .config import Config
@@ -157,9 +157,11 @@ class Prepared(namedtuple("Prepared", "sha same_content problems row fts", defau
 def prepare(source: SourceFile, indexed_sha: str | None = None) -> Prepared:
     """Read one source file and compute all it stores, unless its content is ``indexed_sha``."""
     data, sha = read_source(source)
-    if sha is not None and sha == indexed_sha:
+    if data is None or sha is None:
+        return Prepared(sha, problems=((source.problem or "cannot read file", None),))
+    if sha == indexed_sha:
         return Prepared(sha, same_content=True)
-    text, problem = decode_source(source, data)
+    text, problem = decode_source(data)
     if problem is not None:
         return Prepared(sha, problems=(problem,))
     try:
@@ -185,12 +187,8 @@ def memory_row(memory: Memory, source_sha: str) -> tuple:
     )
 
 
-def decode_source(source: SourceFile, data: bytes | None) -> tuple[str, tuple[str, int | None] | None]:
+def decode_source(data: bytes) -> tuple[str, tuple[str, int | None] | None]:
     """(text, None), or ("", (reason, line)) when the file cannot be a memory."""
-    if source.problem:
-        return "", (source.problem, None)
-    if data is None:
-        return "", ("cannot read file", None)
     if b"\x00" in data:
         return "", ("binary file, not markdown text", None)
     try:
@@ -214,7 +212,7 @@ class Builder:
         self.conn.execute(DELETE_TERMS, (row["rowid"], *fts_values(memory_from_row(row))))
         self.conn.execute("DELETE FROM memories WHERE rowid = ?", (row["rowid"],))
 
-    def insert_memory(self, rel: str, prepared: Prepared) -> int:
+    def insert_memory(self, rel: str, prepared: Prepared) -> int | None:
         rowid = self.conn.execute(INSERT_MEMORY, (rel, int(self.ignored(rel)), *prepared.row)).lastrowid
         self.conn.execute(INSERT_TERMS, (rowid, *prepared.fts))
         return rowid
@@ -297,7 +295,7 @@ def compile_root(root: Root, config: Config, progress: bool = False, deadline: f
         if current is None and os.path.isfile(root.index_path):
             _set_aside_if_damaged(root, result, damage)
         try:
-            if not needs_refresh(root, current, patterns):
+            if current is not None and not needs_refresh(root, current, patterns):
                 _summarise(current, result)
                 if thorough:
                     _record_checked(root)
@@ -477,7 +475,7 @@ def _changed_sources(conn: sqlite3.Connection, root: Root) -> Iterator[_Job]:
             yield _Job(source, stored is None, indexed_sha)
 
 
-def _prepared(jobs: Iterator[_Job], parallel: bool) -> Iterator[tuple[_Job, Prepared]]:
+def _prepared(jobs: Iterator[_Job], parallel: bool) -> Generator[tuple[_Job, Prepared], None, None]:
     """Each job with its prepared file, in walk order; big builds prepare in worker processes."""
     head = list(itertools.islice(jobs, PARALLEL_MIN_FILES))
     jobs = itertools.chain(head, jobs)

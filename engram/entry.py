@@ -40,7 +40,7 @@ def guarded(command: Callable[[list[str]], int], argv: list[str]) -> int:
     except EngramError as exc:
         error(exc.message)
         return exc.exit_code
-    except Exception as exc:  # noqa: BLE001 - the user gets one line, never a traceback
+    except Exception as exc:
         if os.environ.get("ENGRAM_DEBUG") == "1":
             raise
         error(f"{type(exc).__name__}: {exc}")

@@ -16,10 +16,10 @@ from collections.abc import Iterable
 
 from . import terms
 from .config import Config
-from .index import COMPILER_VERSION, IndexFileError, check_schema, read_meta, sha256_text
-from .paths import read_bytes, read_text, sqlite_uri
 from .errors import Problem
 from .graph import cycle_problems, dependency_problems
+from .index import COMPILER_VERSION, IndexFileError, check_schema, read_meta, sha256_text
+from .paths import read_bytes, read_text, sqlite_uri
 from .sources import INDEX_FILE, MAX_FILE_BYTES, Root, SourceFile, display_path, stat_lines, walk_memory_files
 
 UPDATE = "`engram index` updates it"  # the hint for a local index behind its sources

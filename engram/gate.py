@@ -144,27 +144,27 @@ def screened_text(columns: dict[str, str]) -> str:
     return "\n".join((words, " ".join(globs), columns["title"], columns["directive"], columns["summary"], columns["body"]))
 
 
-def check_memory(conn: sqlite3.Connection, row: sqlite3.Row, screen: Screen) -> tuple[str | None, str | None, str]:
-    """(body, None, "") when the memory may be printed; else (None, reason, label) with reason
+def check_memory(conn: sqlite3.Connection, row: sqlite3.Row, screen: Screen) -> tuple[str, str | None, str]:
+    """(body, None, "") when the memory may be printed; else ("", reason, label) with reason
     `hash` (invalid or altered stored fields) or `safety` (the screen flagged it)."""
     if row["safety"]:
-        return None, "safety", label(row["safety"])
+        return "", "safety", label(row["safety"])
     field = invalid_field(row)
     if field:
-        return None, "hash", f"stored {field} is not valid; run `engram index`"
+        return "", "hash", f"stored {field} is not valid; run `engram index`"
     stored = conn.execute(
         f"SELECT {', '.join(PRINTED_COLUMNS)}, text_sha256 FROM memories WHERE rowid = ?", (row["rowid"],)
     ).fetchone()
     columns = dict(zip(PRINTED_COLUMNS, stored))
     lists = (_string_list(columns["tags"]), _string_list(columns["applies_to"]))
     if not all(isinstance(v, str) for v in columns.values()) or None in lists:
-        return None, "hash", "stored fields are not valid; run `engram index`"
+        return "", "hash", "stored fields are not valid; run `engram index`"
     digest = printed_digest(columns)
     if digest != stored[-1]:
-        return None, "hash", "stored text does not match its hash; run `engram index`"
+        return "", "hash", "stored text does not match its hash; run `engram index`"
     found = screen(digest, screened_text(columns))
     if found:
-        return None, "safety", label(found)
+        return "", "safety", label(found)
     return columns["body"], None, ""
 
 

@@ -45,7 +45,8 @@ def expand_braces(pattern: str) -> list[str]:
 
 def _brace_group(pattern: str, start: int) -> tuple[int, list[str]] | None:
     """The index of the matching `}` and the top-level comma-separated options."""
-    depth, options, begin = 0, [], start + 1
+    depth, begin = 0, start + 1
+    options: list[str] = []
     for index in range(start, len(pattern)):
         char = pattern[index]
         if char == "{":

@@ -139,7 +139,7 @@ def depths(graph: dict[str, list[str]], levels: dict[str, int]) -> dict[str, int
         if start in result:
             continue
         on_path = {start}
-        stack = [[start, iter(graph.get(start, [])), levels.get(start, 0)]]  # node, its children, its depth so far
+        stack: list[list] = [[start, iter(graph.get(start, [])), levels.get(start, 0)]]  # node, its children, its depth so far
         while stack:
             frame = stack[-1]
             child = next(frame[1], None)

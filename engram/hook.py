@@ -24,9 +24,8 @@ from collections.abc import Callable
 
 from . import errors, gate, terms
 from .errors import EngramError, say
-from .hosts import HOSTS, host_named
+from .hosts import HOSTS, claude, host_named
 from .hosts.base import Host, payload_cwd
-from .hosts.claude import HOST as CLAUDE
 from .layers import Layer, open_layers
 from .lazyre import LazyPattern
 from .pack import Fits, Pack, with_prerequisites
@@ -44,7 +43,7 @@ SESSION_TTL_SECONDS = 30 * 24 * 3600  # delivered sets of sessions idle this lon
 MAX_PAYLOAD_BYTES = 8 * 1024 * 1024  # a larger payload is not read: `{}`
 MAX_PROMPT_CHARS = 20_000  # routed on; words past a long bug report's first pages never become anchors
 # A generated Claude rule file, as InstructionsLoaded reports it: its memory is in context.
-NATIVE_RULE = LazyPattern(re.escape(CLAUDE.rules.folder) + r"/([^/]+)" + re.escape(CLAUDE.rules.suffix))
+NATIVE_RULE = LazyPattern(re.escape(claude.RULES.folder) + r"/([^/]+)" + re.escape(claude.RULES.suffix))
 # Where hosts put hook output that then comes back in a prompt (Gemini prepends SessionStart's context
 # to the first prompt as <hook_context>); the user's words are outside them.
 HOST_BLOCKS = LazyPattern(r"<(hook_context|system-reminder)>.*?</\1>", re.DOTALL)

@@ -24,7 +24,6 @@ from .sources import MAX_FILE_BYTES, MEMORY_FOLDERS, Root
 from .trust import Pin, check_pinned
 from .workspace import Workspace
 
-
 REFRESH_BUDGET_S = 0.8  # of an inline refresh: hooks must answer well within the host's timeout
 
 
@@ -159,7 +158,7 @@ def _index_in_background(ws: Workspace) -> None:
     import subprocess
 
     with contextlib.suppress(OSError):
-        subprocess.Popen(  # noqa: S603 - this interpreter running engram itself
+        subprocess.Popen(
             [sys.executable, "-m", "engram", "index"], cwd=ws.root.project, start_new_session=True,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )

@@ -101,7 +101,7 @@ def is_linked(host: str, project: Path) -> bool:
     path = config_path(host, project, global_=False)
     entries = _HookEntries(_host(host), "")
     try:
-        doc = entries.parse(_read(path), path)
+        doc = _parse(_read(path), path)  # a hook config, as entries.parse reads it
     except LinkError:
         return False  # a file link refuses to rewrite holds no entries link wrote
     return entries.remove(doc)[1]  # finds them the way unlink does, on a copy nobody writes back
@@ -138,7 +138,8 @@ def link(
     rewrite faithfully; the file is then left untouched.
     """
     path = config_path(host, project, global_, home, mcp)
-    messages = [_host(host).trust_message] if _host(host).trust_message and not mcp else []
+    trust = _host(host).trust_message
+    messages = [trust] if trust and not mcp else []
     changed = _link_file(path, backup_dir, _entries(_host(host), engram_command, global_, mcp))
     return LinkResult(path, changed, messages)
 

@@ -91,9 +91,10 @@ def parse_args(argv: list[str]) -> LoadArgs:
                 setattr(args, _attribute(flag), True)
                 continue
             if not has_value:
-                value = next(words, None)
-                if value is None or value.startswith("--"):
+                following = next(words, None)
+                if following is None or following.startswith("--"):
                     raise FlagError(f"argument {flag}: expected one argument")
+                value = following
             _set_value(args, flag, value)
     return args
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import sys
+from collections.abc import Mapping
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
@@ -26,8 +26,8 @@ from typing_extensions import TypedDict  # pydantic, under the SDK, needs this o
 from . import gate
 from .config import BUDGET_RANGE
 from .errors import warning
-from .load import fetch as fetch_ids
 from .layers import Layer
+from .load import fetch as fetch_ids
 from .load import load_pack, open_read
 from .pack import Entry, Pack, checked_body
 from .parse import with_directive
@@ -157,9 +157,9 @@ def _routed(pack: Pack) -> RoutedPack:
                       fetch=pack.card_ids)  # fmt: skip
 
 
-def _result(text: str, structured: dict) -> CallToolResult:
+def _result(text: str, structured: Mapping[str, object]) -> CallToolResult:
     """A tool's answer, text and structured content alike through the output gate."""
-    return CallToolResult(content=[TextContent(type="text", text=gate.text(text))], structured_content=gate.cleaned(structured))
+    return CallToolResult(content=[TextContent(type="text", text=gate.text(text))], structured_content=gate.cleaned(dict(structured)))
 
 
 def main(project: str | None = None) -> int:

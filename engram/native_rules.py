@@ -171,7 +171,7 @@ def make_plan(root: Root, config: Config, index_path: str) -> Plan | None:
         return None
     hosts = rule_hosts(root, config)
     plan = Plan(hosts, len(rules))
-    plan.outside = [Path(host.rules.folder) for host in hosts if not _inside_project(root, Path(host.rules.folder))]
+    plan.outside = [Path(host.rule_format.folder) for host in hosts if not _inside_project(root, Path(host.rule_format.folder))]
     wanted = host_files(root, rules, hosts)
     for path, content in wanted.items():
         if path.parent.relative_to(root.project) in plan.outside:
@@ -205,8 +205,8 @@ def rule_hosts(root: Root, config: Config) -> tuple[Host, ...]:
 def host_files(root: Root, rules: list[RuleText], hosts: tuple[Host, ...]) -> dict[Path, str]:
     """Every rule file engram should have written for ``hosts``, path -> content."""
     return {
-        Path(root.project, host.rules.folder, f"{rule.id}{host.rules.suffix}"):
-            gate.text(host.rules.render(rule.description, rule.globs, rule.head, rule.body))
+        Path(root.project, host.rule_format.folder, f"{rule.id}{host.rule_format.suffix}"):
+            gate.text(host.rule_format.render(rule.description, rule.globs, rule.head, rule.body))
         for rule in rules for host in hosts
     }  # fmt: skip
 
@@ -304,11 +304,11 @@ def _existing_files(root: Root) -> list[Path]:
     """The rule files in every host's folder inside the project, linked or not (an unlinked host's go)."""
     out: list[Path] = []
     for host in RULE_HOSTS:
-        if not _inside_project(root, Path(host.rules.folder)):
+        if not _inside_project(root, Path(host.rule_format.folder)):
             continue
         with contextlib.suppress(OSError):
-            folder = Path(root.project, host.rules.folder)
-            out += sorted(p for p in folder.iterdir() if p.suffix == host.rules.suffix and p.is_file())
+            folder = Path(root.project, host.rule_format.folder)
+            out += sorted(p for p in folder.iterdir() if p.suffix == host.rule_format.suffix and p.is_file())
     return out
 
 

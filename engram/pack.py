@@ -167,10 +167,11 @@ def requires_of(cand: Candidate) -> list[str]:
     return gate.requires(_depends_on(cand, cand.id))
 
 
-def checked_body(cand: Candidate, screen: Screen = screen_text) -> tuple[str | None, Skipped | None]:
-    """The stored body, if the memory passes the output gate (fields, hash, safety screen)."""
+def checked_body(cand: Candidate, screen: Screen = screen_text) -> tuple[str, Skipped | None]:
+    """The stored body if the memory passes the output gate (fields, hash, safety screen), else
+    "" and why it is skipped."""
     body, reason, label = gate.check_memory(cand.layer.conn, cand.row, screen)
-    return (body, None) if reason is None else (None, Skipped(cand, reason, label))
+    return (body, None) if reason is None else ("", Skipped(cand, reason, label))
 
 
 def _checked_entries(members: list[Candidate], screen: Screen) -> tuple[list[Entry], list[Skipped]]:

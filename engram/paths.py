@@ -89,10 +89,8 @@ def sqlite_uri(path: str, mode: str = "ro") -> str:
 
 
 def remove_if_present(path: str) -> None:
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.remove(path)
-    except FileNotFoundError:
-        pass
 
 
 def temp_name(name: str) -> str:

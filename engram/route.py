@@ -82,8 +82,8 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
     anchors, unused = words[:MAX_ANCHORS], len(words) - MAX_ANCHORS
     kept = {anchor.word.terms for anchor in anchors}
     for position, term in glued.items():
-        first, second = found[position], found[position + 1]  # second: None for a number
-        if (term,) not in seen and first.terms in kept and (second is None or second.terms in kept):
+        first, second = found[position], found[position + 1]  # first: an anchor; second: None for a number
+        if first and (term,) not in seen and first.terms in kept and (second is None or second.terms in kept):
             seen.add((term,))
             name = terms.Word(f"{first.text}-{written[position + 1].text}", (term,), False)
             anchors.append(Anchor(name, pair=True))
@@ -258,10 +258,9 @@ def path_memories(layers: list[Layer], paths: list[str], options: Options) -> li
     for layer in layers:
         # Globs first, from their own index; whole rows only for the memories that match.
         globs = layer.conn.execute("SELECT rowid, applies_to FROM memories WHERE applies_to != '[]'").fetchall()
-        specificity = {rowid: _specificity(json.loads(raw), paths) for rowid, raw in globs}
-        matched = [rowid for rowid, best in specificity.items() if best is not None]
+        specificity = {rowid: best for rowid, raw in globs if (best := _specificity(json.loads(raw), paths)) is not None}
         where = "m.rowid IN (SELECT value FROM json_each(:rowids))"
-        for cand in visible_candidates([layer], where, options, {"rowids": json.dumps(matched)}):
+        for cand in visible_candidates([layer], where, options, {"rowids": json.dumps(list(specificity))}):
             ranked.append((-specificity[cand.row["rowid"]], cand.scope != "workspace", cand.id, cand))
     return [entry[-1] for entry in sorted(ranked, key=lambda e: e[:3])]
 
@@ -393,7 +392,7 @@ def _explain(routing: Routing, found: list[LayerMatch]) -> None:
     cut = [c for c in routing.admitted if c.key not in packed]
     hidden = []
     for m in found:
-        listed = sorted((rowid for rowids in m.omitted.values() for rowid in rowids))[:WINDOW]
+        listed = sorted(rowid for rowids in m.omitted.values() for rowid in rowids)[:WINDOW]
         reasons = {rowid: why for why, rowids in m.omitted.items() for rowid in rowids}
         for row in _rows(m.layer, listed).values():
             hidden.append(_candidate(m.layer, row, reasons[row["rowid"]]))

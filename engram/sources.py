@@ -165,7 +165,7 @@ def stat_lines(root: Root) -> list[str]:
     for batch in _memory_entries(root, ordered=False):
         for rel, found, problem in batch:
             try:
-                st = None if problem else found.stat()
+                st = None if problem else os.stat(found)
             except OSError:
                 st = None
             lines.append(stat_line(rel, st.st_size, st.st_mtime_ns) if st else stat_line(rel, 0, 0))
@@ -199,7 +199,8 @@ def _walk(directory: str, rel: str, base: str, ordered: bool, visited: set[tuple
         yield [(rel + "/", directory, "symlinked folder loops back to a folder already indexed")]
         return
     visited.add((st.st_dev, st.st_ino))
-    prefix, batch = rel + "/", []
+    prefix = rel + "/"
+    batch: list[Found] = []
     for entry in entries:
         name = entry.name
         if not name.isprintable():

@@ -31,34 +31,20 @@ _HIRAGANA = LazyPattern(r"^[\u3040-\u309f]+$")
 _ZH_FUNCTION_CHARS = LazyPattern("[的了是吗呢吧啊么和与及或把被让给向在都就也而这那哪怎什我你他她它们请]")
 
 ENGLISH_STOPWORDS = frozenset(
-    """a about above after again against all also am an and any are as at be because been
-    before being below between both but by can cannot could did do does doing done down during
-    each else ever few for from further get gets got had has have having he her here hers herself
-    him himself his how i if in into is it its itself just let like me more most much must my
-    myself need needs no nor not now of off on once one only or other our ours ourselves out over
-    own please same she should so some such than that the their theirs them themselves then there
-    these they this those through to too under until up upon us very via want was we were what
-    when where which while who whom why will with within without would you your yours yourself
-    yourselves make made keep take new way well work written come current
-    makes making keeps keeping kept takes taking took wants wanted getting comes coming came
-    don doesn didn isn aren wasn weren hasn haven hadn won wouldn shouldn couldn mustn needn
-    ll ve""".split()  # the last: what contractions leave once the apostrophe splits them
+    ["a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "cannot", "could", "did", "do", "does", "doing", "done", "down", "during", "each", "else", "ever", "few", "for", "from", "further", "get", "gets", "got", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "let", "like", "me", "more", "most", "much", "must", "my", "myself", "need", "needs", "no", "nor", "not", "now", "of", "off", "on", "once", "one", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "please", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "upon", "us", "very", "via", "want", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "within", "without", "would", "you", "your", "yours", "yourself", "yourselves", "make", "made", "keep", "take", "new", "way", "well", "work", "written", "come", "current", "makes", "making", "keeps", "keeping", "kept", "takes", "taking", "took", "wants", "wanted", "getting", "comes", "coming", "came", "don", "doesn", "didn", "isn", "aren", "wasn", "weren", "hasn", "haven", "hadn", "won", "wouldn", "shouldn", "couldn", "mustn", "needn", "ll", "ve"]  # the last: what contractions leave once the apostrophe splits them
 )
 # Vietnamese function words, written folded (the tokenizer folds before this check).
 VIETNAMESE_STOPWORDS = frozenset(
-    """cac cua va la cho trong mot nhung duoc voi khi thi ma se da dang tu ra vao nhu nay
-    cung hay hoac neu cung con rat nhieu lam sao the nao gi toi ban chung minh ve theo
-    truoc sau cai nhau bang khong co de""".split()
+    ["cac", "cua", "va", "la", "cho", "trong", "mot", "nhung", "duoc", "voi", "khi", "thi", "ma", "se", "da", "dang", "tu", "ra", "vao", "nhu", "nay", "cung", "hay", "hoac", "neu", "cung", "con", "rat", "nhieu", "lam", "sao", "the", "nao", "gi", "toi", "ban", "chung", "minh", "ve", "theo", "truoc", "sau", "cai", "nhau", "bang", "khong", "co", "de"]
 )
 # Japanese and Chinese function bigrams (kana-only runs are already dropped).
-CJK_STOP_BIGRAMS = frozenset("如何 怎样 什么 为什 哪些 可以 需要 应该 使用 进行 一个 这个 那个 就是 何 方法 场合".split())
+CJK_STOP_BIGRAMS = frozenset(["如何", "怎样", "什么", "为什", "哪些", "可以", "需要", "应该", "使用", "进行", "一个", "这个", "那个", "就是", "何", "方法", "场合"])
 # The generic memory words in Japanese and Chinese, as the bigrams the tokenizer makes of them.
 CJK_GENERIC_BIGRAMS = frozenset(
-    "记忆 规则 知识 技能 任务 上下 下文 メモ モリ ルー ール 知識 スキ キル タス スク コン ンテ テキ キス スト".split()
+    ["记忆", "规则", "知识", "技能", "任务", "上下", "下文", "メモ", "モリ", "ルー", "ール", "知識", "スキ", "キル", "タス", "スク", "コン", "ンテ", "テキ", "キス", "スト"]
 )
 GENERIC_MEMORY_WORDS = frozenset(
-    """agent agents approved content context durable engram example future knowledge memories
-    memory rule rules skill skills task tasks touch type types use used uses using""".split()
+    ["agent", "agents", "approved", "content", "context", "durable", "engram", "example", "future", "knowledge", "memories", "memory", "rule", "rules", "skill", "skills", "task", "tasks", "touch", "type", "types", "use", "used", "uses", "using"]
 )
 TYPE_WORDS = frozenset({"workflow", "workflows"})
 # Developer shorthand in a query for a word memories spell out: the anchor matches either form.
@@ -178,7 +164,8 @@ def _named_symbols(text: str) -> str:
     spans = [m.span() for m in _HASH_NAME.finditer(text)] if "#" in text else []
     if "+" in text:
         spans += [m.span() for m in _PLUS_NAME.finditer(text)]
-    pieces, last = [], 0
+    pieces: list[str] = []
+    last = 0
     for symbol, end in sorted(spans):
         start = symbol - 1  # the letter
         if start >= last and not _joined(text, start, end):
@@ -241,7 +228,7 @@ _STEMS = _Memo(_stem)
 
 def _cjk_chunks(run: str) -> list[str]:
     """Split a run with CJK characters into same-script chunks, without kana-only grammar."""
-    chunks = []
+    chunks: list[str] = []
     for part in _CJK_SPLIT.split(run):
         if not part:
             continue

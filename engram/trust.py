@@ -12,6 +12,7 @@ is imported only when the shared file changed. Stdlib only at import.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -140,10 +141,8 @@ def _remembered(state: sqlite3.Connection | None, digest: str, key: str) -> bool
 
 def _remember(state: sqlite3.Connection | None, digest: str, key: str) -> None:
     if state is not None:
-        try:
+        with contextlib.suppress(sqlite3.Error):  # a read-only or busy state.db costs a check next time, nothing else
             state.execute("INSERT OR IGNORE INTO trusted (digest, key) VALUES (?, ?)", (digest, key))
-        except sqlite3.Error:
-            pass  # a read-only or busy state.db costs a check next time, nothing else
 
 
 class _Crypto:

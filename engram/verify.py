@@ -18,7 +18,7 @@ REQUIRED_META = ("schema_version", "tokenizer", "fingerprint", "scope")
 REBUILD = "run `engram index` to rebuild it"
 
 
-def verify_index(path: Path) -> list[str]:
+def verify_index(path: str | os.PathLike[str]) -> list[str]:
     """Every integrity finding, one line each, naming the path and what to do; empty when sound."""
     try:
         conn = open_index(path)
@@ -32,7 +32,7 @@ def verify_index(path: Path) -> list[str]:
         conn.close()
 
 
-def _findings(conn: sqlite3.Connection, path: Path) -> list[str]:
+def _findings(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> list[str]:
     findings = []
     status = conn.execute("PRAGMA quick_check").fetchone()[0]
     if status != "ok":
@@ -60,7 +60,7 @@ def _findings(conn: sqlite3.Connection, path: Path) -> list[str]:
     return findings
 
 
-def _edge_findings(conn: sqlite3.Connection, path: Path) -> list[str]:
+def _edge_findings(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> list[str]:
     """Edges are not hashed; they must be exactly what the stored memories give (graph.py)."""
     expected = {(src, dst, "depends_on") for src, _, _, dst in references(conn) if dst and dst != src}
     expected |= {(src, dst, "related") for src, dst, _ in related_edges(conn)}
@@ -92,7 +92,7 @@ def repaired_lines(root_path: str) -> list[str]:
     return [f"repaired: {os.path.join(root_path, n)} was damaged; set aside and rebuilt (remove it when done)" for n in names]
 
 
-def _fts_findings(conn: sqlite3.Connection, path: Path) -> list[str]:
+def _fts_findings(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> list[str]:
     """FTS5's own structure check needs a writable handle, so run it on an in-memory copy."""
     copy = sqlite3.connect(":memory:")
     try:

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ENGRAM_BIN, ISOLATED_PREFIXES, Project, Result, engram, write_memory as _write_memory
+from helpers import ENGRAM_BIN, ISOLATED_PREFIXES, Project, Result, engram
+from helpers import write_memory as _write_memory
 
 
 @pytest.fixture(autouse=True)

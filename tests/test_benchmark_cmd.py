@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from helpers import Project
 
 from engram.benchmark import FixtureError, read_cases
+from helpers import Project
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"

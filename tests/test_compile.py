@@ -18,8 +18,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engram import compile, terms
-from engram.freshness import DIGEST_CHUNK, stat_digest
 from engram.compile import compile_root
+from engram.freshness import DIGEST_CHUNK, stat_digest
 from engram.index import (
     FTS_COLUMNS,
     INDEX_SCHEMA_VERSION,

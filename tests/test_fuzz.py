@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 

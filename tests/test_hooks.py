@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import ENGRAM_BIN, Project
 
 from engram.terms import estimate_tokens
+from helpers import ENGRAM_BIN, Project
 
 FORBIDDEN_MODULES = ("typer", "rich", "sqlite_utils", "yaml", "pathspec")
 
@@ -373,7 +373,8 @@ def test_claude_hook_is_silent_under_cursor(project: Project) -> None:
 
 @pytest.mark.slow
 @pytest.mark.installed
-def test_concurrent_prompts_deliver_each_memory_once(project: Project) -> None:
+def test_concurrent_prompts_deliver_each_memory_once(tmp_path: Path) -> None:
+    project = Project(tmp_path, installed=True)
     topics = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
     for topic in topics:
         memory(project, f"topic-{topic}", f"The {topic} subsystem body.", tags=(topic,), directive=f"{topic.title()} notes.")

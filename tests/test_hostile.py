@@ -438,7 +438,7 @@ def test_two_compilers_at_once(tmp_path, engram_bin, run_engram, second):
     env = engram_env(tmp_path / "cfg")
     procs = [popen_engram(engram_bin, ["index"], proj, env), popen_engram(engram_bin, second, proj, env)]
     results = [finish(p) for p in procs]
-    for code, out, err in results:
+    for code, _, err in results:
         assert code == 0, err
         assert err == "", err
     assert SUMMARY.match(results[0][1].splitlines()[0])

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+
 from helpers import engram_env
 
 pytestmark = pytest.mark.installed  # what a fresh interpreter imports: only a process of its own shows it

@@ -16,6 +16,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+
 from helpers import MACHINE_ENV, engram_env
 
 pytestmark = [pytest.mark.installed, pytest.mark.slow]

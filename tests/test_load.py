@@ -13,15 +13,14 @@ import sqlite3
 import pytest
 
 from engram.index import PRINTED_COLUMNS, printed_digest, state_migrations
-
 from helpers import (
     COUNT_LINE,
     EMPTY_COUNT_LINE,
+    Project,
     card_ids,
     entry_ids,
     heading_ids,
     omitted_reasons,
-    Project,
 )
 
 DEPLOY_BODY = "# Deploy\n\nShip the deploy through the staging gate, then watch the dashboards."

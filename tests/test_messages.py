@@ -62,7 +62,7 @@ def test_outside_a_project_is_one_line(run_engram, nowhere: Path, args: list[str
 def test_an_invalid_date_is_a_field_error(value: str) -> None:
     with pytest.raises(FieldErrors) as info:
         parse_memory(f"---\nid: x\nvalid_until: {value}\n---\nbody\n", "rules/x.md")
-    assert (info.value.reason, info.value.line) == (f"valid_until: must be a date, YYYY-MM-DD", 3)
+    assert (info.value.reason, info.value.line) == ("valid_until: must be a date, YYYY-MM-DD", 3)
 
 
 @pytest.mark.parametrize("value", ["2027-06-30", "2027-06-30T12:00:00", "2027-06-30 12:00", "", "null"])

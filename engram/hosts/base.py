@@ -67,6 +67,13 @@ class Host:
         # whole transcript (hook output included) or when that cannot be told.
         self.restored_text = restored_text or (lambda payload: None)
 
+    @property
+    def rule_format(self) -> RuleFormat:
+        """`rules` of a host that has them (the native rule code reads only those)."""
+        if self.rules is None:
+            raise LookupError(f"{self.name} reads no native rule files")
+        return self.rules
+
 
 # --- payload and output helpers the hosts share -------------------------------------------------
 

@@ -12,7 +12,8 @@ FILE_TOOLS = {"Read": "file_path", "Edit": "file_path", "Write": "file_path", "M
 
 
 def file_paths(payload: dict) -> list[str]:
-    key = FILE_TOOLS.get(payload.get("tool_name"))
+    tool = payload.get("tool_name")
+    key = FILE_TOOLS.get(tool) if isinstance(tool, str) else None
     return first_string(tool_input(payload), (key,)) if key else []
 
 
@@ -22,6 +23,7 @@ def rule_file(description: str, globs: list[str], head: str, body: str) -> str:
     return f"---\npaths:\n{paths}---\n{head}\n{body}\n"
 
 
+RULES = RuleFormat(".claude/rules/engram", ".md", rule_file)  # the hook reads them back (InstructionsLoaded)
 HOST = Host(
     "claude",
     events=(
@@ -38,6 +40,6 @@ HOST = Host(
     hook_file=HookFile(".claude/settings.json", timeout=10),
     mcp_file=McpFile(".mcp.json", ".claude.json", entry_head=(("type", "stdio"),)),
     aliases=("claude-code",),
-    rules=RuleFormat(".claude/rules/engram", ".md", rule_file),
+    rules=RULES,
     cursor_guard=True,
 )

@@ -11,6 +11,7 @@ import os
 
 from .base import Event, HookFile, Host, McpFile, RuleFormat, first_string, payload_cwd, tool_input
 
+
 def file_paths(payload: dict) -> list[str]:
     """Cursor does not document its tools' argument names, so probe the likely ones."""
     return first_string(tool_input(payload), ("file_path", "path", "target_file"))

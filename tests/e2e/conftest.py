@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import harness
 import pytest
+
+import harness
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -88,7 +88,7 @@ def anthropic_turns(body: dict) -> list[tuple[str, object]]:
     return turns
 
 
-def anthropic_answer(http: "Handler", body: dict, scripts: dict, n: int, tokens: int) -> None:
+def anthropic_answer(http: Handler, body: dict, scripts: dict, n: int, tokens: int) -> None:
     offered = {tool.get("name") for tool in body.get("tools") or [] if isinstance(tool, dict)}
     turns = anthropic_turns(body)
     step = take_step(turns, scripts, offered)
@@ -135,7 +135,7 @@ def responses_turns(body: dict) -> list[tuple[str, object]]:
     return turns
 
 
-def responses_answer(http: "Handler", body: dict, scripts: dict, n: int, tokens: int) -> None:
+def responses_answer(http: Handler, body: dict, scripts: dict, n: int, tokens: int) -> None:
     offered = {}
     for tool in body.get("tools") or []:
         if isinstance(tool, dict):
@@ -176,7 +176,7 @@ def gemini_turns(body: dict) -> list[tuple[str, object]]:
     return turns
 
 
-def gemini_answer(http: "Handler", body: dict, scripts: dict, n: int, tokens: int, stream: bool) -> None:
+def gemini_answer(http: Handler, body: dict, scripts: dict, n: int, tokens: int, stream: bool) -> None:
     settings = body.get("generationConfig") or {}
     offered = {d.get("name") for tool in body.get("tools") or [] for d in (tool or {}).get("functionDeclarations") or []}
     json_mode = settings.get("responseMimeType") == "application/json"  # the CLI's own side questions
@@ -240,10 +240,10 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(f"{head}data: {json.dumps(data)}\n\n".encode())
         self.wfile.flush()
 
-    def do_GET(self) -> None:  # noqa: N802 - the http.server API
+    def do_GET(self) -> None:
         self.answer(None)
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         try:
             body = json.loads(raw) if raw else None

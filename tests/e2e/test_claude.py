@@ -6,8 +6,9 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import harness
 import pytest
+
+import harness
 from harness import APIERR_BODY, RELEASE_BODY, SESSION_BODY, WEB_BODY, copies
 
 APIERR, RELEASE, SESSION, WEB = (body.split()[0] for body in (APIERR_BODY, RELEASE_BODY, SESSION_BODY, WEB_BODY))

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import harness
 import pytest
+
+import harness
 from harness import APIERR_BODY, RELEASE_BODY, SESSION_BODY, copies
 
 APIERR, RELEASE, SESSION = (body.split()[0] for body in (APIERR_BODY, RELEASE_BODY, SESSION_BODY))
