@@ -19,7 +19,9 @@ _indexes: dict[str, sqlite3.Connection] = {}
 def _index(project_root: str, conn: sqlite3.Connection) -> sqlite3.Connection:
     if project_root not in _indexes:
         index = sqlite3.connect(":memory:")
-        index.execute("CREATE VIRTUAL TABLE docs USING fts5(mid UNINDEXED, text, tokenize='porter unicode61 remove_diacritics 2')")
+        index.execute(
+            "CREATE VIRTUAL TABLE docs USING fts5(mid UNINDEXED, text, tokenize='porter unicode61 remove_diacritics 2')"
+        )
         for memory_id, tags, directive, rel in conn.execute("SELECT id, tags, directive, rel FROM memories"):
             with open(f"{project_root}/{rel}", encoding="utf-8") as handle:
                 body = FRONTMATTER.sub("", handle.read(), count=1)

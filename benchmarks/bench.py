@@ -467,7 +467,13 @@ def peak_rss_mb(result: SizeResult) -> float:
 
 
 TARGETS = (
-    Target(10_000, "compile >= 1,000 memories/s", lambda r: r.metrics["compile"].memories_per_s, lambda v: v >= 1000, "{:,.0f}/s"),
+    Target(
+        10_000,
+        "compile >= 1,000 memories/s",
+        lambda r: r.metrics["compile"].memories_per_s,
+        lambda v: v >= 1000,
+        "{:,.0f}/s",
+    ),
     Target(10_000, "no-op refresh p50 < 3x python", p50_ratio("no-op refresh"), lambda v: v < 3, "x{:.2f}"),
     Target(10_000, "load p50 <= 5x python", p50_ratio("load"), lambda v: v <= 5, "x{:.2f}"),
     Target(10_000, "hook prompt p50 <= 3x python", p50_ratio("hook prompt"), lambda v: v <= 3, "x{:.2f}"),
@@ -487,13 +493,15 @@ def check_targets(results: list[SizeResult]) -> list[dict]:
         if result is None:
             continue
         value = target.value(result)
-        checked.append({
-            "memories": target.memories,
-            "target": target.name,
-            "value": value,
-            "shown": target.shown.format(value),
-            "pass": target.passes(value),
-        })
+        checked.append(
+            {
+                "memories": target.memories,
+                "target": target.name,
+                "value": value,
+                "shown": target.shown.format(value),
+                "pass": target.passes(value),
+            }
+        )
     return checked
 
 
@@ -512,17 +520,19 @@ def timing_table(results: list[SizeResult]) -> Table:
     rows = []
     for result in results:
         for name, metric in {"python -c pass": result.baseline, **result.metrics}.items():
-            rows.append([
-                f"{result.memories:,}",
-                name,
-                str(metric.runs),
-                f"{metric.p50_ms:.1f}",
-                f"{metric.p95_ms:.1f}",
-                f"x{metric.p50_ratio:.2f}",
-                f"x{metric.p95_ratio:.2f}",
-                f"{metric.peak_rss_kb / 1024:.1f}",
-                _note(metric),
-            ])
+            rows.append(
+                [
+                    f"{result.memories:,}",
+                    name,
+                    str(metric.runs),
+                    f"{metric.p50_ms:.1f}",
+                    f"{metric.p95_ms:.1f}",
+                    f"x{metric.p50_ratio:.2f}",
+                    f"x{metric.p95_ratio:.2f}",
+                    f"{metric.peak_rss_kb / 1024:.1f}",
+                    _note(metric),
+                ]
+            )
     return Table("engram speed (whole processes; ratios against python -c pass)", headers, rows)
 
 
@@ -537,10 +547,18 @@ def _note(metric: Metric) -> str:
 
 def size_table(results: list[SizeResult]) -> Table:
     rows = [
-        [f"{r.memories:,}", f"{r.sources_bytes / 2**20:.1f}", f"{r.index_bytes / 2**20:.1f}", f"x{r.index_ratio:.2f}", f"{r.generate_s:.1f}"]
+        [
+            f"{r.memories:,}",
+            f"{r.sources_bytes / 2**20:.1f}",
+            f"{r.index_bytes / 2**20:.1f}",
+            f"x{r.index_ratio:.2f}",
+            f"{r.generate_s:.1f}",
+        ]
         for r in results
     ]
-    return Table("index size on disk", ["memories", "sources MB", "index.db MB", "index/sources", "corpus written in s"], rows)
+    return Table(
+        "index size on disk", ["memories", "sources MB", "index.db MB", "index/sources", "corpus written in s"], rows
+    )
 
 
 def target_table(checked: list[dict]) -> Table:
@@ -581,7 +599,12 @@ def print_tables(tables: list[Table]) -> None:
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python benchmarks/bench.py", description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=_sizes, default=DEFAULT_SIZES, help="corpus sizes, e.g. 1000,10000")
-    parser.add_argument("--runs", type=int, default=DEFAULT_RUNS, help="runs of each fast command (compile: a fifth, 2-5; edit-one refresh: half)")
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=DEFAULT_RUNS,
+        help="runs of each fast command (compile: a fifth, 2-5; edit-one refresh: half)",
+    )
     parser.add_argument("--out", type=Path, default=Path("bench-results.json"), help="where the JSON results go")
     args = parser.parse_args(argv)
     if os.environ.get("BENCH_LARGE") == "1" and LARGE_SIZE not in args.sizes:

@@ -140,7 +140,9 @@ def set_weights(cases: list[Case]) -> dict[str, float]:
     return {name: len(cases) / len(counts) / n for name, n in counts.items()}
 
 
-def logistic_fit(rows: list[list[float]], labels: list[int], weights: list[float], names: tuple[str, ...]) -> dict[str, float]:
+def logistic_fit(
+    rows: list[list[float]], labels: list[int], weights: list[float], names: tuple[str, ...]
+) -> dict[str, float]:
     """A standardised logistic regression, with its weights given back on the raw features."""
     x, y, w = np.array(rows, dtype=float), np.array(labels), np.array(weights)
     mean, scale = x.mean(axis=0), x.std(axis=0)
@@ -271,8 +273,11 @@ def weights_module(model: relevance.Model, thresholds: dict, note: str) -> str:
 
     return (
         '"""Fitted weights of the relevance decision (`relevance`): written by `benchmarks/fit.py`, not by hand.\n\n'
-        f"{note}\n\"\"\"\n\n# fmt: off\n" + block("CANDIDATE", model.candidate) + block("QUERY", model.query)
-        + block("THRESHOLDS", thresholds) + "# fmt: on\n"
+        f'{note}\n"""\n\n# fmt: off\n'
+        + block("CANDIDATE", model.candidate)
+        + block("QUERY", model.query)
+        + block("THRESHOLDS", thresholds)
+        + "# fmt: on\n"
     )
 
 
@@ -288,7 +293,9 @@ def main(argv: list[str] | None = None) -> int:
         cases = gather(quality.task_sets(args.quality_dev, args.extra), Path(work))
         fitting = [c for c in cases if not c.held_out]
         fitting += subset_cases(fitting, Path(work))
-        print(f"{len(cases)} cases, {len(fitting)} for fitting (with parts of folders), gathered in {time.monotonic() - started:.0f} s")
+        print(
+            f"{len(cases)} cases, {len(fitting)} for fitting (with parts of folders), gathered in {time.monotonic() - started:.0f} s"
+        )
         model, cv = fit(fitting)
         if args.write:
             note = f"Fitted on {len(fitting)} cases of {len({c.set for c in fitting})} sets; see docs/routing.md."
@@ -308,7 +315,9 @@ def fit(fitting: list[Case]) -> tuple[relevance.Model, dict[str, dict]]:
     fold = folds_of(fitting)
     for k in range(FOLDS):
         part = set_scores([c for c, f in zip(fitting, fold) if f == k], lambda c: decided(c, **thresholds))["all"]
-        print(f"fold {k + 1}: hit {part['hit_at_pack']} mrr {part['mrr']} precision {part['precision']} silent {part['off_topic_silent']}")
+        print(
+            f"fold {k + 1}: hit {part['hit_at_pack']} mrr {part['mrr']} precision {part['precision']} silent {part['off_topic_silent']}"
+        )
     thresholds["body"] = calibrated(fitting, BODY_PRECISION, thresholds["select"])
     thresholds["plausible"] = min(thresholds["select"], calibrated(fitting, PLAUSIBLE_PRECISION, 0.01))
     candidate = fit_candidates(fitting)

@@ -172,7 +172,14 @@ def snapshot(work: Path) -> dict:
         for number, case in enumerate(cases):
             query = case["query"]
             hooks = prompt_records(project, query, f"{task_set.name}-{number}")
-            records.append({"query": query, "load": load_record(project, query), "hooks": hooks, "graph": graph_record(project, query)})
+            records.append(
+                {
+                    "query": query,
+                    "load": load_record(project, query),
+                    "hooks": hooks,
+                    "graph": graph_record(project, query),
+                }
+            )
         out["sets"][task_set.name] = {"cases": records, "benchmark": benchmark_record(project, task_set.cases_path)}
         print(f"{task_set.name}: {len(records)} cases", file=sys.stderr)
     return out

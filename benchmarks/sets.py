@@ -49,8 +49,12 @@ def bundled() -> list[TaskSet]:
     bench = FIXTURES / "bench"
     over_rules = ["cursorrules", "cursorrules-heldout", "cursorrules-heldout-2", "cursorrules-heldout-3"]
     sets = [TaskSet(name, bench / f"{name}.json", _one(CURSORRULES)) for name in over_rules]
-    sets += [TaskSet(name, bench / f"{name}.json", _one(CURSORRULES)) for name in ("long-prompts", "homonyms", "cjk-mixed")]
-    sets.append(TaskSet("multilingual", bench / "multilingual.json", _one(FIXTURES / "multilingual" / ".agents" / ".engram")))
+    sets += [
+        TaskSet(name, bench / f"{name}.json", _one(CURSORRULES)) for name in ("long-prompts", "homonyms", "cjk-mixed")
+    ]
+    sets.append(
+        TaskSet("multilingual", bench / "multilingual.json", _one(FIXTURES / "multilingual" / ".agents" / ".engram"))
+    )
     for name in ("small-shop", "ledgerly"):
         sets.append(TaskSet(name, bench / f"{name}.json", _one(FIXTURES / "folders" / name / ".agents" / ".engram")))
     tidewater = FIXTURES / "folders" / "tidewater" / ".agents" / ".engram"

@@ -32,7 +32,9 @@ SAMPLES = 6
 
 
 def load_cases() -> list[dict]:
-    return [case for name in FIXTURE_FILES for case in json.loads((FIXTURES / "bench" / name).read_text(encoding="utf-8"))]
+    return [
+        case for name in FIXTURE_FILES for case in json.loads((FIXTURES / "bench" / name).read_text(encoding="utf-8"))
+    ]
 
 
 def pick_rules(cases: list[dict], size: int, seed: int) -> set[str]:
@@ -62,7 +64,11 @@ def score_subset(base: Path, cases: list[dict], rules: set[str]) -> dict:
     fixture.write_text(json.dumps(cases_within(cases, rules)), encoding="utf-8")
     out = subprocess.run(
         [sys.executable, "-m", "engram", "benchmark", "--json", str(fixture)],
-        cwd=project, env=bench_env(base / "config"), capture_output=True, text=True, check=True,
+        cwd=project,
+        env=bench_env(base / "config"),
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return json.loads(out.stdout)["results"]["all"]
 

@@ -57,7 +57,11 @@ class Scores:
             relevant = expect | set(case.get("accept", []))
             self.precision += sum(i in relevant for i in pack_ids) / len(pack_ids)
         if not found:
-            self._miss(f"missed {','.join(sorted(expect))} (got {','.join(pack_ids) or 'nothing'}): {case['query']}", explain, sorted(expect))
+            self._miss(
+                f"missed {','.join(sorted(expect))} (got {','.join(pack_ids) or 'nothing'}): {case['query']}",
+                explain,
+                sorted(expect),
+            )
 
     def _miss(self, line: str, explain, ids: list[str]) -> None:
         self.misses.append(line)

@@ -63,11 +63,13 @@ def reference_index(root: Root, config: Config, scratch_path: str, report: Repor
     """
     local = open_usable(root.index_path, thorough=True)
     if local is None and os.path.exists(root.index_path):
-        report.problems.append(Problem(
-            display_path(root, INDEX_FILE),
-            "the local index cannot be used as is (damaged, or built by another engram); `engram index` rebuilds it",
-            kind="stale",
-        ))
+        report.problems.append(
+            Problem(
+                display_path(root, INDEX_FILE),
+                "the local index cannot be used as is (damaged, or built by another engram); `engram index` rebuilds it",
+                kind="stale",
+            )
+        )
     try:
         behind = compare_sources(local, root, config) if local is not None else []
         report.problems += behind
@@ -99,7 +101,10 @@ def git_ignored(project: str) -> Callable[[list[Path]], set[Path]]:
         try:
             out = subprocess.run(
                 ["git", "-C", project, "check-ignore", "--stdin", "-z"],
-                input="\0".join(map(str, paths)), capture_output=True, text=True, timeout=30,
+                input="\0".join(map(str, paths)),
+                capture_output=True,
+                text=True,
+                timeout=30,
             )
         except (OSError, subprocess.SubprocessError):
             return set()

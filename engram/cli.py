@@ -46,6 +46,7 @@ next steps:
   4. engram index                                 # writes the linked host's rule files for memories with applies_to
   5. commit .agents/ and .claude/, and run `engram check` in CI"""
 
+
 def _print_version(wanted: bool) -> None:
     if wanted:
         from importlib.metadata import version
@@ -56,9 +57,12 @@ def _print_version(wanted: bool) -> None:
 
 @app.callback()
 def main(
-    _version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    _version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+    ),
 ) -> None:
     """The options every command shares."""
+
 
 @app.command()
 def init() -> None:
@@ -86,6 +90,7 @@ def init() -> None:
     typer.echo(f"engram root: {shown_root}")
     typer.echo(NEXT_STEPS.format(root=shown_root))
 
+
 @app.command()
 def index(
     output: Path | None = typer.Option(None, "--output", help="Also write a self-contained, shareable index file."),
@@ -99,6 +104,7 @@ def index(
 
     raise typer.Exit(run_index(output, scope, sign_key))
 
+
 @app.command()
 def check(as_json: bool = typer.Option(False, "--json", help="Print the findings as JSON.")) -> None:
     """CI gate, on a fresh clone too: exit 1 when a memory is invalid or flagged, or a generated file is not what `engram index` writes now."""
@@ -106,12 +112,14 @@ def check(as_json: bool = typer.Option(False, "--json", help="Print the findings
 
     raise typer.Exit(run_check(as_json))
 
+
 @app.command()
 def verify(index_file: Path | None = typer.Option(None, "--index", help="Verify this index file.")) -> None:
     """Integrity of an index: schema, full-text index, hashes of stored bodies."""
     from .commands import run_verify
 
     raise typer.Exit(run_verify(index_file))
+
 
 @app.command()
 def graph(
@@ -138,7 +146,10 @@ def set_load_limit(value: str = typer.Argument(..., help="N (1-32), status, or r
     limit = open_workspace().config.get("load.limit")
     typer.echo(f"Load limit: {limit} (default 8, range {low}-{high})")
 
-def _host_command(host: str, global_: bool, unlinking: bool, engram_command: str | None = None, mcp: bool = False) -> None:
+
+def _host_command(
+    host: str, global_: bool, unlinking: bool, engram_command: str | None = None, mcp: bool = False
+) -> None:
     from . import link as host_link
     from .config import user_config_dir
 
@@ -152,14 +163,19 @@ def _host_command(host: str, global_: bool, unlinking: bool, engram_command: str
     command = None  # what a link writes for the host to run
     if unlinking:  # the MCP entry goes too, first: undone in the reverse order of link --mcp
         server = host_link.unlink(host, project, global_=global_, backup_dir=backups, mcp=True)
-        results = [host_link.unlink(host, project, global_=global_, backup_dir=backups), *([server] if server.changed else [])]
+        results = [
+            host_link.unlink(host, project, global_=global_, backup_dir=backups),
+            *([server] if server.changed else []),
+        ]
     else:
         given = engram_command and host_link.EngramCommand(engram_command, "given with --command")
         command = given or host_link.engram_command(global_)
         results = [host_link.link(host, project, global_=global_, engram_command=command.command, backup_dir=backups)]
         if mcp:
             results.append(
-                host_link.link(host, project, global_=global_, engram_command=command.command, backup_dir=backups, mcp=True)
+                host_link.link(
+                    host, project, global_=global_, engram_command=command.command, backup_dir=backups, mcp=True
+                )
             )
     changed: dict[Path, bool] = {}  # one line per file (Gemini keeps hooks and MCP servers in one)
     for result in results:
@@ -210,7 +226,8 @@ def link(
     host: str = typer.Argument(..., help=f"One of {HOST_NAMES}."),
     global_: bool = typer.Option(False, "--global", help="Write the user-level config instead of the project's."),
     command: str | None = typer.Option(
-        None, "--command",
+        None,
+        "--command",
         help="What the host runs for engram (default: `engram` or `python3 -m engram` from PATH; "
         "with --global, its absolute path).",
     ),
@@ -257,7 +274,9 @@ def benchmark(
 
 @app.command()
 def mcp(
-    project: Path | None = typer.Option(None, "--project", help="The project to serve (default: the working directory's)."),
+    project: Path | None = typer.Option(
+        None, "--project", help="The project to serve (default: the working directory's)."
+    ),
 ) -> None:
     """Serve engram over MCP on stdin/stdout: route a task, fetch memories by id, list the cards."""
     try:
@@ -275,6 +294,7 @@ def load(ctx: typer.Context) -> None:
     from .load import main as load_main
 
     raise typer.Exit(load_main(list(ctx.args)))
+
 
 @app.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True}, add_help_option=False)
 def hook(ctx: typer.Context) -> None:

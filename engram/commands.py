@@ -76,7 +76,7 @@ def run_index(output: Path | None, scope: str, sign_key: Path | None = None) -> 
             key = sign_index(str(output), str(sign_key))
         except (IndexFileError, OSError) as exc:
             raise EngramError(f"cannot sign {output}: {exc}") from None
-        print(f"signed {output} ({output}{SIGNATURE_SUFFIX}); pin it with \"global_index_key\": \"{key}\"")
+        print(f'signed {output} ({output}{SIGNATURE_SUFFIX}); pin it with "global_index_key": "{key}"')
     return 1 if any(r.invalid for r in results) else 0
 
 
@@ -99,8 +99,10 @@ def _note_stray_files(ws: Workspace) -> None:
         stray = [display_path(root, rel) for rel in stray_files(root)]
         if stray:
             more = f" and {len(stray) - STRAY_SHOWN} more" if len(stray) > STRAY_SHOWN else ""
-            say(f"note: {counted(len(stray), 'file', 'files')} not indexed, outside rules/, skills/ and knowledge/: "
-                f"{', '.join(stray[:STRAY_SHOWN])}{more}")
+            say(
+                f"note: {counted(len(stray), 'file', 'files')} not indexed, outside rules/, skills/ and knowledge/: "
+                f"{', '.join(stray[:STRAY_SHOWN])}{more}"
+            )
 
 
 def run_check(as_json: bool) -> int:
@@ -128,7 +130,11 @@ def run_check(as_json: bool) -> int:
     for problem in problems:
         print(problem)
     kinds = Counter(p.kind for p in problems if p.kind != "warning")
-    print("engram check: fresh" if fresh else f"engram check: not fresh ({', '.join(f'{n} {k}' for k, n in kinds.items())})")
+    print(
+        "engram check: fresh"
+        if fresh
+        else f"engram check: not fresh ({', '.join(f'{n} {k}' for k, n in kinds.items())})"
+    )
     return 0 if fresh else 1
 
 

@@ -117,20 +117,49 @@ def fts_values(memory: Memory) -> tuple[str, ...]:
 def memory_from_row(row) -> Memory:
     """Rebuild the parsed memory from its stored row (used to delete its FTS terms)."""
     return Memory(
-        id=row["id"], type=row["type"], title=row["title"], body=row["body"],
-        tags=json.loads(row["tags"]), directive=row["directive"], summary=row["summary"],
-        triggers=json.loads(row["triggers"]), applies_to=json.loads(row["applies_to"]),
-        depends_on=json.loads(row["depends_on"]), level=row["level"], confidence=row["confidence"],
-        authority=row["authority"], lifecycle=row["lifecycle"], valid_until=row["valid_until"],
-        roles=json.loads(row["roles"]), updated=row["updated"],
+        id=row["id"],
+        type=row["type"],
+        title=row["title"],
+        body=row["body"],
+        tags=json.loads(row["tags"]),
+        directive=row["directive"],
+        summary=row["summary"],
+        triggers=json.loads(row["triggers"]),
+        applies_to=json.loads(row["applies_to"]),
+        depends_on=json.loads(row["depends_on"]),
+        level=row["level"],
+        confidence=row["confidence"],
+        authority=row["authority"],
+        lifecycle=row["lifecycle"],
+        valid_until=row["valid_until"],
+        roles=json.loads(row["roles"]),
+        updated=row["updated"],
     )
 
 
 # The `memories` columns a prepared file fills, in order; the builder adds rel and ignored.
 STORED_COLUMNS = (
-    "id", "type", "authority", "confidence", "lifecycle", "level", "valid_until", "roles", "tags", "directive",
-    "summary", "title", "triggers", "applies_to", "depends_on", "updated", "body", "text_sha256", "source_sha256",
-    "tokens", "safety",
+    "id",
+    "type",
+    "authority",
+    "confidence",
+    "lifecycle",
+    "level",
+    "valid_until",
+    "roles",
+    "tags",
+    "directive",
+    "summary",
+    "title",
+    "triggers",
+    "applies_to",
+    "depends_on",
+    "updated",
+    "body",
+    "text_sha256",
+    "source_sha256",
+    "tokens",
+    "safety",
 )
 INSERT_MEMORY = "INSERT INTO memories (rel, ignored, {}) VALUES ({})".format(
     ", ".join(STORED_COLUMNS), ", ".join("?" * (len(STORED_COLUMNS) + 2))
@@ -174,15 +203,37 @@ def prepare(source: SourceFile, indexed_sha: str | None = None) -> Prepared:
 def memory_row(memory: Memory, source_sha: str) -> tuple:
     """The values of STORED_COLUMNS for a parsed memory."""
     printed = {
-        "id": memory.id, "type": memory.type, "authority": memory.authority, "tags": json.dumps(memory.tags),
-        "applies_to": json.dumps(memory.applies_to), "title": memory.title, "directive": memory.directive,
-        "summary": memory.summary, "body": memory.body,
+        "id": memory.id,
+        "type": memory.type,
+        "authority": memory.authority,
+        "tags": json.dumps(memory.tags),
+        "applies_to": json.dumps(memory.applies_to),
+        "title": memory.title,
+        "directive": memory.directive,
+        "summary": memory.summary,
+        "body": memory.body,
     }
     return (
-        memory.id, memory.type, memory.authority, memory.confidence, memory.lifecycle, memory.level,
-        memory.valid_until, json.dumps(memory.roles), printed["tags"], memory.directive, memory.summary,
-        memory.title, json.dumps(memory.triggers), printed["applies_to"], json.dumps(memory.depends_on),
-        memory.updated, memory.body, printed_digest(printed), source_sha, terms.estimate_tokens(memory.body),
+        memory.id,
+        memory.type,
+        memory.authority,
+        memory.confidence,
+        memory.lifecycle,
+        memory.level,
+        memory.valid_until,
+        json.dumps(memory.roles),
+        printed["tags"],
+        memory.directive,
+        memory.summary,
+        memory.title,
+        json.dumps(memory.triggers),
+        printed["applies_to"],
+        json.dumps(memory.depends_on),
+        memory.updated,
+        memory.body,
+        printed_digest(printed),
+        source_sha,
+        terms.estimate_tokens(memory.body),
         scan(screened_text(printed)),
     )
 
@@ -223,14 +274,21 @@ class Builder:
             "INSERT OR REPLACE INTO files (rel, size, mtime_ns, sha256, status, error, memory)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
-                source.rel, source.size, source.mtime_ns, sha, "ok" if memory is not None else "invalid",
-                json.dumps([list(p) for p in problems]) if problems else None, memory,
+                source.rel,
+                source.size,
+                source.mtime_ns,
+                sha,
+                "ok" if memory is not None else "invalid",
+                json.dumps([list(p) for p in problems]) if problems else None,
+                memory,
             ),
         )
 
     def touch_file(self, source: SourceFile) -> None:
         """A file whose stat changed but whose content did not: only its stat is new."""
-        self.conn.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE rel = ?", (source.size, source.mtime_ns, source.rel))
+        self.conn.execute(
+            "UPDATE files SET size = ?, mtime_ns = ? WHERE rel = ?", (source.size, source.mtime_ns, source.rel)
+        )
 
     def compile_file(self, source: SourceFile, prepared: Prepared) -> None:
         """Store one prepared file: its memory, or why it cannot be one."""
@@ -401,8 +459,13 @@ def _rebuild_into_temp(
 
 
 def build_into(
-    target: str, root: Root, current: sqlite3.Connection | None, patterns: list[str], result: CompileResult,
-    progress: bool = False, deadline: float | None = None,
+    target: str,
+    root: Root,
+    current: sqlite3.Connection | None,
+    patterns: list[str],
+    result: CompileResult,
+    progress: bool = False,
+    deadline: float | None = None,
 ) -> None:
     """Build the root's index at ``target``: a copy of ``current``'s file brought up to date, or a new one."""
     remove_if_present(target)
@@ -422,7 +485,11 @@ def build_into(
 
 
 def _apply_changes(
-    conn: sqlite3.Connection, root: Root, patterns: list[str], result: CompileResult, progress: bool,
+    conn: sqlite3.Connection,
+    root: Root,
+    patterns: list[str],
+    result: CompileResult,
+    progress: bool,
     deadline: float | None,
 ) -> None:
     ignored = IgnoreMatcher(patterns)
@@ -588,7 +655,9 @@ def _write_meta(conn: sqlite3.Connection, root: Root, patterns: list[str]) -> No
         "fts_tokenize": "unicode61 remove_diacritics 0 over engram terms (bigrams, folding, light stemming)",
         "fingerprint": fingerprint(conn.execute("SELECT rel, sha256 FROM files ORDER BY rel")),
         "ignore_digest": ignore_digest(patterns),
-        "stat_digest": stat_digest(stat_line(*row) for row in conn.execute("SELECT rel, size, mtime_ns FROM files ORDER BY rel")),
+        "stat_digest": stat_digest(
+            stat_line(*row) for row in conn.execute("SELECT rel, size, mtime_ns FROM files ORDER BY rel")
+        ),
         "scope": root.scope,
         "source_root": os.path.realpath(root.path),
         "source_root_rel": ".",
@@ -621,7 +690,9 @@ def export_index(root: Root, config: Config, output: str | os.PathLike[str]) -> 
         _copy_file(root.index_path, temp)
         conn = sqlite3.connect(temp, isolation_level=None)
         rel = os.path.relpath(os.path.realpath(root.path), folder)
-        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('source_root_rel', ?)", (rel.replace(os.sep, "/"),))
+        conn.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('source_root_rel', ?)", (rel.replace(os.sep, "/"),)
+        )
         conn.execute("VACUUM")
         conn.close()
     return result

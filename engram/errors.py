@@ -63,4 +63,9 @@ class Problem(namedtuple("Problem", "where reason line kind", defaults=(None, "i
     def as_json(self) -> dict:
         from . import gate
 
-        return {"kind": self.kind, "path": gate.file_path(self.where), "line": self.line, "reason": gate.line(self.reason)}
+        return {
+            "kind": self.kind,
+            "path": gate.file_path(self.where),
+            "line": self.line,
+            "reason": gate.line(self.reason),
+        }

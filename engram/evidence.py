@@ -37,7 +37,9 @@ LOOKED_UP = 48
 WINDOW = 128
 
 VOCAB_ROWS = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_rows USING fts5vocab(main, memories_fts, row)"
-VOCAB_INSTANCES = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_instances USING fts5vocab(main, memories_fts, instance)"
+VOCAB_INSTANCES = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_instances USING fts5vocab(main, memories_fts, instance)"
+)
 DF_SQL = "SELECT doc FROM temp.engram_rows WHERE term = ?"
 PREFIX_DF_SQL = "SELECT max(doc) FROM temp.engram_rows WHERE term >= ? AND term < ?"
 INSTANCES_SQL = "SELECT doc, col, count(*) FROM temp.engram_instances WHERE term = ? GROUP BY doc, col"
@@ -89,7 +91,9 @@ class Evidence:
         self.estimates = [_estimated_df(conn, anchor) for anchor in anchors]  # memories holding each, about
         held = (i for i, df in enumerate(self.estimates) if df)
         self.looked_up = set(sorted(held, key=self.estimates.__getitem__)[:LOOKED_UP])
-        self.df = [self._add(conn, index, anchor) if index in self.looked_up else 0 for index, anchor in enumerate(anchors)]
+        self.df = [
+            self._add(conn, index, anchor) if index in self.looked_up else 0 for index, anchor in enumerate(anchors)
+        ]
         self.idf = [idf(self.total, df) for df in self.df]
         self.top_idf = idf(self.total, 1)  # a word only one memory holds: what `specificity` scales to
 

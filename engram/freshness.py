@@ -108,7 +108,9 @@ def recorded_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:
     with its line), then unknown `depends_on` ids and cycles (warnings)."""
     problems = [
         Problem(display_path(root, rel), reason, line, "invalid" if status == "invalid" else "warning")
-        for rel, status, error in conn.execute("SELECT rel, status, error FROM files WHERE error IS NOT NULL ORDER BY rel")
+        for rel, status, error in conn.execute(
+            "SELECT rel, status, error FROM files WHERE error IS NOT NULL ORDER BY rel"
+        )
         for reason, line in json.loads(error)
     ]
     return problems + dependency_problems(conn, root) + cycle_problems(conn, root)
@@ -129,7 +131,9 @@ def compare_sources(conn: sqlite3.Connection, root: Root, config: Config) -> lis
     """How a root's sources differ from its index: changed, added and removed files, ignore rules."""
     problems = []
     if read_meta(conn).get("ignore_digest") != ignore_digest(ignore_patterns(root, config)):
-        problems.append(Problem(display_path(root, INDEX_FILE), f"ignore rules changed since indexing; {UPDATE}", kind="stale"))
+        problems.append(
+            Problem(display_path(root, INDEX_FILE), f"ignore rules changed since indexing; {UPDATE}", kind="stale")
+        )
     seen: set[str] = set()
     for source in walk_memory_files(root):
         seen.add(source.rel)
@@ -143,5 +147,7 @@ def compare_sources(conn: sqlite3.Connection, root: Root, config: Config) -> lis
             problems.append(Problem(where, f"changed since indexing; {UPDATE}", kind="stale"))
     for (rel,) in conn.execute("SELECT rel FROM files ORDER BY rel"):
         if rel not in seen:
-            problems.append(Problem(display_path(root, rel), f"in the local index but the file is gone; {UPDATE}", kind="missing"))
+            problems.append(
+                Problem(display_path(root, rel), f"in the local index but the file is gone; {UPDATE}", kind="missing")
+            )
     return problems

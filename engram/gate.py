@@ -33,7 +33,9 @@ MAX_PATH = 1024
 
 # CSI, OSC (up to BEL or ST), and two-character escape sequences; then what is left of C0/C1,
 # DEL, bidi controls, zero-width characters, the byte-order mark and tag characters.
-_ESCAPE_SEQUENCE = LazyPattern(r"\x1b\[[0-?]*[ -/]*[@-~]?|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -~]?|\x9b[0-?]*[ -/]*[@-~]?")
+_ESCAPE_SEQUENCE = LazyPattern(
+    r"\x1b\[[0-?]*[ -/]*[@-~]?|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -~]?|\x9b[0-?]*[ -/]*[@-~]?"
+)
 _UNPRINTABLE = LazyPattern(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\U000e0000-\U000e007f]"
 )
@@ -141,7 +143,9 @@ def screened_text(columns: dict[str, str]) -> str:
     tags = _string_list(columns["tags"]) or []
     globs = _string_list(columns["applies_to"]) or []
     words = " ".join(_as_words(v) for v in (columns["id"], *tags))
-    return "\n".join((words, " ".join(globs), columns["title"], columns["directive"], columns["summary"], columns["body"]))
+    return "\n".join(
+        (words, " ".join(globs), columns["title"], columns["directive"], columns["summary"], columns["body"])
+    )
 
 
 def check_memory(conn: sqlite3.Connection, row: sqlite3.Row, screen: Screen) -> tuple[str, str | None, str]:

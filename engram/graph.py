@@ -34,7 +34,9 @@ def references(conn: sqlite3.Connection) -> Iterator[tuple[str, str, str, str | 
         ids.add(memory_id)
         stems[rel.rsplit("/", 1)[-1][:-3]] = memory_id
     # most memories depend on nothing; a covering index answers this
-    for memory_id, rel, raw in conn.execute("SELECT id, rel, depends_on FROM memories WHERE depends_on != '[]' ORDER BY id"):
+    for memory_id, rel, raw in conn.execute(
+        "SELECT id, rel, depends_on FROM memories WHERE depends_on != '[]' ORDER BY id"
+    ):
         for ref in json.loads(raw):
             yield memory_id, rel, ref, resolve_reference(ref, ids, stems)
 
@@ -51,7 +53,9 @@ def rebuild_edges(conn: sqlite3.Connection) -> None:
         "INSERT OR IGNORE INTO edges (src, dst, kind) VALUES (?, ?, 'depends_on')",
         ((src, dst) for src, _, _, dst in references(conn) if dst and dst != src),
     )
-    conn.executemany("INSERT OR IGNORE INTO edges (src, dst, kind, weight) VALUES (?, ?, 'related', ?)", related_edges(conn))
+    conn.executemany(
+        "INSERT OR IGNORE INTO edges (src, dst, kind, weight) VALUES (?, ?, 'related', ?)", related_edges(conn)
+    )
 
 
 def related_edges(conn: sqlite3.Connection) -> Iterator[tuple[str, str, float]]:
@@ -139,7 +143,9 @@ def depths(graph: dict[str, list[str]], levels: dict[str, int]) -> dict[str, int
         if start in result:
             continue
         on_path = {start}
-        stack: list[list] = [[start, iter(graph.get(start, [])), levels.get(start, 0)]]  # node, its children, its depth so far
+        stack: list[list] = [
+            [start, iter(graph.get(start, [])), levels.get(start, 0)]
+        ]  # node, its children, its depth so far
         while stack:
             frame = stack[-1]
             child = next(frame[1], None)
@@ -164,8 +170,12 @@ def cycle_text(cycle: list[str]) -> str:
 def cycle_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:
     """Only memories with prerequisites can close a cycle: `index` checks this on every run."""
     cycles = find_cycles(_prerequisites(conn))
-    rels = dict(conn.execute("SELECT id, rel FROM memories WHERE id IN (SELECT value FROM json_each(?))",
-                             (json.dumps([cycle[0] for cycle in cycles]),)))
+    rels = dict(
+        conn.execute(
+            "SELECT id, rel FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps([cycle[0] for cycle in cycles]),),
+        )
+    )
     return [
         Problem(display_path(root, rels[cycle[0]]), f"dependency cycle: {cycle_text(cycle)}", kind="warning")
         for cycle in cycles
@@ -181,7 +191,11 @@ def describe(conn: sqlite3.Connection, only: set[str] | None = None) -> list[str
     depth = depths(graph, levels)
     related = _related_count(conn, set(graph))
     edges = sum(len(v) for v in graph.values()) + related
-    lines = [f"engram graph: {len(graph)} nodes, {edges} edges", f"{related} related edges (shared tags; they only rerank)", "Dependency layers"]
+    lines = [
+        f"engram graph: {len(graph)} nodes, {edges} edges",
+        f"{related} related edges (shared tags; they only rerank)",
+        "Dependency layers",
+    ]
     for node in sorted(graph, key=lambda n: (depth[n], n)):
         needs = f" depends on {', '.join(map(gate.name, graph[node]))}" if graph[node] else ""
         lines.append(f"  [{depth[node]}] {gate.name(node)}{needs}")

@@ -235,7 +235,11 @@ def on_file(hook: Hook) -> str | None:
         routing = Routing([], matched, new)
         # layered whatever load.disclosure says, within the host cap alone
         pack_options = pack_options_from_config(
-            hook.ws.config, disclosure="auto", expand_top=FILE_EVENT_BODIES, exclude=frozenset(delivered), screen=hook.screen()
+            hook.ws.config,
+            disclosure="auto",
+            expand_top=FILE_EVENT_BODIES,
+            exclude=frozenset(delivered),
+            screen=hook.screen(),
         )
         pack = pack_routing(routing, options, pack_options, hook.fits([]))
         delivered_now = body_keys(pack)

@@ -114,7 +114,9 @@ def state_migrations() -> tuple[tuple[int, str], ...]:
     """(version, sql) pairs of state.db's migrations, in order."""
     folder = _state_migrations_dir()
     names = sorted(name for name in os.listdir(folder) if name.endswith(".sql"))
-    return tuple((int(name.split("_", 1)[0]), read_text(os.path.join(folder, name), MAX_MIGRATION_BYTES)) for name in names)
+    return tuple(
+        (int(name.split("_", 1)[0]), read_text(os.path.join(folder, name), MAX_MIGRATION_BYTES)) for name in names
+    )
 
 
 def migrate_state(conn: sqlite3.Connection) -> None:

@@ -159,8 +159,12 @@ def _index_in_background(ws: Workspace) -> None:
 
     with contextlib.suppress(OSError):
         subprocess.Popen(
-            [sys.executable, "-m", "engram", "index"], cwd=ws.root.project, start_new_session=True,
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [sys.executable, "-m", "engram", "index"],
+            cwd=ws.root.project,
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
 
 

@@ -18,4 +18,3 @@ class LazyPattern:
         if self._compiled is None:
             self._compiled = re.compile(*self._args)
         return getattr(self._compiled, name)
-

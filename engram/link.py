@@ -62,9 +62,13 @@ def engram_command(global_: bool) -> EngramCommand:
     portable = None if global_ else portable_engram_command()
     if portable is not None:
         return portable
-    reason = "this machine's path, for a user-level config" if global_ else (
-        "this machine's path: neither `engram` nor a python that has engram is on PATH here; "
-        "put engram on PATH and link again before you commit the config"
+    reason = (
+        "this machine's path, for a user-level config"
+        if global_
+        else (
+            "this machine's path: neither `engram` nor a python that has engram is on PATH here; "
+            "put engram on PATH and link again before you commit the config"
+        )
     )
     return EngramCommand(absolute_engram_command(), reason)
 
@@ -408,7 +412,11 @@ def _entries(host: Host, engram_command: str, global_: bool, mcp: bool) -> _Entr
 
 
 def _is_engram_server(entry: object) -> bool:
-    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str) or not isinstance(entry.get("args"), list):
+    if (
+        not isinstance(entry, dict)
+        or not isinstance(entry.get("command"), str)
+        or not isinstance(entry.get("args"), list)
+    ):
         return False
     return runs_engram(" ".join([entry["command"], *map(str, entry["args"])])) and "mcp" in entry["args"]
 
@@ -429,7 +437,7 @@ class _JsonMcpEntry(_Entries):
     def install(self, doc: dict, path: Path) -> dict:
         servers = doc.setdefault("mcpServers", {})
         if not isinstance(servers, dict):
-            raise LinkError(f"{path}: its \"mcpServers\" is not a JSON object; engram left it untouched")
+            raise LinkError(f'{path}: its "mcpServers" is not a JSON object; engram left it untouched')
         if MCP_NAME in servers:
             raise LinkError(f"{path}: has an mcpServers.{MCP_NAME} engram did not write; engram left it untouched")
         servers[MCP_NAME] = self.entry
@@ -514,7 +522,7 @@ def _parse(raw: bytes | None, path: Path) -> dict:
     if not isinstance(data, dict):
         raise LinkError(f"{path}: not a JSON object; engram left it untouched")
     if not isinstance(data.get("hooks", {}), dict):
-        raise LinkError(f"{path}: its \"hooks\" is not a JSON object; engram left it untouched")
+        raise LinkError(f'{path}: its "hooks" is not a JSON object; engram left it untouched')
     return data
 
 

@@ -183,7 +183,9 @@ def _run(args: LoadArgs, budget: int | None, ws: Workspace) -> int:
     return _load(layers, " ".join(args.task), args, budget, ws, state)
 
 
-def open_read(ws: Workspace, index_file: str | None, messages: list[str]) -> tuple[list[Layer], sqlite3.Connection | None]:
+def open_read(
+    ws: Workspace, index_file: str | None, messages: list[str]
+) -> tuple[list[Layer], sqlite3.Connection | None]:
     """The layers to read and the state.db beside them (None where it cannot be opened); warnings go to `messages`."""
     state_path = ws.root.state_path if os.path.isdir(ws.root.path) else os.path.join(user_config_dir(), STATE_FILE)
     state = _open_state(state_path)
@@ -291,4 +293,6 @@ def _fetch_one(layers: list[Layer], memory_id: str, options: Options, screen: Sc
     body, skip = checked_body(cand, screen)
     if skip:
         return Fetched(memory_id, cand, "skipped", skipped_line(source_path(cand), skip.label))
-    return Fetched(memory_id, cand, "body", body_block(Entry(cand, shown="body", body=body, requires=requires_of(cand))))
+    return Fetched(
+        memory_id, cand, "body", body_block(Entry(cand, shown="body", body=body, requires=requires_of(cand)))
+    )

@@ -145,7 +145,9 @@ def _facts(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, tuple]:
     out = {}
     for start in range(0, len(rowids), 900):
         chunk = rowids[start : start + 900]
-        for rowid, memory_id, *rest, tags in tuple_cursor(conn).execute(FACTS_SQL.format(",".join("?" * len(chunk))), chunk):
+        for rowid, memory_id, *rest, tags in tuple_cursor(conn).execute(
+            FACTS_SQL.format(",".join("?" * len(chunk))), chunk
+        ):
             out[rowid] = (memory_id, *rest, set(terms.name_terms([memory_id, *json.loads(tags)]).split()))
     return out
 
@@ -155,7 +157,9 @@ def _apply_multipliers(layer: Layer, j: Judged, facts: tuple, options: Options, 
     j.id = memory_id
     j.stale = layer.is_stale(rel, source_sha)
     fetched = options.fetch_counts.get((layer.scope, memory_id), 0)
-    j.multipliers = multipliers(lifecycle, confidence, j.stale, layer.scope, fetched, skill_query and memory_type == "skill")
+    j.multipliers = multipliers(
+        lifecycle, confidence, j.stale, layer.scope, fetched, skill_query and memory_type == "skill"
+    )
     j.rescore(j.relevance)
 
 

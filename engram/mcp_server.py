@@ -159,7 +159,9 @@ def _routed(pack: Pack) -> RoutedPack:
 
 def _result(text: str, structured: Mapping[str, object]) -> CallToolResult:
     """A tool's answer, text and structured content alike through the output gate."""
-    return CallToolResult(content=[TextContent(type="text", text=gate.text(text))], structured_content=gate.cleaned(dict(structured)))
+    return CallToolResult(
+        content=[TextContent(type="text", text=gate.text(text))], structured_content=gate.cleaned(dict(structured))
+    )
 
 
 def main(project: str | None = None) -> int:

@@ -26,7 +26,12 @@ class Entry:
     __slots__ = ("cand", "shown", "selected", "requires", "body")
 
     def __init__(
-        self, cand: Candidate, shown: str = "card", selected: bool = True, requires: list[str] | None = None, body: str = ""
+        self,
+        cand: Candidate,
+        shown: str = "card",
+        selected: bool = True,
+        requires: list[str] | None = None,
+        body: str = "",
     ) -> None:
         self.cand = cand
         self.shown = shown  # body | card
@@ -50,7 +55,9 @@ class Skipped:
 
 
 class Pack:
-    def __init__(self, entries: list[Entry], skipped: list[Skipped], omitted: list[Candidate], total_related: int) -> None:
+    def __init__(
+        self, entries: list[Entry], skipped: list[Skipped], omitted: list[Candidate], total_related: int
+    ) -> None:
         self.entries = entries
         self.skipped = skipped
         self.omitted = omitted
@@ -94,7 +101,9 @@ class PackOptions:
 
 def build_pack(routing: Routing, options: Options, pack_options: PackOptions, fits: Fits | None = None) -> Pack:
     """The pack of a routing; with ``fits``, cut down until it fits (`fit_pack`)."""
-    members = [c for c in with_prerequisites(routing.pack, options, pack_options.limit) if c.key not in pack_options.exclude]
+    members = [
+        c for c in with_prerequisites(routing.pack, options, pack_options.limit) if c.key not in pack_options.exclude
+    ]
     entries, skipped = _checked_entries(members, pack_options.screen)
     for skip in skipped:
         skip.cand.omission = skip.reason

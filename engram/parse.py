@@ -20,8 +20,16 @@ CONFIDENCES = ("high", "medium", "low")
 AUTHORITIES = ("instruction", "reference")
 LIFECYCLES = ("active", "review_due", "superseded", "archived")
 LEVELS = {
-    "base": 0, "basic": 0, "core": 0, "foundation": 0, "foundational": 0, "fundamental": 0,
-    "intermediate": 1, "mid": 1, "advanced": 2, "deep": 2,
+    "base": 0,
+    "basic": 0,
+    "core": 0,
+    "foundation": 0,
+    "foundational": 0,
+    "fundamental": 0,
+    "intermediate": 1,
+    "mid": 1,
+    "advanced": 2,
+    "deep": 2,
 }
 MAX_LEVEL = 1000
 MAX_ID_CHARS = 128  # gate.MAX_NAME: a longer id could never be printed
@@ -388,4 +396,6 @@ def _hidden_only(body: str, visible: str, directive: str, body_line: int) -> tup
 def _has_text(markdown: str) -> bool:
     """Any line that is neither blank nor a heading (nor a setext underline)."""
     lines = markdown.splitlines()
-    return any(line.strip() and not _heading(lines, i) and not _SETEXT_UNDERLINE.match(line) for i, line in enumerate(lines))
+    return any(
+        line.strip() and not _heading(lines, i) and not _SETEXT_UNDERLINE.match(line) for i, line in enumerate(lines)
+    )

@@ -164,7 +164,9 @@ def _centrality(names: list[set[str]]) -> list[float]:
     return out
 
 
-def query_features(query: str, relevances: list[float], features: list[dict[str, float]], facts: dict) -> dict[str, float]:
+def query_features(
+    query: str, relevances: list[float], features: list[dict[str, float]], facts: dict
+) -> dict[str, float]:
     """The task's features, from its candidates in relevance order (``relevances``, ``features``)
     and what routing counted (``facts``: the shares `unknown`, `strong_words` and `joint`, the
     number of anchors `words`, and `total`, the memories of the largest index)."""

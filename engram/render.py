@@ -67,7 +67,9 @@ def omission_text(cand: Candidate, routing: Routing) -> str:
     if cand.judged is None:
         return f"({cand.omission})"
     lacks = cand.lacks(routing.scoring, routing.idf)
-    return gate.line(f"({cand.omission}) relevance {cand.relevance:.2f}" + (f", lacks {', '.join(lacks)}" if lacks else ""))
+    return gate.line(
+        f"({cand.omission}) relevance {cand.relevance:.2f}" + (f", lacks {', '.join(lacks)}" if lacks else "")
+    )
 
 
 def miss_reasons(routing: Routing, ids: list[str]) -> list[str]:
@@ -95,7 +97,9 @@ def render_dry_run(routing: Routing, pack: Pack) -> str:
         lines.append(f"off-topic: nothing here is about this task (on-topic {routing.on_topic:.2f})")
     for position, entry in enumerate(pack.selected, 1):
         cand = entry.cand
-        lines.append(f"{position}. {cand.id} [{cand.scope}] score {cand.score:.3f} relevance {cand.relevance:.2f} ({entry.shown})")
+        lines.append(
+            f"{position}. {cand.id} [{cand.scope}] score {cand.score:.3f} relevance {cand.relevance:.2f} ({entry.shown})"
+        )
         lines += [f"   {reason}" for reason in reasons(cand, routing.scoring)]
     for cand in _omitted_once(pack):
         lines.append(f"omitted: {gate.name(cand.id)} [{cand.scope}] {omission_text(cand, routing)}")
@@ -126,7 +130,10 @@ def render_json(routing: Routing, pack: Pack) -> str:
         "entries": [_entry_json(e, routing) for e in pack.selected],
         "omitted": [_omitted_json(c, routing, c.key in carded) for c in _omitted_once(pack)],
         "omitted_unlisted": routing.unlisted,
-        "skipped": [{"id": gate.name(s.cand.id), "path": source_path(s.cand), "reason": s.reason, "label": s.label} for s in pack.skipped],
+        "skipped": [
+            {"id": gate.name(s.cand.id), "path": source_path(s.cand), "reason": s.reason, "label": s.label}
+            for s in pack.skipped
+        ],
         "narrow_tags": gate.names(routing.narrow_tags),
         "fetch": f"engram load --id {','.join(pack.card_ids)}" if pack.card_ids else None,
     }

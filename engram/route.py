@@ -144,7 +144,9 @@ class Candidate:
             return {}
         out = {}
         for index, counts in self.judged.found.counts.items():
-            out[anchors[index].text] = [COLUMNS[c] if FIELD_OF[c] != "paths" else "applies_to" for c, n in enumerate(counts) if n]
+            out[anchors[index].text] = [
+                COLUMNS[c] if FIELD_OF[c] != "paths" else "applies_to" for c, n in enumerate(counts) if n
+            ]
         return out
 
     def lacks(self, anchors: list[Anchor], evidence_idf: list[float]) -> list[str]:
@@ -200,7 +202,9 @@ class Routing:
 # --- visibility --------------------------------------------------------------------------------
 
 
-def visible_candidates(layers: list[Layer], where: str, options: Options, params: dict | None = None) -> list[Candidate]:
+def visible_candidates(
+    layers: list[Layer], where: str, options: Options, params: dict | None = None
+) -> list[Candidate]:
     """Visible memories matching an SQL condition on ``m`` (memories); a workspace id hides the global one."""
     out = []
     for layer in layers:
@@ -258,7 +262,9 @@ def path_memories(layers: list[Layer], paths: list[str], options: Options) -> li
     for layer in layers:
         # Globs first, from their own index; whole rows only for the memories that match.
         globs = layer.conn.execute("SELECT rowid, applies_to FROM memories WHERE applies_to != '[]'").fetchall()
-        specificity = {rowid: best for rowid, raw in globs if (best := _specificity(json.loads(raw), paths)) is not None}
+        specificity = {
+            rowid: best for rowid, raw in globs if (best := _specificity(json.loads(raw), paths)) is not None
+        }
         where = "m.rowid IN (SELECT value FROM json_each(:rowids))"
         for cand in visible_candidates([layer], where, options, {"rowids": json.dumps(list(specificity))}):
             ranked.append((-specificity[cand.row["rowid"]], cand.scope != "workspace", cand.id, cand))
@@ -313,7 +319,9 @@ def decide(routing: Routing, found: list[LayerMatch], query: str, options: Optio
 
 def _ranked(found: list[LayerMatch]) -> list[Candidate]:
     """The judged candidates of every layer as candidates, by score (the workspace first on a tie)."""
-    judged = sorted(((m, j) for m in found for j in m.judged), key=lambda e: (-e[1].score, e[0].layer.scope != "workspace", e[1].id))
+    judged = sorted(
+        ((m, j) for m in found for j in m.judged), key=lambda e: (-e[1].score, e[0].layer.scope != "workspace", e[1].id)
+    )
     rows: dict[int, dict[int, sqlite3.Row]] = {}
     for m in found:
         rows[id(m)] = _rows(m.layer, [j.rowid for j in m.judged])
@@ -338,7 +346,9 @@ def _rerank_related(admitted: list[Candidate]) -> None:
         return
     best = admitted[0]
     weights = dict(
-        best.layer.conn.execute("SELECT dst, weight FROM edges WHERE src = ? AND kind = 'related'", (best.id,)).fetchall()
+        best.layer.conn.execute(
+            "SELECT dst, weight FROM edges WHERE src = ? AND kind = 'related'", (best.id,)
+        ).fetchall()
     )
     for cand in admitted[1:]:
         if cand.layer is best.layer and cand.id in weights:

@@ -146,16 +146,12 @@ _TOKEN_FORMATS = (
     ),
     _TokenFormat(
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-        _matching(
-            LazyPattern(r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}"), "secret: github token"
-        ),
+        _matching(LazyPattern(r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}"), "secret: github token"),
     ),
     _TokenFormat(("glpat-",), _matching(LazyPattern(r"glpat-[A-Za-z0-9_-]{20,}"), "secret: gitlab token")),
     _TokenFormat(
         ("xoxb-", "xoxp-", "xoxa-", "xapp-"),
-        _matching(
-            LazyPattern(r"xox[bpa]-\d{6,}-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{20,}"), "secret: slack token"
-        ),
+        _matching(LazyPattern(r"xox[bpa]-\d{6,}-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{20,}"), "secret: slack token"),
     ),
     _TokenFormat(("sk-",), _sk_key),
     _TokenFormat(
@@ -165,7 +161,10 @@ _TOKEN_FORMATS = (
         ("sk_live_", "rk_live_"), _matching(LazyPattern(r"[sr]k_live_[A-Za-z0-9]{20,}"), "secret: stripe key")
     ),
     _TokenFormat(("npm_",), _matching(LazyPattern(r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"), "secret: npm token")),
-    _TokenFormat(("pypi-AgEIcHlwaS5vcmc",), _matching(LazyPattern(r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{40,}"), "secret: pypi token")),
+    _TokenFormat(
+        ("pypi-AgEIcHlwaS5vcmc",),
+        _matching(LazyPattern(r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{40,}"), "secret: pypi token"),
+    ),
     _TokenFormat(
         ("dop_v1_", "doo_v1_", "dor_v1_"),
         _matching(LazyPattern(r"do[por]_v1_[a-f0-9]{64}(?![a-f0-9])"), "secret: digitalocean token"),
@@ -254,9 +253,7 @@ _ASSIGNMENT = LazyPattern(
 )
 # A bare `key` is a secret only as api_key, accessKey, SECRET_ACCESS_KEY, ...
 _SECRET_KEY_PREFIXES = tuple(
-    word + separator
-    for word in (b"api", b"access", b"private", b"secret", b"auth")
-    for separator in (b"", b"_", b"-")
+    word + separator for word in (b"api", b"access", b"private", b"secret", b"auth") for separator in (b"", b"_", b"-")
 )
 _IDENTIFIER_BYTES = b"abcdefghijklmnopqrstuvwxyz0123456789_.-"
 
@@ -307,7 +304,9 @@ def _command_secret(text: str, index: int) -> str | None:
     if text[index - 1 : index] == "-":  # the `-p` anchor inside `--password`
         index -= 1
     match = _COMMAND_SECRET.match(text, index)
-    if not match or (match.group().startswith("-p") and not _MYSQL_LINE.search(text, text.rfind("\n", 0, index) + 1, index)):
+    if not match or (
+        match.group().startswith("-p") and not _MYSQL_LINE.search(text, text.rfind("\n", 0, index) + 1, index)
+    ):
         return None
     if match["bare"] is not None:
         real = _looks_like_real_value(match["bare"].rstrip(_TRAILING_PUNCTUATION), quoted=False)
@@ -319,8 +318,20 @@ def _command_secret(text: str, index: int) -> str | None:
 
 
 _COMMAND_SECRET_DETECTOR = _Detector(
-    (b"--pass", b"--token", b"--secret", b"--api", b"--auth", b"-p", b"-u ", b"--user", b"password ", b"passphrase ",
-     b"secret ", b"token "),
+    (
+        b"--pass",
+        b"--token",
+        b"--secret",
+        b"--api",
+        b"--auth",
+        b"-p",
+        b"-u ",
+        b"--user",
+        b"password ",
+        b"passphrase ",
+        b"secret ",
+        b"token ",
+    ),
     _command_secret,
 )
 # Shapes with a dot or a slash inside, so no token run holds them whole.
@@ -329,7 +340,9 @@ _SENDGRID_KEY = _Detector(
 )
 _SLACK_WEBHOOK = _Detector(
     (b"hooks.slack.com/services/",),
-    _matching(LazyPattern(r"hooks\.slack\.com/services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{16,}"), "secret: slack webhook"),
+    _matching(
+        LazyPattern(r"hooks\.slack\.com/services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{16,}"), "secret: slack webhook"
+    ),
 )
 
 _URL_CREDENTIALS = LazyPattern(r"://[^\s/:@]{0,200}:([^\s/@]{1,200})@")
@@ -523,8 +536,22 @@ _FOREIGN_OVERRIDE = LazyPattern(
 )
 _FOREIGN_ANCHORS = ("忽略", "無視", "игнор", "Игнор", "забуд", "Забуд")
 _FOREIGN_ASCII_ANCHORS = (  # the start of each phrase, not the English "ignore the ..."
-    b"ignorez", b"ignorer ", b"ignore toutes", b"ignore les ", b"oublie", b"ignoriere", b"ignorieren sie", b"vergiss",
-    b"vergessen sie", b"missachte", b"ignora ", b"ignore todas", b"ignore as ", b"olvid", b"esque", b"dimentica",
+    b"ignorez",
+    b"ignorer ",
+    b"ignore toutes",
+    b"ignore les ",
+    b"oublie",
+    b"ignoriere",
+    b"ignorieren sie",
+    b"vergiss",
+    b"vergessen sie",
+    b"missachte",
+    b"ignora ",
+    b"ignore todas",
+    b"ignore as ",
+    b"olvid",
+    b"esque",
+    b"dimentica",
 )
 
 
@@ -557,8 +584,11 @@ _CONCEALED = LazyPattern(
 _SENSITIVE = r"(?:~/\.ssh\S*|~/\.aws\S*|~/\.netrc|\.netrc|id_rsa|id_ed25519|(?:the\s+)?\.env(?:\s+file)?|/etc/passwd|credentials|secrets|api\s+keys)"
 _EXFILTRATION = LazyPattern(
     r"(?:send|upload|post|email|e-mail|exfiltrate|copy|forward|leak)\s+(?:the\s+)?(?:contents\s+of\s+)?"
-    + _SENSITIVE + r"\s+to\s+(?:https?://|\S+@|\S+\.[a-z]{2,})"
-    + r"|(?:cat|base64|tar|gzip)\s+[^\n|]{0,80}?" + _SENSITIVE + r"[^\n|]{0,40}\|\s*(?:curl|wget|nc|ncat|netcat)\b",
+    + _SENSITIVE
+    + r"\s+to\s+(?:https?://|\S+@|\S+\.[a-z]{2,})"
+    + r"|(?:cat|base64|tar|gzip)\s+[^\n|]{0,80}?"
+    + _SENSITIVE
+    + r"[^\n|]{0,40}\|\s*(?:curl|wget|nc|ncat|netcat)\b",
     re.I,
 )
 # A markdown image whose URL query is filled in by the model: the host fetches it unasked, so the
@@ -599,8 +629,20 @@ _INJECTIONS = (
         _matching(_OVERRIDE, "injection: override instruction"),
     ),
     _Detector(
-        (b"pay no", b"set aside", b"disobey", b"stop follow", b"stop obey", b"no longer", b"discard", b"throw out",
-         b"abandon", b"forget", b"disregard", b"ignore"),
+        (
+            b"pay no",
+            b"set aside",
+            b"disobey",
+            b"stop follow",
+            b"stop obey",
+            b"no longer",
+            b"discard",
+            b"throw out",
+            b"abandon",
+            b"forget",
+            b"disregard",
+            b"ignore",
+        ),
         _set_aside,
     ),
     _Detector((b"you are now", b"from now on"), _persona_switch),
@@ -610,12 +652,38 @@ _INJECTIONS = (
         _near(_SUPERSEDE, "injection: new instructions", 20, 60),
     ),
     _Detector(
-        (b"do not tell", b"don't tell", b"dont tell", b"never tell", b"do not inform", b"do not notify", b"secretly",
-         b"silently", b"covertly", b"quietly"),
+        (
+            b"do not tell",
+            b"don't tell",
+            b"dont tell",
+            b"never tell",
+            b"do not inform",
+            b"do not notify",
+            b"secretly",
+            b"silently",
+            b"covertly",
+            b"quietly",
+        ),
         _near(_CONCEALED, "injection: concealed action", 4, 120),
     ),
-    _Detector((b"send", b"upload", b"post", b"email", b"e-mail", b"exfiltrate", b"copy", b"forward", b"leak", b"cat ",
-               b"base64 ", b"tar ", b"gzip "), _matching(_EXFILTRATION, "injection: exfiltration command")),
+    _Detector(
+        (
+            b"send",
+            b"upload",
+            b"post",
+            b"email",
+            b"e-mail",
+            b"exfiltrate",
+            b"copy",
+            b"forward",
+            b"leak",
+            b"cat ",
+            b"base64 ",
+            b"tar ",
+            b"gzip ",
+        ),
+        _matching(_EXFILTRATION, "injection: exfiltration command"),
+    ),
     _Detector((b"](http",), _data_url),
     _Detector((b"<!--",), _comment_order),
 )
@@ -679,8 +747,11 @@ def _encoded_payload(text: str, lowered: bytes) -> str | None:
 # Invisible characters that split a word for the screen but not for the model: zero-width
 # spaces and joiners, the soft hyphen, word joiners, bidi controls, the byte-order mark.
 _INVISIBLE = dict.fromkeys(
-    map(ord, "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d"
-        "\u202e\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\u3164\ufeff\uffa0")
+    map(
+        ord,
+        "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d"
+        "\u202e\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\u3164\ufeff\uffa0",
+    )
 )
 _INVISIBLE.update(dict.fromkeys(range(0xE0000, 0xE0080)))  # Unicode tag characters
 # Cyrillic and Greek letters that look like Latin ones, folded inside words that mix them.

@@ -15,13 +15,20 @@ IGNORE_FILE = ".engramignore"
 CONFIG_FILE = "engram.config.json"
 INDEX_FILE = "index.db"
 STATE_FILE = "state.db"
-BUILD_TEMP_PREFIX = f".{INDEX_FILE}{TEMP_MARK}"  # a build's copy of the index (`paths.replacing`), renamed over it when done
+BUILD_TEMP_PREFIX = (
+    f".{INDEX_FILE}{TEMP_MARK}"  # a build's copy of the index (`paths.replacing`), renamed over it when done
+)
 BUILD_LOCK_FILE = ".index.lock"  # held while a build writes
 CORRUPT_SUFFIX = ".corrupt-"  # a damaged index or state file, set aside for a look: index.db.corrupt-<time>
 CHECKED_FILE = ".index.checked"  # the index file's stamp when engram last built or checked it whole
 # What a memory root's .gitignore keeps out of git: the built files, not the memories.
 GENERATED_FILES = (
-    INDEX_FILE, STATE_FILE, f"{STATE_FILE}-*", f"{BUILD_TEMP_PREFIX}*", BUILD_LOCK_FILE, f"*.db{CORRUPT_SUFFIX}*",
+    INDEX_FILE,
+    STATE_FILE,
+    f"{STATE_FILE}-*",
+    f"{BUILD_TEMP_PREFIX}*",
+    BUILD_LOCK_FILE,
+    f"*.db{CORRUPT_SUFFIX}*",
     CHECKED_FILE,
 )
 

@@ -106,7 +106,8 @@ class HookSession:
 
     def delivered(self) -> set[str]:
         rows = self.conn.execute(
-            "SELECT memory FROM delivered WHERE host = ? AND session = ? AND agent = ?", (self.host, self.session, self.agent)
+            "SELECT memory FROM delivered WHERE host = ? AND session = ? AND agent = ?",
+            (self.host, self.session, self.agent),
         )
         return {row[0] for row in rows}
 
@@ -124,7 +125,8 @@ class HookSession:
             self.conn.execute(f"DELETE FROM delivered WHERE {where}", (self.host, self.session, self.agent))
         else:
             self.conn.executemany(
-                f"DELETE FROM delivered WHERE {where} AND memory = ?", [(self.host, self.session, self.agent, k) for k in keys]
+                f"DELETE FROM delivered WHERE {where} AND memory = ?",
+                [(self.host, self.session, self.agent, k) for k in keys],
             )
         self.touch()
 
@@ -148,7 +150,8 @@ def prune_idle_sessions(conn: sqlite3.Connection, idle_seconds: float) -> None:
     """Drop the sessions (and their delivered sets) idle for longer than `idle_seconds`."""
     cutoff = time.time() - idle_seconds
     conn.execute(
-        "DELETE FROM delivered WHERE (host, session) IN (SELECT host, session FROM sessions WHERE updated < ?)", (cutoff,)
+        "DELETE FROM delivered WHERE (host, session) IN (SELECT host, session FROM sessions WHERE updated < ?)",
+        (cutoff,),
     )
     conn.execute("DELETE FROM sessions WHERE updated < ?", (cutoff,))
 

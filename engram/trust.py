@@ -164,4 +164,6 @@ def _cryptography() -> _Crypto:
     try:
         return _Crypto()
     except ImportError:
-        raise IndexFileError(f"checking or making an index signature needs the cryptography package; {INSTALL_HINT}") from None
+        raise IndexFileError(
+            f"checking or making an index signature needs the cryptography package; {INSTALL_HINT}"
+        ) from None

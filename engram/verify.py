@@ -66,7 +66,9 @@ def _edge_findings(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> li
     expected |= {(src, dst, "related") for src, dst, _ in related_edges(conn)}
     stored = {tuple(row) for row in conn.execute("SELECT src, dst, kind FROM edges")}
     if stored != expected:
-        return [f"{path}: {len(stored ^ expected)} dependency or related edges differ from the stored memories; {REBUILD}"]
+        return [
+            f"{path}: {len(stored ^ expected)} dependency or related edges differ from the stored memories; {REBUILD}"
+        ]
     return []
 
 
@@ -89,7 +91,10 @@ def repaired_lines(root_path: str) -> list[str]:
         names = sorted(n for n in os.listdir(root_path) if CORRUPT_SUFFIX in n)
     except OSError:
         return []
-    return [f"repaired: {os.path.join(root_path, n)} was damaged; set aside and rebuilt (remove it when done)" for n in names]
+    return [
+        f"repaired: {os.path.join(root_path, n)} was damaged; set aside and rebuilt (remove it when done)"
+        for n in names
+    ]
 
 
 def _fts_findings(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> list[str]:

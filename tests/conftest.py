@@ -17,7 +17,9 @@ from helpers import write_memory as _write_memory
 
 
 @pytest.fixture(autouse=True)
-def isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+def isolated_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """No test sees the machine's HOME, engram config or host variables (ENGRAM_*, CURSOR_* ...): HOME is
     an empty folder of its own, the user config folder ``<tmp_path>/cfg`` (made when a command needs it)."""
     for name in [n for n in os.environ if n.startswith(ISOLATED_PREFIXES)]:

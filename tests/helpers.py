@@ -244,7 +244,9 @@ class Project:
         return {**env, **(extra or {})}
 
     def run(self, *args, env: dict | None = None, stdin: bytes = b"", check_traceback: bool = True) -> Result:
-        return engram(list(args), self.path, self.env(env), stdin, installed=self.installed, check_traceback=check_traceback)
+        return engram(
+            list(args), self.path, self.env(env), stdin, installed=self.installed, check_traceback=check_traceback
+        )
 
     def index(self) -> Result:
         result = self.run("index")

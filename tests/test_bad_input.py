@@ -16,7 +16,9 @@ from engram.freshness import ignore_patterns, needs_refresh, open_current
 from engram.index import INDEX_SCHEMA_VERSION
 from engram.sources import workspace_root
 
-SUMMARY = re.compile(r"^indexed (\d+) memor(?:y|ies) from \d+ files? \((\d+) added, (\d+) changed, (\d+) removed, (\d+) invalid\)$")
+SUMMARY = re.compile(
+    r"^indexed (\d+) memor(?:y|ies) from \d+ files? \((\d+) added, (\d+) changed, (\d+) removed, (\d+) invalid\)$"
+)
 GOOD = b"---\nid: good\ntags: [llama]\n---\n# Good\n\nThe good memory about llamas.\n"
 
 

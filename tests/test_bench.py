@@ -21,7 +21,10 @@ def test_bench_reports_every_metric_with_ratios(tmp_path):
     out = tmp_path / "r.json"
     proc = subprocess.run(
         [sys.executable, str(BENCHMARKS / "bench.py"), "--sizes", "60", "--runs", "2", "--out", str(out)],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(out.read_text())
@@ -49,7 +52,7 @@ def test_peak_rss_is_the_commands_own_not_the_harness(tmp_path):
     from benchmarks.bench import Spawner
 
     ballast = bytearray(120 * 1024 * 1024)
-    ballast[:: 4096] = b"\x01" * len(ballast[:: 4096])  # touch every page: resident, not just reserved
+    ballast[::4096] = b"\x01" * len(ballast[::4096])  # touch every page: resident, not just reserved
     spawner = Spawner(tmp_path)
     try:
         sample = spawner.run([sys.executable, "-c", "print('hi')"], tmp_path, {}, "")
@@ -65,11 +68,21 @@ def test_small_folder_quality_runs_on_the_bundled_rules():
     fixture queries whose rules are in it."""
     proc = subprocess.run(
         [sys.executable, str(BENCHMARKS / "subsets.py"), "--sizes", "15", "--samples", "1"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     header, row = proc.stdout.splitlines()
-    assert header.split() == ["rules", "queries", "hit_at_pack", "recall_at_pack", "mrr", "precision", "off_topic_silent"]
+    assert header.split() == [
+        "rules",
+        "queries",
+        "hit_at_pack",
+        "recall_at_pack",
+        "mrr",
+        "precision",
+        "off_topic_silent",
+    ]
     size, queries, *ratios = row.split()
     assert size == "15" and float(queries) > 10
     assert all(0.0 <= float(value) <= 1.0 for value in ratios)

@@ -47,9 +47,14 @@ def expected_numbers(cases: list[dict], packs: list[list[str]]) -> dict:
     return {
         "queries": len(cases),
         "hit_at_pack": ratio(sum(bool(set(c["expect"]) & set(p)) for c, p in positive), len(positive)),
-        "recall_at_pack": ratio(sum(len(set(c["expect"]) & set(p)) / len(c["expect"]) for c, p in positive), len(positive)),
+        "recall_at_pack": ratio(
+            sum(len(set(c["expect"]) & set(p)) / len(c["expect"]) for c, p in positive), len(positive)
+        ),
         "mrr": ratio(sum(first_rank(c, p) for c, p in positive), len(positive)),
-        "precision": ratio(sum(sum(i in set(c["expect"]) | set(c.get("accept", [])) for i in p) / len(p) for c, p in loaded), len(loaded)),
+        "precision": ratio(
+            sum(sum(i in set(c["expect"]) | set(c.get("accept", [])) for i in p) / len(p) for c, p in loaded),
+            len(loaded),
+        ),
         "off_topic_silent": ratio(sum(not p for p in negative), len(negative)),
         "mean_pack": ratio(sum(map(len, packs)), len(cases)),
     }
@@ -62,10 +67,17 @@ def _write_fixture(path: Path, cases) -> Path:
 
 @pytest.fixture
 def four_rules(project: Project) -> Project:
-    project.write("cypress-e2e", "# Cypress\nWrite cypress tests for the login page; stub the network with cy.intercept.",
-                  tags=["cypress"])
-    project.write("cypress-ci", "# Cypress in CI\nRun cypress specs in CI on parallel machines.", tags=["cypress", "ci"])
-    project.write("flutter-perf", "# Flutter\nAvoid widget rebuilds: const constructors, small widgets.", tags=["flutter"])
+    project.write(
+        "cypress-e2e",
+        "# Cypress\nWrite cypress tests for the login page; stub the network with cy.intercept.",
+        tags=["cypress"],
+    )
+    project.write(
+        "cypress-ci", "# Cypress in CI\nRun cypress specs in CI on parallel machines.", tags=["cypress", "ci"]
+    )
+    project.write(
+        "flutter-perf", "# Flutter\nAvoid widget rebuilds: const constructors, small widgets.", tags=["flutter"]
+    )
     project.write("docker-slim", "# Docker\nMulti-stage builds keep images small; never run as root.", tags=["docker"])
     return project
 
@@ -82,7 +94,9 @@ def test_benchmark_reports_hit_recall_mrr_precision_and_silence(four_rules, tmp_
         chosen = [i for i, c in enumerate(CASES) if c["lang"] == lang]
         assert results[lang] == expected_numbers([CASES[i] for i in chosen], [packs[i] for i in chosen])
     assert report.json()["misses"][:1] == ["missed cypress-ci (got docker-slim): slim docker images"]
-    assert report.json()["misses"][-1].startswith("off-topic loaded") and report.json()["misses"][-1].endswith(": cypress specs")
+    assert report.json()["misses"][-1].startswith("off-topic loaded") and report.json()["misses"][-1].endswith(
+        ": cypress specs"
+    )
 
 
 def test_benchmark_prints_a_table_and_lists_misses_on_request(four_rules, tmp_path):
@@ -93,7 +107,13 @@ def test_benchmark_prints_a_table_and_lists_misses_on_request(four_rules, tmp_pa
     numbers = expected_numbers(CASES, packs)
     assert [line.split() for line in table.lines] == [
         ["group", "queries", "hit_at_pack", "recall_at_pack", "mrr", "precision", "off_topic_silent"],
-        ["all", *(str(numbers[name]) for name in ("queries", "hit_at_pack", "recall_at_pack", "mrr", "precision", "off_topic_silent"))],
+        [
+            "all",
+            *(
+                str(numbers[name])
+                for name in ("queries", "hit_at_pack", "recall_at_pack", "mrr", "precision", "off_topic_silent")
+            ),
+        ],
     ]  # no language groups without "lang"
     with_misses = four_rules.run("benchmark", fixture, "--misses").lines[2:]
     assert with_misses[0] == "  missed cypress-ci (got docker-slim): slim docker images"
@@ -131,8 +151,10 @@ def test_a_bad_fixture_is_one_clear_line(four_rules, tmp_path, content, message)
 
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
-        st.sampled_from(["query", "expect", "accept", "lang", "x"]), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.sampled_from(["query", "expect", "accept", "lang", "x"]), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -154,12 +176,15 @@ def test_any_fixture_file_is_cases_or_one_fixture_error(tmp_path_factory, conten
 
 def test_benchmark_needs_a_fixture_and_memories(project: Project, tmp_path):
     missing = project.run("benchmark", tmp_path / "nope.json")
-    assert missing.returncode == 1 and missing.stderr == f"engram: error: {tmp_path / 'nope.json'}: no such fixture file\n"
+    assert (
+        missing.returncode == 1 and missing.stderr == f"engram: error: {tmp_path / 'nope.json'}: no such fixture file\n"
+    )
     fixture = _write_fixture(tmp_path / "cases.json", CASES)
     empty = project.run("benchmark", fixture)  # no memories: every number would be a meaningless zero
     assert empty.returncode == 1 and empty.stdout == ""
-    assert re.fullmatch(r"engram: error: no memories to route over in .+: run it in the workspace the fixture is for\n",
-                        empty.stderr)
+    assert re.fullmatch(
+        r"engram: error: no memories to route over in .+: run it in the workspace the fixture is for\n", empty.stderr
+    )
 
 
 @pytest.mark.parametrize("name", [*CURSORRULES_FIXTURES, "multilingual.json"])
@@ -212,10 +237,18 @@ def test_the_bundled_fixtures_keep_their_hit(bundled_numbers, fixture):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fixture", [
-    *CURSORRULES_FIXTURES,
-    pytest.param("multilingual.json", marks=pytest.mark.xfail(
-        strict=True, reason="7 of its 8 off-topic queries load nothing (0.875): one in a folder of 20 loads a memory")),
-])
+@pytest.mark.parametrize(
+    "fixture",
+    [
+        *CURSORRULES_FIXTURES,
+        pytest.param(
+            "multilingual.json",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="7 of its 8 off-topic queries load nothing (0.875): one in a folder of 20 loads a memory",
+            ),
+        ),
+    ],
+)
 def test_the_bundled_fixtures_stay_silent_off_topic(bundled_numbers, fixture):
     assert bundled_numbers(fixture)["off_topic_silent"] >= SILENCE_FLOOR

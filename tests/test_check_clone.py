@@ -16,13 +16,21 @@ pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not 
 
 CLAUDE_RULE = ".claude/rules/engram/http-retries.md"
 CURSOR_RULE = ".cursor/rules/engram/http-retries.mdc"
-HTTP = {"id": "http-retries", "tags": ["http"], "directive": "Retry HTTP calls with backoff.", "applies_to": ["src/http/**"]}
+HTTP = {
+    "id": "http-retries",
+    "tags": ["http"],
+    "directive": "Retry HTTP calls with backoff.",
+    "applies_to": ["src/http/**"],
+}
 
 
 def git(cwd: Path, *args: str) -> str:
     proc = subprocess.run(
         ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
-        cwd=cwd, capture_output=True, text=True, check=True,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return proc.stdout
 
@@ -77,7 +85,9 @@ def test_a_fresh_clone_passes_and_nothing_is_written(origin: Path, tmp_path: Pat
     assert untracked_or_changed(repo) == ""
 
 
-def test_an_edit_committed_without_index_fails_until_index(origin: Path, tmp_path: Path, run_engram, write_memory) -> None:
+def test_an_edit_committed_without_index_fails_until_index(
+    origin: Path, tmp_path: Path, run_engram, write_memory
+) -> None:
     write_memory(origin, "rules/http-retries.md", HTTP | {"directive": "Retry twice, then fail."}, "# HTTP retries\n")
     commit_all(origin, "edited without engram index")
     repo = clone(origin, tmp_path)
@@ -85,7 +95,11 @@ def test_an_edit_committed_without_index_fails_until_index(origin: Path, tmp_pat
     assert proc.returncode == 1
     named = {line.split(":")[0] for line in output_lines(proc) if "generated rule file is out of date" in line}
     assert named == {f"stale {CLAUDE_RULE}", f"stale {CURSOR_RULE}"}
-    assert all("`engram index` rewrites it; commit the result" in line for line in output_lines(proc) if line.startswith("stale "))
+    assert all(
+        "`engram index` rewrites it; commit the result" in line
+        for line in output_lines(proc)
+        if line.startswith("stale ")
+    )
     assert proc.stdout.splitlines()[-1] == "engram check: not fresh (2 stale)"
     assert untracked_or_changed(repo) == ""
 
@@ -103,8 +117,10 @@ def test_added_and_removed_memories_are_named(origin: Path, tmp_path: Path, run_
     assert proc.returncode == 1
     lines = output_lines(proc)
     for path, reason in [
-        (CLAUDE_RULE, "is no longer needed"), (CURSOR_RULE, "is no longer needed"),
-        (".claude/rules/engram/sql.md", "is missing"), (".cursor/rules/engram/sql.mdc", "is missing"),
+        (CLAUDE_RULE, "is no longer needed"),
+        (CURSOR_RULE, "is no longer needed"),
+        (".claude/rules/engram/sql.md", "is missing"),
+        (".cursor/rules/engram/sql.mdc", "is missing"),
     ]:
         assert [line for line in lines if line.startswith(f"stale {path}: generated rule file {reason}")], (path, lines)
     assert untracked_or_changed(repo) == ""
@@ -147,7 +163,9 @@ def test_invalid_and_flagged_files_are_named_with_what_fixes_them(origin: Path, 
     assert untracked_or_changed(repo) == ""
 
 
-def test_a_committed_shared_index_must_match_its_sources(origin: Path, tmp_path: Path, run_engram, write_memory) -> None:
+def test_a_committed_shared_index_must_match_its_sources(
+    origin: Path, tmp_path: Path, run_engram, write_memory
+) -> None:
     assert run_engram(["index", "--output", "team.db"], cwd=origin).returncode == 0
     config = origin / ".agents/.engram/engram.config.json"
     config.write_text(json.dumps({**json.loads(config.read_text()), "global_index": "team.db"}))
@@ -160,7 +178,11 @@ def test_a_committed_shared_index_must_match_its_sources(origin: Path, tmp_path:
     repo = clone(origin, tmp_path)
     proc = run_engram(["check"], cwd=repo)
     assert proc.returncode == 1
-    assert [line for line in output_lines(proc) if line.startswith("stale team.db: ") and "engram index --output team.db" in line]
+    assert [
+        line
+        for line in output_lines(proc)
+        if line.startswith("stale team.db: ") and "engram index --output team.db" in line
+    ]
     assert untracked_or_changed(repo) == ""
 
 

@@ -18,7 +18,9 @@ import pytest
 from engram.sources import find_project
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures/cursorrules/.agents/.engram/rules"
-SUMMARY = re.compile(r"^indexed (\d+) memor(?:y|ies) from \d+ files? \((\d+) added, (\d+) changed, (\d+) removed, (\d+) invalid\)$")
+SUMMARY = re.compile(
+    r"^indexed (\d+) memor(?:y|ies) from \d+ files? \((\d+) added, (\d+) changed, (\d+) removed, (\d+) invalid\)$"
+)
 
 
 def summary(stdout: str) -> tuple[int, ...]:
@@ -37,12 +39,24 @@ def stat_of(path: Path) -> tuple[int, int, int]:
 @pytest.fixture
 def three(project, write_memory):
     """A small, clean set of memories (nothing the safety screen could flag)."""
-    write_memory(project, "rules/tabs.md", {"id": "tabs", "tags": ["style"], "directive": "Indent with four spaces."},
-                 "# Indentation\n\nIndent python with four spaces, never tabs.\n")
-    write_memory(project, "skills/release.md", {"id": "release", "depends_on": ["versioning"]},
-                 "# Release\n\nBump the version, then tag the commit.\n")
-    write_memory(project, "knowledge/versioning.md", {"id": "versioning", "tags": ["release"]},
-                 "# Versioning\n\nWe follow semantic versioning for the wombat service.\n")
+    write_memory(
+        project,
+        "rules/tabs.md",
+        {"id": "tabs", "tags": ["style"], "directive": "Indent with four spaces."},
+        "# Indentation\n\nIndent python with four spaces, never tabs.\n",
+    )
+    write_memory(
+        project,
+        "skills/release.md",
+        {"id": "release", "depends_on": ["versioning"]},
+        "# Release\n\nBump the version, then tag the commit.\n",
+    )
+    write_memory(
+        project,
+        "knowledge/versioning.md",
+        {"id": "versioning", "tags": ["release"]},
+        "# Versioning\n\nWe follow semantic versioning for the wombat service.\n",
+    )
     return project
 
 
@@ -329,10 +343,18 @@ def test_verify_fails_when_the_fingerprint_does_not_match(three, run_engram):
 
 
 def test_ignored_memories_are_indexed_but_never_loaded(three, run_engram, write_memory):
-    write_memory(three, "knowledge/secret-plan.md", {"id": "secret-plan", "tags": ["platypus"],
-                 "directive": "Platypus migration plan."}, "# Platypus plan\n\nThe platypus migration starts Monday.\n")
-    write_memory(three, "rules/draft-rule.md", {"id": "draft-rule", "tags": ["platypus"]},
-                 "# Draft\n\nPlatypus draft rule text.\n")
+    write_memory(
+        three,
+        "knowledge/secret-plan.md",
+        {"id": "secret-plan", "tags": ["platypus"], "directive": "Platypus migration plan."},
+        "# Platypus plan\n\nThe platypus migration starts Monday.\n",
+    )
+    write_memory(
+        three,
+        "rules/draft-rule.md",
+        {"id": "draft-rule", "tags": ["platypus"]},
+        "# Draft\n\nPlatypus draft rule text.\n",
+    )
     (three / ".engramignore").write_text("knowledge/secret-plan.md\n")
     (three / ".agents/.engram/engram.config.json").write_text(json.dumps({"ignore": {"also": ["rules/draft-*"]}}))
     proc = run_engram(["index"], cwd=three)
@@ -379,12 +401,18 @@ def test_corpus_indexes_incrementally_and_check_names_changes(tmp_path, run_engr
 
     first = run_engram(["index"], cwd=proj)
     assert first.returncode == 0, first.stderr
-    assert first.stdout.splitlines()[0] == "indexed 257 memories from 257 files (257 added, 0 changed, 0 removed, 0 invalid)"
+    assert (
+        first.stdout.splitlines()[0]
+        == "indexed 257 memories from 257 files (257 added, 0 changed, 0 removed, 0 invalid)"
+    )
 
     before = stat_of(index)
     second = run_engram(["index"], cwd=proj)
     assert second.returncode == 0
-    assert second.stdout.splitlines()[0] == "indexed 257 memories from 257 files (0 added, 0 changed, 0 removed, 0 invalid)"
+    assert (
+        second.stdout.splitlines()[0]
+        == "indexed 257 memories from 257 files (0 added, 0 changed, 0 removed, 0 invalid)"
+    )
     assert stat_of(index) == before
 
     files = sorted(rules.glob("*.md"))
@@ -400,7 +428,9 @@ def test_corpus_indexes_incrementally_and_check_names_changes(tmp_path, run_engr
 
     third = run_engram(["index"], cwd=proj)
     assert third.returncode == 0, third.stderr
-    assert third.stdout.splitlines()[0] == "indexed 257 memories from 257 files (1 added, 1 changed, 1 removed, 0 invalid)"
+    assert (
+        third.stdout.splitlines()[0] == "indexed 257 memories from 257 files (1 added, 1 changed, 1 removed, 0 invalid)"
+    )
     after = run_engram(["check"], cwd=proj)
     out = after.stdout + after.stderr
     for path in (edited, removed, rules / "zz-added-okapi.md"):

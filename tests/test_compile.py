@@ -60,8 +60,12 @@ def small(project, write_memory):
     write_memory(
         project,
         "rules/release-checklist.md",
-        {"id": "release-checklist", "tags": ["release"], "depends_on": ["release-foundation"],
-         "directive": "Run the release checklist before tagging."},
+        {
+            "id": "release-checklist",
+            "tags": ["release"],
+            "depends_on": ["release-foundation"],
+            "directive": "Run the release checklist before tagging.",
+        },
         "# Release checklist\n\n## Content\nBump the zebrafish version.\n\n## Context\nsecret history\n",
     )
     write_memory(
@@ -118,17 +122,17 @@ def test_files_table_holds_sha256_of_each_source(small):
     build(small)
     root = small / ".agents/.engram"
     stored = dict(db(small).execute("SELECT rel, sha256 FROM files").fetchall())
-    expected = {
-        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in root.rglob("*.md")
-    }
+    expected = {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in root.rglob("*.md")}
     assert stored == expected
 
 
 def test_stored_body_is_agent_visible_and_hashed(small):
     build(small)
-    row = db(small).execute(
-        f"SELECT {', '.join(PRINTED_COLUMNS)}, text_sha256 FROM memories WHERE id = 'release-checklist'"
-    ).fetchone()
+    row = (
+        db(small)
+        .execute(f"SELECT {', '.join(PRINTED_COLUMNS)}, text_sha256 FROM memories WHERE id = 'release-checklist'")
+        .fetchone()
+    )
     assert "Bump the zebrafish version." in row["body"]
     assert "secret history" not in row["body"] and "## Context" not in row["body"]
     assert row["text_sha256"] == printed_digest({name: row[name] for name in PRINTED_COLUMNS})
@@ -153,7 +157,9 @@ def test_removed_file_leaves_memories_files_fts_and_edges(small):
     assert conn.execute("SELECT count(*) FROM files WHERE rel = 'rules/release-checklist.md'").fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM edges WHERE src = 'release-checklist'").fetchone()[0] == 0
     term = terms.index_terms("zebrafish").split()[0]
-    assert conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (f'"{term}"',)).fetchone()[0] == 0
+    assert (
+        conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (f'"{term}"',)).fetchone()[0] == 0
+    )
 
 
 def test_index_is_a_pure_function_of_the_sources(small):
@@ -236,10 +242,17 @@ def full_dump(project: Path) -> dict:
     conn.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, memories_fts, 'instance')")
     dump = {
         "memories": [tuple(r) for r in conn.execute("SELECT rowid, * FROM memories ORDER BY rowid")],
-        "files": [tuple(r) for r in conn.execute("SELECT rel, size, sha256, status, error, memory FROM files ORDER BY rel")],
+        "files": [
+            tuple(r) for r in conn.execute("SELECT rel, size, sha256, status, error, memory FROM files ORDER BY rel")
+        ],
         "edges": [tuple(r) for r in conn.execute("SELECT * FROM edges ORDER BY src, dst, kind")],
-        "fts": [tuple(r) for r in conn.execute("SELECT term, col, doc, offset FROM temp.vocab ORDER BY term, doc, col, offset")],
-        "meta": dict(conn.execute("SELECT key, value FROM meta WHERE key NOT IN ('built_at', 'source_root', 'stat_digest')")),
+        "fts": [
+            tuple(r)
+            for r in conn.execute("SELECT term, col, doc, offset FROM temp.vocab ORDER BY term, doc, col, offset")
+        ],
+        "meta": dict(
+            conn.execute("SELECT key, value FROM meta WHERE key NOT IN ('built_at', 'source_root', 'stat_digest')")
+        ),
     }
     conn.close()
     return dump
@@ -353,7 +366,9 @@ def test_migrate_state_sets_user_version_and_is_idempotent(tmp_path):
     conn = sqlite3.connect(tmp_path / "state.db", isolation_level=None)
     migrate_state(conn)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == STATE_SCHEMA_VERSION
-    assert {"fetches", "sessions", "delivered", "screened", "trusted"} <= {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert {"fetches", "sessions", "delivered", "screened", "trusted"} <= {
+        r[0] for r in conn.execute("SELECT name FROM sqlite_master")
+    }
     migrate_state(conn)  # nothing pending: no error, same version
     assert conn.execute("PRAGMA user_version").fetchone()[0] == STATE_SCHEMA_VERSION
 
@@ -362,7 +377,9 @@ def test_a_new_index_gets_the_one_schema_and_its_version(tmp_path):
     conn = sqlite3.connect(tmp_path / "index.db", isolation_level=None)
     create_index(conn)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == INDEX_SCHEMA_VERSION
-    assert {"meta", "files", "memories", "edges", "memories_fts"} <= {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert {"meta", "files", "memories", "edges", "memories_fts"} <= {
+        r[0] for r in conn.execute("SELECT name FROM sqlite_master")
+    }
     assert [row[1] for row in conn.execute("PRAGMA table_info(memories_fts)")] == list(FTS_COLUMNS)
 
 
@@ -373,24 +390,46 @@ def test_migrations_ship_in_the_wheel_and_apply_from_it(tmp_path):
     pip_env = {**os.environ, "HOME": MACHINE_ENV["HOME"]}  # pip's user config names the package index
     build_proc = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPO)],
-        capture_output=True, text=True, timeout=180, env=pip_env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=pip_env,
     )
     if build_proc.returncode != 0:
         build_proc = subprocess.run(
-            [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(REPO)],
-            capture_output=True, text=True, timeout=180, env=pip_env,
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--no-deps",
+                "--no-build-isolation",
+                "-q",
+                "-w",
+                str(out),
+                str(REPO),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            env=pip_env,
         )
     assert build_proc.returncode == 0, build_proc.stderr
     wheels = list(out.glob("engram-*.whl"))
     assert len(wheels) == 1
     names = zipfile.ZipFile(wheels[0]).namelist()
     assert "engram/_migrations/state/001_initial.sql" in names
-    assert not [name for name in names if name.startswith("benchmarks/") or name in ("engram/bench.py", "engram/subsets.py")]
+    assert not [
+        name for name in names if name.startswith("benchmarks/") or name in ("engram/bench.py", "engram/subsets.py")
+    ]
 
     site = tmp_path / "site"
     install = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(site), str(wheels[0])],
-        capture_output=True, text=True, timeout=180, env=pip_env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=pip_env,
     )
     assert install.returncode == 0, install.stderr
     script = (
@@ -403,7 +442,11 @@ def test_migrations_ship_in_the_wheel_and_apply_from_it(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(site)}
     run = subprocess.run(
         [sys.executable, "-c", script, str(site), str(tmp_path / "fresh-")],
-        capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=tmp_path,
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout == f"{STATE_SCHEMA_VERSION} {STATE_SCHEMA_VERSION}\n"

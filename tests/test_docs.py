@@ -42,7 +42,7 @@ def test_every_command_is_in_the_reference(name: str) -> None:
 @pytest.mark.parametrize("flag", [flag for flag, _, _ in FLAGS])
 def test_every_load_flag_is_in_the_reference(flag: str) -> None:
     text = COMMANDS.read_text(encoding="utf-8")
-    load_section = text[text.index("\n## engram load\n"):].split("\n## ", 2)[1]
+    load_section = text[text.index("\n## engram load\n") :].split("\n## ", 2)[1]
     assert re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", load_section), flag
 
 
@@ -78,17 +78,19 @@ def test_the_readme_quickstart_runs_as_written(tmp_path: Path) -> None:
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
     text = README.read_text(encoding="utf-8")
-    quickstart = text[text.index("## Quickstart"):]
+    quickstart = text[text.index("## Quickstart") :]
     script = re.search(r"```sh\n(.*?)```", quickstart, re.S).group(1)
     shown = re.search(r"```text\n(.*?)```", quickstart, re.S).group(1).splitlines()
     project = tmp_path / "your-project"
     project.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
     env = engram_env(tmp_path / "cfg", PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
-    proc = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        ["bash", "-e", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     printed = proc.stdout.splitlines()
     start = printed.index(shown[0])
-    assert printed[start:start + 2] == shown[:2]
+    assert printed[start : start + 2] == shown[:2]
     assert shown[-1] in printed[start:]
     assert (project / ".claude/settings.json").is_file()

@@ -26,9 +26,36 @@ from helpers import engram, engram_env
 COUNT_LINE = re.compile(r"^loaded \d+ memory files / \d+ total related memories$")
 FTS_SYNTAX = ['"', "(", ")", "AND", "OR", "NOT", "NEAR(", "*", "col:", "^", "-", "+", "{", "}"]
 TOPICS = [
-    "deploy", "staging", "http", "retries", "database", "migrations", "pytest", "docker", "kubernetes", "redis",
-    "caching", "logging", "auth", "oauth", "api", "validation", "react", "css", "i18n", "release",
-    "backup", "metrics", "alerts", "queue", "worker", "cron", "search", "graphql", "billing", "feature-flags",
+    "deploy",
+    "staging",
+    "http",
+    "retries",
+    "database",
+    "migrations",
+    "pytest",
+    "docker",
+    "kubernetes",
+    "redis",
+    "caching",
+    "logging",
+    "auth",
+    "oauth",
+    "api",
+    "validation",
+    "react",
+    "css",
+    "i18n",
+    "release",
+    "backup",
+    "metrics",
+    "alerts",
+    "queue",
+    "worker",
+    "cron",
+    "search",
+    "graphql",
+    "billing",
+    "feature-flags",
 ]
 # Assembled from parts so secret scanners reading this file do not flag it.
 SECRET = "AKIA" + "Q4ZT7XW2PLM3NBV5"
@@ -57,17 +84,23 @@ def fuzz_project(tmp_path_factory) -> Path:
             fields.append(f'applies_to: ["src/{topic}/**"]')
         if i % 9 == 4:
             fields.append("confidence: low")
-        body = f"# {topic.title()}\n\nHow we do {topic} with {other}. Watch the {topic} dashboards.\n" + \
-            f"Related words: {' '.join(TOPICS[i:i + 4])}.\n"
+        body = (
+            f"# {topic.title()}\n\nHow we do {topic} with {other}. Watch the {topic} dashboards.\n"
+            + f"Related words: {' '.join(TOPICS[i : i + 4])}.\n"
+        )
         (root / folders[i % 3] / f"{topic}-notes.md").write_text(
             _memory(f"{topic}-notes", fields, body), encoding="utf-8"
         )
     (root / "rules" / "house-style.md").write_text(
-        _memory("house-style", ["tags: [always]"], "# House style\n\nTabs for Go, spaces elsewhere.\n"), encoding="utf-8"
+        _memory("house-style", ["tags: [always]"], "# House style\n\nTabs for Go, spaces elsewhere.\n"),
+        encoding="utf-8",
     )
-    (root / "rules" / "cjk.md").write_text(_memory("cjk", ["tags: [部署]"], "# 部署\n\n部署之前先在预发布环境验证。Triển khai."), encoding="utf-8")
+    (root / "rules" / "cjk.md").write_text(
+        _memory("cjk", ["tags: [部署]"], "# 部署\n\n部署之前先在预发布环境验证。Triển khai."), encoding="utf-8"
+    )
     (root / "rules" / "leaky.md").write_text(
-        _memory("leaky", ["tags: [deploy, staging]"], f"# Leaky\n\nDeploy to staging with key {SECRET}.\n"), encoding="utf-8"
+        _memory("leaky", ["tags: [deploy, staging]"], f"# Leaky\n\nDeploy to staging with key {SECRET}.\n"),
+        encoding="utf-8",
     )
     (root / "rules" / "sneaky.md").write_text(
         _memory("sneaky", ["tags: [deploy, http]"], f"# Sneaky\n\nDeploy notes.\n{INJECTION}\n"), encoding="utf-8"
@@ -114,7 +147,9 @@ queries = st.one_of(
     st.lists(_pieces, max_size=25).map(" ".join),
     st.lists(_pieces, max_size=25).map("".join),
     st.tuples(st.text(min_size=1, max_size=40), st.integers(1000, 10_240)).map(_repeat),
-    st.tuples(st.lists(_pieces, min_size=1, max_size=6).map(" ".join).filter(bool), st.integers(1000, 10_240)).map(_repeat),
+    st.tuples(st.lists(_pieces, min_size=1, max_size=6).map(" ".join).filter(bool), st.integers(1000, 10_240)).map(
+        _repeat
+    ),
 )
 
 
@@ -153,11 +188,33 @@ def test_any_query_in_every_output_mode(inproc, query, flag):
 
 # --- budgets ------------------------------------------------------------------------------------
 
-TRICKY_BUDGETS = ["", " ", "200", "16000", "199", "16001", "0", "-300", "+300", " 300 ", "0300", "3e2", "0x12c",
-                  "300.0", "1_000", "²", "٣٠٠", "𝟑𝟎𝟎", "3\u200b00", "99999999999999999999999", "nan", "300\n"]
+TRICKY_BUDGETS = [
+    "",
+    " ",
+    "200",
+    "16000",
+    "199",
+    "16001",
+    "0",
+    "-300",
+    "+300",
+    " 300 ",
+    "0300",
+    "3e2",
+    "0x12c",
+    "300.0",
+    "1_000",
+    "²",
+    "٣٠٠",
+    "𝟑𝟎𝟎",
+    "3\u200b00",
+    "99999999999999999999999",
+    "nan",
+    "300\n",
+]
 budgets = st.one_of(
     st.sampled_from(TRICKY_BUDGETS),
-    st.integers(-10**6, 10**6).map(str),
+    st.integers(-(10**6), 10**6).map(str),
     st.integers(150, 16_100).map(str),
     st.text(max_size=12),
 )
@@ -169,8 +226,11 @@ def _ascii_int(raw: str) -> int | None:
 
 
 @settings(FUZZ, max_examples=120)
-@given(raw=budgets, query=st.lists(st.sampled_from(TOPICS), min_size=1, max_size=8).map(" ".join),
-       mode=st.sampled_from([[], ["--full"], ["--all"]]))
+@given(
+    raw=budgets,
+    query=st.lists(st.sampled_from(TOPICS), min_size=1, max_size=8).map(" ".join),
+    mode=st.sampled_from([[], ["--full"], ["--all"]]),
+)
 @example(raw="²", query="deploy", mode=[])
 @example(raw="200", query=" ".join(TOPICS), mode=["--all"])
 def test_budget_is_validated_and_respected(inproc, raw, query, mode):
@@ -192,8 +252,9 @@ def test_budget_is_validated_and_respected(inproc, raw, query, mode):
 
 # --- --id lists -----------------------------------------------------------------------------------
 
-_id_piece = st.one_of(st.sampled_from([f"{t}-notes" for t in TOPICS] + ["cjk", "leaky", "sneaky", "", " ", ","]),
-                      st.text(max_size=12))
+_id_piece = st.one_of(
+    st.sampled_from([f"{t}-notes" for t in TOPICS] + ["cjk", "leaky", "sneaky", "", " ", ","]), st.text(max_size=12)
+)
 
 
 @settings(FUZZ, max_examples=120)
@@ -235,8 +296,9 @@ def _payload(project: Path, host: str):
     session = st.one_of(st.text(max_size=6), json_values)
     return st.fixed_dictionaries(
         {
-            "hook_event_name": st.one_of(*[st.sampled_from(sorted(engram_hook.HOSTS[host].actions))] * 3,
-                                         st.sampled_from(EVENTS), json_values),
+            "hook_event_name": st.one_of(
+                *[st.sampled_from(sorted(engram_hook.HOSTS[host].actions))] * 3, st.sampled_from(EVENTS), json_values
+            ),
             "cwd": st.one_of(st.just(str(project)), st.just(str(project / "src")), json_values),
         },
         optional={
@@ -269,9 +331,19 @@ def test_any_hook_stdin_prints_one_json_object(inproc, fuzz_project, host):
     @given(data=_stdin(fuzz_project, host))
     @example(data=b"")
     @example(data=b"\xff\xfe\x00{")
-    @example(data=json.dumps({"hook_event_name": "UserPromptSubmit", "cwd": str(fuzz_project), "session_id": "s9",
-                              "prompt": "deploy to staging over http"}).encode())
-    @example(data=json.dumps({"hook_event_name": "SessionStart", "cwd": str(fuzz_project), "session_id": None}).encode())
+    @example(
+        data=json.dumps(
+            {
+                "hook_event_name": "UserPromptSubmit",
+                "cwd": str(fuzz_project),
+                "session_id": "s9",
+                "prompt": "deploy to staging over http",
+            }
+        ).encode()
+    )
+    @example(
+        data=json.dumps({"hook_event_name": "SessionStart", "cwd": str(fuzz_project), "session_id": None}).encode()
+    )
     def check(data):
         code, out, _err = inproc(engram_hook.main, ["--host", host], stdin=data)
         assert code == 0
@@ -288,7 +360,10 @@ _COLUMN_TEXT = st.lists(st.sampled_from(WORDS), max_size=6).map(" ".join)
 
 
 @FUZZ
-@given(st.lists(st.tuples(*[_COLUMN_TEXT] * 7), min_size=1, max_size=12), st.lists(st.sampled_from(WORDS), min_size=1, max_size=4))
+@given(
+    st.lists(st.tuples(*[_COLUMN_TEXT] * 7), min_size=1, max_size=12),
+    st.lists(st.sampled_from(WORDS), min_size=1, max_size=4),
+)
 def test_evidence_counts_each_word_where_it_is_written(memories, query):
     """`evidence.Evidence` gives, per memory and column, how often each query word occurs there,
     and how many memories hold it: the counts one would make by reading the term streams."""
@@ -300,7 +375,9 @@ def test_evidence_counts_each_word_where_it_is_written(memories, query):
     conn = sqlite3.connect(":memory:")
     conn.execute(f"CREATE VIRTUAL TABLE memories_fts USING fts5({', '.join(COLUMNS)}, content='')")
     for rowid, columns in enumerate(memories, 1):
-        conn.execute(f"INSERT INTO memories_fts (rowid, {', '.join(COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (rowid, *columns))
+        conn.execute(
+            f"INSERT INTO memories_fts (rowid, {', '.join(COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (rowid, *columns)
+        )
     anchors = [a for a in anchors_of(" ".join(query))[0] if not a.pair]
     evidence = Evidence(conn, anchors)
     for index, anchor in enumerate(anchors):

@@ -4,10 +4,30 @@ from __future__ import annotations
 
 
 def _write_chain(project, write_memory):
-    write_memory(project, "knowledge/release-foundation.md", {"id": "release-foundation", "level": "foundation"}, "# Base\nVersioning basics.\n")
-    write_memory(project, "rules/release-checklist.md", {"id": "release-checklist", "depends_on": ["release-foundation"]}, "# Checklist\nTag after the checklist.\n")
-    write_memory(project, "skills/release-hotfix.md", {"id": "release-hotfix", "level": "advanced", "depends_on": "release-checklist"}, "# Hotfix\nPatch releases.\n")
-    write_memory(project, "knowledge/unrelated.md", {"id": "unrelated", "tags": ["zebra"]}, "# Zebra\nNothing to do with releases.\n")
+    write_memory(
+        project,
+        "knowledge/release-foundation.md",
+        {"id": "release-foundation", "level": "foundation"},
+        "# Base\nVersioning basics.\n",
+    )
+    write_memory(
+        project,
+        "rules/release-checklist.md",
+        {"id": "release-checklist", "depends_on": ["release-foundation"]},
+        "# Checklist\nTag after the checklist.\n",
+    )
+    write_memory(
+        project,
+        "skills/release-hotfix.md",
+        {"id": "release-hotfix", "level": "advanced", "depends_on": "release-checklist"},
+        "# Hotfix\nPatch releases.\n",
+    )
+    write_memory(
+        project,
+        "knowledge/unrelated.md",
+        {"id": "unrelated", "tags": ["zebra"]},
+        "# Zebra\nNothing to do with releases.\n",
+    )
 
 
 def test_graph_prints_counts_and_layers_by_depth(project, write_memory, run_engram):
@@ -37,7 +57,9 @@ def test_graph_names_cycles_and_never_loops(project, write_memory, run_engram):
     load = run_engram(["load", "deploy"], project)  # the pack still renders, each memory once
     assert load.returncode == 0
     assert [line for line in load.stdout.splitlines() if line.startswith("### ")] == [
-        "### c [rule, instruction]", "### b [rule, instruction]", "### a [rule, instruction]"
+        "### c [rule, instruction]",
+        "### b [rule, instruction]",
+        "### a [rule, instruction]",
     ]
 
 

@@ -50,8 +50,13 @@ def project(basic_template: Project, tmp_path: Path) -> Project:
 
 def event_payload(project: Project, event: str, session: str = "s1", **fields) -> dict:
     """The fields Claude, Codex and Gemini payloads share, plus the event's own."""
-    return {"session_id": session, "transcript_path": "/tmp/t.jsonl", "cwd": str(project.path),
-            "hook_event_name": event, **fields}
+    return {
+        "session_id": session,
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": str(project.path),
+        "hook_event_name": event,
+        **fields,
+    }
 
 
 def nested(event: str, text: str) -> dict:
@@ -80,19 +85,33 @@ HTTP_PROMPT = "add retries to the http client"
     "host, payload_fields, expected",
     [
         ("claude", {"source": "startup", "model": "claude-sonnet-5"}, nested("SessionStart", TESTS_PACK)),
-        ("codex", {"source": "startup", "model": "gpt-5.5", "permission_mode": "default"}, nested("SessionStart", TESTS_PACK)),
+        (
+            "codex",
+            {"source": "startup", "model": "gpt-5.5", "permission_mode": "default"},
+            nested("SessionStart", TESTS_PACK),
+        ),
         ("gemini", {"source": "startup", "timestamp": "2026-08-01T10:00:00Z"}, nested("SessionStart", TESTS_PACK)),
     ],
 )
-def test_session_start_injects_always_memories(project: Project, host: str, payload_fields: dict, expected: dict) -> None:
+def test_session_start_injects_always_memories(
+    project: Project, host: str, payload_fields: dict, expected: dict
+) -> None:
     assert project.hook(host, event_payload(project, "SessionStart", **payload_fields)) == expected
 
 
 def test_cursor_session_start_is_flat_and_keyed_by_conversation(project: Project) -> None:
     payload = {
-        "conversation_id": "c1", "generation_id": "g1", "model": "claude-opus-4-7", "hook_event_name": "sessionStart",
-        "cursor_version": "2.4.0", "workspace_roots": [str(project.path)], "user_email": None,
-        "transcript_path": None, "session_id": "c1", "is_background_agent": False, "composer_mode": "agent",
+        "conversation_id": "c1",
+        "generation_id": "g1",
+        "model": "claude-opus-4-7",
+        "hook_event_name": "sessionStart",
+        "cursor_version": "2.4.0",
+        "workspace_roots": [str(project.path)],
+        "user_email": None,
+        "transcript_path": None,
+        "session_id": "c1",
+        "is_background_agent": False,
+        "composer_mode": "agent",
     }
     assert project.hook("cursor", payload) == {"additional_context": TESTS_PACK}
     assert project.delivered() == [("cursor", "c1", "", "workspace:always-tests")]
@@ -113,24 +132,30 @@ def test_prompt_routes_like_load(project: Project, host: str, event: str, extra:
 
 
 def test_prompt_without_matches_adds_nothing(project: Project) -> None:
-    assert project.hook("claude", event_payload(project, "UserPromptSubmit", prompt="rename the kubernetes cluster")) == {}
+    assert (
+        project.hook("claude", event_payload(project, "UserPromptSubmit", prompt="rename the kubernetes cluster")) == {}
+    )
     assert project.hook("claude", event_payload(project, "UserPromptSubmit", prompt="")) == {}
 
 
 def test_delta_across_a_session(project: Project) -> None:
     prompt = event_payload(project, "UserPromptSubmit", prompt=HTTP_PROMPT)
-    folded = nested("UserPromptSubmit", "loaded 0 memory files / 1 total related memories\nalready loaded: http-retries")
+    folded = nested(
+        "UserPromptSubmit", "loaded 0 memory files / 1 total related memories\nalready loaded: http-retries"
+    )
     assert project.hook("claude", prompt) == nested("UserPromptSubmit", HTTP_PACK)
     assert project.hook("claude", event_payload(project, "UserPromptSubmit", prompt="http retries again")) == folded
     assert project.hook("claude", event_payload(project, "PreCompact", trigger="auto", custom_instructions="")) == {}
     assert project.hook("claude", prompt) == nested("UserPromptSubmit", HTTP_PACK)
     assert project.hook("claude", prompt) == folded
-    assert project.hook("claude", event_payload(project, "SessionStart", source="clear")) == nested("SessionStart", TESTS_PACK)
+    assert project.hook("claude", event_payload(project, "SessionStart", source="clear")) == nested(
+        "SessionStart", TESTS_PACK
+    )
     assert project.hook("claude", prompt) == nested("UserPromptSubmit", HTTP_PACK)
     # another session, and the same session id on another host, have their own sets
-    assert project.hook("claude", event_payload(project, "UserPromptSubmit", session="s2", prompt=HTTP_PROMPT)) == nested(
-        "UserPromptSubmit", HTTP_PACK
-    )
+    assert project.hook(
+        "claude", event_payload(project, "UserPromptSubmit", session="s2", prompt=HTTP_PROMPT)
+    ) == nested("UserPromptSubmit", HTTP_PACK)
     assert project.hook("codex", prompt) == nested("UserPromptSubmit", HTTP_PACK)
 
 
@@ -147,8 +172,13 @@ def test_gemini_manual_compress_and_cursor_compaction_reset(project: Project) ->
     assert project.hook("gemini", event_payload(project, "PreCompress", trigger="manual")) == {}
     assert project.hook("gemini", gemini_prompt) == nested("BeforeAgent", HTTP_PACK)
     project.config({"hooks": {"path_rules": "hook"}})
-    read = {"conversation_id": "c1", "hook_event_name": "postToolUse", "workspace_roots": [str(project.path)],
-            "tool_name": "Read", "tool_input": {"file_path": "src/http/client.py"}}
+    read = {
+        "conversation_id": "c1",
+        "hook_event_name": "postToolUse",
+        "workspace_roots": [str(project.path)],
+        "tool_name": "Read",
+        "tool_input": {"file_path": "src/http/client.py"},
+    }
     assert project.hook("cursor", read) == {"additional_context": HTTP_PACK}
     assert project.hook("cursor", read) == {}
     assert project.hook("cursor", {"conversation_id": "c1", "hook_event_name": "preCompact"}) == {}
@@ -159,8 +189,13 @@ def test_gemini_manual_compress_and_cursor_compaction_reset(project: Project) ->
 
 
 def claude_tool(project: Project, tool: str, file_path: str) -> dict:
-    return event_payload(project, "PreToolUse", tool_name=tool, tool_use_id="toolu_01",
-                  tool_input={"file_path": file_path, "old_string": "a", "new_string": "b", "replace_all": False})
+    return event_payload(
+        project,
+        "PreToolUse",
+        tool_name=tool,
+        tool_use_id="toolu_01",
+        tool_input={"file_path": file_path, "old_string": "a", "new_string": "b", "replace_all": False},
+    )
 
 
 def test_claude_file_events_only_in_hook_mode(project: Project) -> None:
@@ -178,8 +213,13 @@ def test_claude_file_events_only_in_hook_mode(project: Project) -> None:
 def test_claude_notebook_edits_are_file_events(project: Project) -> None:
     project.config({"hooks": {"path_rules": "hook"}})
     notebook = str(project.path / "src/http/explore.ipynb")
-    payload = event_payload(project, "PreToolUse", tool_name="NotebookEdit", tool_use_id="toolu_02",
-                            tool_input={"notebook_path": notebook, "new_source": "x = 1", "edit_mode": "replace"})
+    payload = event_payload(
+        project,
+        "PreToolUse",
+        tool_name="NotebookEdit",
+        tool_use_id="toolu_02",
+        tool_input={"notebook_path": notebook, "new_source": "x = 1", "edit_mode": "replace"},
+    )
     assert project.hook("claude", payload) == nested("PreToolUse", HTTP_PACK)
     no_path = {**payload, "tool_input": {"file_path": notebook, "new_source": "x = 1"}}  # its key is notebook_path
     assert project.hook("claude", {**no_path, "session_id": "other"}) == {}
@@ -190,8 +230,16 @@ def test_codex_apply_patch_paths(project: Project) -> None:
         "*** Begin Patch\n*** Update File: src/old.py\n*** Move to: src/http/session.py\n@@\n-old\n+new\n"
         "*** Add File: src/api/users.py\n+x = 1\n*** Delete File: docs/notes.txt\n*** End Patch\n"
     )
-    payload = event_payload(project, "PreToolUse", turn_id="t1", model="gpt-5.5", permission_mode="default",
-                     tool_name="apply_patch", tool_use_id="call_abc", tool_input={"command": patch})
+    payload = event_payload(
+        project,
+        "PreToolUse",
+        turn_id="t1",
+        model="gpt-5.5",
+        permission_mode="default",
+        tool_name="apply_patch",
+        tool_use_id="call_abc",
+        tool_input={"command": patch},
+    )
     text = project.hook("codex", payload)["hookSpecificOutput"]["additionalContext"]
     assert text.startswith("loaded 2 memory files / 2 total related memories\n")
     assert body_text("http-retries", HTTP_BODY) in text
@@ -203,8 +251,14 @@ def test_codex_apply_patch_paths(project: Project) -> None:
 
 @pytest.mark.parametrize("key", ["file_path", "absolute_path"])
 def test_gemini_after_tool(project: Project, key: str) -> None:
-    payload = event_payload(project, "AfterTool", timestamp="2026-08-01T10:00:00Z", tool_name="read_file",
-                     tool_input={key: "src/http/client.py"}, tool_response={"llmContent": "...", "returnDisplay": "..."})
+    payload = event_payload(
+        project,
+        "AfterTool",
+        timestamp="2026-08-01T10:00:00Z",
+        tool_name="read_file",
+        tool_input={key: "src/http/client.py"},
+        tool_response={"llmContent": "...", "returnDisplay": "..."},
+    )
     assert project.hook("gemini", payload) == nested("AfterTool", HTTP_PACK)
     shell = event_payload(project, "AfterTool", tool_name="run_shell_command", tool_input={"command": "ls src/api"})
     assert project.hook("gemini", shell) == {}
@@ -213,10 +267,17 @@ def test_gemini_after_tool(project: Project, key: str) -> None:
 @pytest.mark.parametrize("key", ["file_path", "path", "target_file"])
 def test_cursor_post_tool_use(project: Project, key: str) -> None:
     payload = {
-        "conversation_id": "c1", "generation_id": "g1", "hook_event_name": "postToolUse", "cursor_version": "2.4.0",
-        "workspace_roots": [str(project.path)], "tool_name": "Write", "cwd": str(project.path),
-        "tool_input": json.dumps({key: str(project.path / "src/http/client.py")}), "tool_output": "{}",
-        "tool_use_id": "tu1", "duration": 12,
+        "conversation_id": "c1",
+        "generation_id": "g1",
+        "hook_event_name": "postToolUse",
+        "cursor_version": "2.4.0",
+        "workspace_roots": [str(project.path)],
+        "tool_name": "Write",
+        "cwd": str(project.path),
+        "tool_input": json.dumps({key: str(project.path / "src/http/client.py")}),
+        "tool_output": "{}",
+        "tool_use_id": "tu1",
+        "duration": 12,
     }
     assert project.hook("cursor", payload) == {}  # native: .cursor/rules/engram carries it
     project.config({"hooks": {"path_rules": "hook"}})
@@ -225,19 +286,37 @@ def test_cursor_post_tool_use(project: Project, key: str) -> None:
 
 
 def test_file_event_injects_at_most_three_bodies(project: Project) -> None:
-    globs = {"core-a": "lib/core/engine.py", "core-b": "lib/core/*.py", "core-c": "lib/**",
-             "core-d": "*.py", "core-e": "lib/core/"}
+    globs = {
+        "core-a": "lib/core/engine.py",
+        "core-b": "lib/core/*.py",
+        "core-c": "lib/**",
+        "core-d": "*.py",
+        "core-e": "lib/core/",
+    }
     for memory_id, glob in globs.items():
         memory(project, memory_id, f"Body of {memory_id}.", applies_to=(glob,))
-    payload = event_payload(project, "AfterTool", tool_name="write_file",
-                     tool_input={"file_path": str(project.path / "lib/core/engine.py"), "content": "x"})
+    payload = event_payload(
+        project,
+        "AfterTool",
+        tool_name="write_file",
+        tool_input={"file_path": str(project.path / "lib/core/engine.py"), "content": "x"},
+    )
     first = project.hook("gemini", payload)["hookSpecificOutput"]["additionalContext"]
     # most specific glob first: three bodies, the other two as cards with a fetch line
     assert first.split("\n") == [
         "loaded 5 memory files / 5 total related memories",
-        "### core-a [rule, instruction]", "Follow the core-a convention.", "", "Body of core-a.",
-        "### core-b [rule, instruction]", "Follow the core-b convention.", "", "Body of core-b.",
-        "### core-e [rule, instruction]", "Follow the core-e convention.", "", "Body of core-e.",
+        "### core-a [rule, instruction]",
+        "Follow the core-a convention.",
+        "",
+        "Body of core-a.",
+        "### core-b [rule, instruction]",
+        "Follow the core-b convention.",
+        "",
+        "Body of core-b.",
+        "### core-e [rule, instruction]",
+        "Follow the core-e convention.",
+        "",
+        "Body of core-e.",
         "- core-c [rule] Follow the core-c convention.",
         "- core-d [rule] Follow the core-d convention.",
         "fetch: engram load --id core-c,core-d",
@@ -245,8 +324,14 @@ def test_file_event_injects_at_most_three_bodies(project: Project) -> None:
     second = project.hook("gemini", payload)["hookSpecificOutput"]["additionalContext"]
     assert second.split("\n") == [
         "loaded 2 memory files / 5 total related memories",
-        "### core-c [rule, instruction]", "Follow the core-c convention.", "", "Body of core-c.",
-        "### core-d [rule, instruction]", "Follow the core-d convention.", "", "Body of core-d.",
+        "### core-c [rule, instruction]",
+        "Follow the core-c convention.",
+        "",
+        "Body of core-c.",
+        "### core-d [rule, instruction]",
+        "Follow the core-d convention.",
+        "",
+        "Body of core-d.",
     ]
     assert project.hook("gemini", payload) == {}
 
@@ -305,15 +390,21 @@ def assert_within_cap(text: str, host: str, bodies: dict[str, str]) -> None:
 def test_session_start_cap(widget_template: Project, tmp_path: Path, host: str) -> None:
     project = Project.copy_of(widget_template, tmp_path)
     event = "sessionStart" if host == "cursor" else "SessionStart"
-    out = project.hook(host, {**event_payload(project, event), "conversation_id": "c1", "workspace_roots": [str(project.path)]})
+    out = project.hook(
+        host, {**event_payload(project, event), "conversation_id": "c1", "workspace_roots": [str(project.path)]}
+    )
     text = out["additional_context"] if host == "cursor" else out["hookSpecificOutput"]["additionalContext"]
     assert_within_cap(text, host, WIDGET_BODIES)
 
 
-@pytest.mark.parametrize("host, event", [("claude", "UserPromptSubmit"), ("codex", "UserPromptSubmit"), ("gemini", "BeforeAgent")])
+@pytest.mark.parametrize(
+    "host, event", [("claude", "UserPromptSubmit"), ("codex", "UserPromptSubmit"), ("gemini", "BeforeAgent")]
+)
 def test_prompt_cap(widget_template: Project, tmp_path: Path, host: str, event: str) -> None:
     project = Project.copy_of(widget_template, tmp_path)
-    text = project.hook(host, event_payload(project, event, prompt="widget pipeline cache"))["hookSpecificOutput"]["additionalContext"]
+    text = project.hook(host, event_payload(project, event, prompt="widget pipeline cache"))["hookSpecificOutput"][
+        "additionalContext"
+    ]
     assert_within_cap(text, host, WIDGET_BODIES)
     delivered = {row[3].split(":")[1] for row in project.delivered()}
     assert delivered == {m for m in WIDGET_BODIES if f"### {m} " in text}  # cards are not delivered
@@ -322,8 +413,12 @@ def test_prompt_cap(widget_template: Project, tmp_path: Path, host: str, event: 
 def test_codex_cap_counts_tokens_not_characters(project: Project) -> None:
     body = "日本語のメモリ本文。" * 300  # 3,000 characters, 3,000 estimated tokens
     memory(project, "nihongo", body, tags=("always",), directive="Japanese notes.")
-    claude_text = project.hook("claude", event_payload(project, "SessionStart"))["hookSpecificOutput"]["additionalContext"]
-    codex_text = project.hook("codex", event_payload(project, "SessionStart"))["hookSpecificOutput"]["additionalContext"]
+    claude_text = project.hook("claude", event_payload(project, "SessionStart"))["hookSpecificOutput"][
+        "additionalContext"
+    ]
+    codex_text = project.hook("codex", event_payload(project, "SessionStart"))["hookSpecificOutput"][
+        "additionalContext"
+    ]
     assert body_text("nihongo", body, "Japanese notes.") in claude_text
     assert "- nihongo [rule] Japanese notes." in codex_text and body not in codex_text
     assert estimate_tokens(codex_text) <= 2400
@@ -334,9 +429,15 @@ def test_codex_cap_counts_tokens_not_characters(project: Project) -> None:
 
 def test_instructions_loaded_marks_delivered(project: Project) -> None:
     rule_file = project.path / ".claude/rules/engram/http-retries.md"
-    loaded = event_payload(project, "InstructionsLoaded", file_path=str(rule_file), memory_type="Project",
-                    load_reason="path_glob_match", globs=["src/http/**"],
-                    trigger_file_path=str(project.path / "src/http/client.py"))
+    loaded = event_payload(
+        project,
+        "InstructionsLoaded",
+        file_path=str(rule_file),
+        memory_type="Project",
+        load_reason="path_glob_match",
+        globs=["src/http/**"],
+        trigger_file_path=str(project.path / "src/http/client.py"),
+    )
     assert project.hook("claude", loaded) == {}
     assert project.delivered() == [("claude", "s1", "", "workspace:http-retries")]
     other = event_payload(project, "InstructionsLoaded", file_path=str(project.path / ".claude/rules/api.md"))
@@ -350,10 +451,14 @@ def test_instructions_loaded_marks_delivered(project: Project) -> None:
 def test_subagent_start_gets_a_fresh_pack(project: Project, host: str) -> None:
     start = event_payload(project, "SubagentStart", agent_id="agent-1", agent_type="Explore")
     assert project.hook(host, start) == {}  # no prompt yet in this session
-    assert project.hook(host, event_payload(project, "UserPromptSubmit", prompt=HTTP_PROMPT)) == nested("UserPromptSubmit", HTTP_PACK)
+    assert project.hook(host, event_payload(project, "UserPromptSubmit", prompt=HTTP_PROMPT)) == nested(
+        "UserPromptSubmit", HTTP_PACK
+    )
     assert project.hook(host, start) == nested("SubagentStart", HTTP_PACK)
     assert project.hook(host, start) == nested("SubagentStart", HTTP_PACK)  # a restarted agent id starts fresh
-    assert project.hook(host, event_payload(project, "SubagentStart", agent_id="agent-2")) == nested("SubagentStart", HTTP_PACK)
+    assert project.hook(host, event_payload(project, "SubagentStart", agent_id="agent-2")) == nested(
+        "SubagentStart", HTTP_PACK
+    )
     assert project.delivered() == [
         (host, "s1", "", "workspace:http-retries"),
         (host, "s1", "agent-1", "workspace:http-retries"),
@@ -377,12 +482,24 @@ def test_concurrent_prompts_deliver_each_memory_once(tmp_path: Path) -> None:
     project = Project(tmp_path, installed=True)
     topics = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
     for topic in topics:
-        memory(project, f"topic-{topic}", f"The {topic} subsystem body.", tags=(topic,), directive=f"{topic.title()} notes.")
+        memory(
+            project,
+            f"topic-{topic}",
+            f"The {topic} subsystem body.",
+            tags=(topic,),
+            directive=f"{topic.title()} notes.",
+        )
     project.index()  # no state.db yet: the racing hooks also create and migrate it
     prompts = [f"{topics[i % 10]} and {topics[(i + 3) % 10]} subsystem {i}" for i in range(20)]
     procs = [
-        subprocess.Popen([ENGRAM_BIN, "hook", "--host", "claude"], cwd=project.path, env=project.env(),
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        subprocess.Popen(
+            [ENGRAM_BIN, "hook", "--host", "claude"],
+            cwd=project.path,
+            env=project.env(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         for _ in prompts
     ]
     for proc, prompt in zip(procs, prompts):
@@ -434,7 +551,9 @@ def test_unknown_host_prints_empty_object_and_says_so(project: Project, argv: li
 
 def test_unhandled_events_print_empty_object(project: Project) -> None:
     assert project.hook("claude", event_payload(project, "Stop", stop_hook_active=False)) == {}
-    assert project.hook("cursor", {"hook_event_name": "beforeSubmitPrompt", "conversation_id": "c1", "prompt": "x"}) == {}
+    assert (
+        project.hook("cursor", {"hook_event_name": "beforeSubmitPrompt", "conversation_id": "c1", "prompt": "x"}) == {}
+    )
     assert project.hook("codex", event_payload(project, "sessionStart")) == {}  # names are case-sensitive
 
 
@@ -467,7 +586,8 @@ def test_hook_path_imports_no_heavy_modules(project: Project, tmp_path: Path) ->
         "assert code == 0 and not loaded, loaded\n"
     )
     with payload.open("rb") as stdin:
-        proc = subprocess.run([sys.executable, "-c", script], stdin=stdin, cwd=project.path, env=project.env(),
-                              capture_output=True)
+        proc = subprocess.run(
+            [sys.executable, "-c", script], stdin=stdin, cwd=project.path, env=project.env(), capture_output=True
+        )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == nested("UserPromptSubmit", HTTP_PACK)

@@ -33,8 +33,12 @@ def hosts_project(project: Path, write_memory, run_engram) -> Path:
     write_memory(project, "rules/api-errors.md", {"id": "api-errors", "tags": ["api", "errors"],
                  "directive": "API handlers return problem+json errors.", "applies_to": ["src/api/**"]},
                  f"# API errors\n\n## Content\n- {APIERR}\n")  # fmt: skip
-    write_memory(project, "knowledge/session-notes.md", {"id": "session-notes", "tags": ["always"]},
-                 f"# Session notes\n\n## Content\n- {SESSION}\n")
+    write_memory(
+        project,
+        "knowledge/session-notes.md",
+        {"id": "session-notes", "tags": ["always"]},
+        f"# Session notes\n\n## Content\n- {SESSION}\n",
+    )
     assert run_engram(["index"], project).returncode == 0
     return project
 
@@ -69,7 +73,9 @@ def test_engram_output_pasted_into_a_prompt_is_not_routed(hook, hosts_project: P
     assert pasted.startswith("loaded 1 memory files") and APIERR in pasted
     payload = recorded("claude", "user_prompt_submit", hosts_project, prompt=f"{pasted}\nhow do I cut a release?")
     text = hook("claude", payload)
-    assert text.startswith("loaded 1 memory files / 1 total related memories") and RELEASE in text and APIERR not in text
+    assert (
+        text.startswith("loaded 1 memory files / 1 total related memories") and RELEASE in text and APIERR not in text
+    )
     only_pack = recorded("claude", "user_prompt_submit", hosts_project, prompt=pasted, session_id="other")
     assert hook("claude", only_pack) == ""
 
@@ -108,7 +114,9 @@ def test_clear_and_compaction_reset_the_delivered_set(hook, hosts_project: Path)
     assert delivered(hosts_project, "claude") == {"workspace:session-notes"}
 
 
-def test_gemini_resume_sends_again_what_the_restored_history_leaves_out(hook, hosts_project: Path, tmp_path: Path) -> None:
+def test_gemini_resume_sends_again_what_the_restored_history_leaves_out(
+    hook, hosts_project: Path, tmp_path: Path
+) -> None:
     """Gemini rebuilds a resumed history without the prompts that start with `<hook_context>`: the first prompt here,
     which held both bodies (its transcript recorded after one turn)."""
     text = (RECORDED / "gemini" / "transcript_first_turn.jsonl").read_text(encoding="utf-8")

@@ -34,8 +34,14 @@ def test_every_tool_the_file_matcher_names_gives_a_path(host: str, tmp_path: Pat
     event = next(e for e in HOSTS[host].events if e.action == "file")
     tools = re.sub(r"[\^$]", "", event.matcher).split("|")
     for tool in tools:
-        payload = {"tool_name": tool, "tool_input": {"file_path": "src/a.py", "notebook_path": "src/a.ipynb",
-                                                      "command": "*** Begin Patch\n*** Add File: src/a.py\n*** End Patch"}}
+        payload = {
+            "tool_name": tool,
+            "tool_input": {
+                "file_path": "src/a.py",
+                "notebook_path": "src/a.ipynb",
+                "command": "*** Begin Patch\n*** Add File: src/a.py\n*** End Patch",
+            },
+        }
         assert HOSTS[host].file_paths(payload), (host, tool)
 
 

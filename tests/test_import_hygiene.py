@@ -43,7 +43,11 @@ def _probe(args: list[str], cwd, cfg, stdin: str = "") -> dict:
     env = engram_env(cfg)
     proc = subprocess.run(
         [sys.executable, "-c", PROBE.format(heavy=HEAVY, start_up=START_UP), json.dumps(args), stdin],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=60,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
@@ -119,6 +123,8 @@ def test_engram_mcp_without_the_sdk_says_how_to_install_it(project, tmp_path):
     """The SDK is an optional extra: without it, one line naming the extra, exit 1."""
     code = "import sys; sys.modules['mcp'] = None; sys.argv = ['engram', 'mcp']; from engram.entry import main; main()"
     env = {**os.environ, "ENGRAM_CONFIG_DIR": str(tmp_path / "cfg")}
-    proc = subprocess.run([sys.executable, "-c", code], cwd=project, env=env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=project, env=env, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr == "engram: error: engram mcp needs the MCP SDK: pip install 'engram[mcp]'\n"

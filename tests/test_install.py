@@ -132,7 +132,10 @@ def test_pip_install_from_the_clone(newcomer: Newcomer) -> None:
 def test_load_finds_the_memory(newcomer: Newcomer) -> None:
     proc = newcomer("load", TASK)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines()[:2] == ["loaded 1 memory files / 1 total related memories", "### no-secrets [rule, instruction]"]
+    assert proc.stdout.splitlines()[:2] == [
+        "loaded 1 memory files / 1 total related memories",
+        "### no-secrets [rule, instruction]",
+    ]
 
 
 def test_load_shows_the_directive(newcomer: Newcomer) -> None:
@@ -142,15 +145,21 @@ def test_load_shows_the_directive(newcomer: Newcomer) -> None:
 
 def test_link_claude_writes_a_portable_command(newcomer: Newcomer) -> None:
     settings = json.loads((newcomer.project / ".claude/settings.json").read_text())
-    commands = [hook["command"] for entries in settings["hooks"].values() for entry in entries for hook in entry["hooks"]]
+    commands = [
+        hook["command"] for entries in settings["hooks"].values() for entry in entries for hook in entry["hooks"]
+    ]
     assert commands
-    assert all(command.split()[0] in ("engram", "python", "python3") and str(newcomer.tmp) not in command for command in commands)
+    assert all(
+        command.split()[0] in ("engram", "python", "python3") and str(newcomer.tmp) not in command
+        for command in commands
+    )
     assert f"claude runs: engram (portable: on PATH here as {newcomer.engram})" in newcomer.linked.stdout.splitlines()
 
 
 def test_index_writes_rule_files_for_the_linked_host_only(newcomer: Newcomer) -> None:
     assert git(newcomer.project, "ls-files", ".claude", ".cursor").splitlines() == [
-        ".claude/rules/engram/no-secrets.md", ".claude/settings.json"
+        ".claude/rules/engram/no-secrets.md",
+        ".claude/settings.json",
     ]
 
 

@@ -454,8 +454,7 @@ def test_unknown_host_raises(project: Path, backups: Path) -> None:
 def test_codex_link_returns_trust_message(project: Path, backups: Path) -> None:
     result = do_link("codex", project, backups)
     assert result.messages == [
-        "Codex runs new or changed hooks only after you trust them: "
-        "open /hooks in Codex and trust the engram entries."
+        "Codex runs new or changed hooks only after you trust them: open /hooks in Codex and trust the engram entries."
     ]
 
 
@@ -612,11 +611,7 @@ def test_python_module_command_is_recognised_as_engram(project: Path, backups: P
 EVENT_NAMES = sorted({event for host in HOSTS for event in EXPECTED[host]["hooks"]} | {"Stop", "afterFileEdit"})
 
 json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=8),
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
     max_leaves=12,
 )
@@ -625,7 +620,9 @@ json_values = st.recursive(
 @st.composite
 def configs(draw: st.DrawFn) -> dict:
     """A JSON object with random keys, maybe with a `hooks` object of random lists, anywhere."""
-    items = list(draw(st.dictionaries(st.text(max_size=6).filter(lambda k: k != "hooks"), json_values, max_size=4)).items())
+    items = list(
+        draw(st.dictionaries(st.text(max_size=6).filter(lambda k: k != "hooks"), json_values, max_size=4)).items()
+    )
     if draw(st.booleans()):
         events = st.sampled_from(EVENT_NAMES) | st.text(max_size=6)
         hooks = draw(st.dictionaries(events, st.lists(json_values, max_size=3), max_size=4))

@@ -61,7 +61,10 @@ def test_link_codex_says_to_trust_the_hooks(project, run_engram):
     proc = run_engram(["link", "codex"], project)
     assert proc.returncode == 0
     assert "/hooks" in proc.stdout
-    assert json.loads((project / ".codex" / "hooks.json").read_text())["hooks"]["PreToolUse"][0]["matcher"] == "^apply_patch$"
+    assert (
+        json.loads((project / ".codex" / "hooks.json").read_text())["hooks"]["PreToolUse"][0]["matcher"]
+        == "^apply_patch$"
+    )
 
 
 def test_link_refuses_a_broken_config_and_an_unknown_host(project, run_engram):

@@ -105,7 +105,10 @@ def test_a_server_named_engram_that_engram_did_not_write_is_left_alone(host: str
 def test_a_broken_or_inline_toml_is_left_untouched(tmp_path: Path) -> None:
     path = mcp_config_path("codex", tmp_path, False)
     path.parent.mkdir(parents=True)
-    for text, message in ((b"model = \n", "not valid TOML"), (b'mcp_servers = { other = { command = "x" } }\n', "by hand")):
+    for text, message in (
+        (b"model = \n", "not valid TOML"),
+        (b'mcp_servers = { other = { command = "x" } }\n', "by hand"),
+    ):
         path.write_bytes(text)
         with pytest.raises(LinkError, match=message):
             do_link("codex", tmp_path, tmp_path / "backups")

@@ -240,7 +240,10 @@ def test_workspace_memory_ranks_above_an_identical_global_one(project):
     project.write_global("aa-global", TWIN_BODY, tags=["deploy"], confidence="high")
     project.write("zz-workspace", TWIN_BODY, tags=["deploy"], confidence="high")
     payload = project.load_json("deploy")
-    assert [(e["id"], e["scope"]) for e in payload["entries"]] == [("zz-workspace", "workspace"), ("aa-global", "global")]
+    assert [(e["id"], e["scope"]) for e in payload["entries"]] == [
+        ("zz-workspace", "workspace"),
+        ("aa-global", "global"),
+    ]
     scores = _scores(payload)
     assert scores["zz-workspace"] == pytest.approx(1.1 * scores["aa-global"], rel=1e-3)
 
@@ -310,10 +313,18 @@ def test_folders_named_with_uri_characters_work(tmp_path):
 
 
 def _generic_memories(project):
-    project.write("agent-rule", "# Rule\nThis rule is knowledge for the memory context of an agent task.",
-                  tags=["rule", "memory", "context"], directive="A rule about agent memory and task context.")
-    project.write("skill-knowledge", "# Knowledge\nKnowledge memory skill for every agent and task.", type="skill",
-                  tags=["knowledge", "agent"])
+    project.write(
+        "agent-rule",
+        "# Rule\nThis rule is knowledge for the memory context of an agent task.",
+        tags=["rule", "memory", "context"],
+        directive="A rule about agent memory and task context.",
+    )
+    project.write(
+        "skill-knowledge",
+        "# Knowledge\nKnowledge memory skill for every agent and task.",
+        type="skill",
+        tags=["knowledge", "agent"],
+    )
     project.write("the-and", "# With\nThe and of with the and of with.")
     return project
 
@@ -323,8 +334,15 @@ def generic_project(tmp_path_factory):
     return _generic_memories(Project(tmp_path_factory.mktemp("generic")))
 
 
-@pytest.mark.parametrize("query", ["the and of with", "rule knowledge memory context agent task",
-                                   "rules memories skills agents tasks types use", "the rule of the agent"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "the and of with",
+        "rule knowledge memory context agent task",
+        "rules memories skills agents tasks types use",
+        "the rule of the agent",
+    ],
+)
 def test_stopword_and_generic_queries_load_nothing(generic_project, query):
     result = generic_project.load(query)
     assert result.returncode == 0
@@ -428,23 +446,34 @@ PLAIN = "# Notes\nOperational notes for the brokers and the clusters of the plat
 @pytest.mark.parametrize("field", ["id", "tags", "directive", "summary", "triggers"])
 def test_each_field_routes_and_outranks_a_body_hit(project, field):
     project.write("aa-body", PLAIN + " Mention kafka once.", confidence="high")
-    extra = {"tags": ["kafka"], "directive": "Kafka brokers first.", "summary": "Kafka notes.",
-             "triggers": ["kafka outage"]}
+    extra = {
+        "tags": ["kafka"],
+        "directive": "Kafka brokers first.",
+        "summary": "Kafka notes.",
+        "triggers": ["kafka outage"],
+    }
     fields = {field: extra[field]} if field != "id" else {}
-    project.write("zz-kafka" if field == "id" else "zz-other", PLAIN + " Mention kafka once.", confidence="high", **fields)
+    project.write(
+        "zz-kafka" if field == "id" else "zz-other", PLAIN + " Mention kafka once.", confidence="high", **fields
+    )
     payload = project.load_json("--all", "kafka")  # the rank order of every related memory
     ids = entry_ids(payload)
     assert len(ids) == 2 and ids[1] == "aa-body", payload
-    assert any(r.startswith("kafka -> ") and (field if field != "tags" else "tags") in r
-               for r in payload["entries"][0]["reasons"])
+    assert any(
+        r.startswith("kafka -> ") and (field if field != "tags" else "tags") in r
+        for r in payload["entries"][0]["reasons"]
+    )
 
 
-@pytest.mark.parametrize("body, query", [
-    ("# デプロイ\n本番環境へのデプロイ手順です。", "デプロイ手順を教えて"),
-    ("# 缓存\n缓存失效的处理方法。", "如何处理缓存失效"),
-    ("# Triển khai\nQuy trình triển khai lên máy chủ.", "trien khai may chu"),
-    ("# Triển khai\nQuy trình triển khai lên máy chủ.", "triển khai"),
-])
+@pytest.mark.parametrize(
+    "body, query",
+    [
+        ("# デプロイ\n本番環境へのデプロイ手順です。", "デプロイ手順を教えて"),
+        ("# 缓存\n缓存失效的处理方法。", "如何处理缓存失效"),
+        ("# Triển khai\nQuy trình triển khai lên máy chủ.", "trien khai may chu"),
+        ("# Triển khai\nQuy trình triển khai lên máy chủ.", "triển khai"),
+    ],
+)
 def test_cjk_and_vietnamese_queries_route(project, body, query):
     project.write("target", body, tags=["zz"])
     project.write("other", "# Other\nDeploy notes in English.", tags=["deploy"])
@@ -483,16 +512,21 @@ def test_two_query_words_find_a_name_written_as_one_in_an_id_or_tag(project):
 
 
 def test_a_name_written_in_two_words_weighs_as_the_name(project):
-    """"styled-components" is two common words (style, component) but one rare name: the memory
+    """ "styled-components" is two common words (style, component) but one rare name: the memory
     whose id holds the name packs first for a task that names it, above rules that merely use
     the two words, and dry-run lists the name as an anchor of its own."""
     for n in range(20):
         project.write(f"filler-{n}", f"# Filler {n}\nNotes on subject{n} and item{n} for the team.", tags=[f"t{n}"])
     project.write("react-styled-components", "# Styled\nKeep styles next to the component; read the theme from props.")
-    project.write("tailwind-dark", "# Tailwind\nSet up dark mode with the class strategy; put theme colours in the "
-                  "config; style with utility classes.")
-    project.write("chakra-ui", "# Chakra\nWrap the app in the theme provider. Dark mode is a color mode; style "
-                  "props on components.")
+    project.write(
+        "tailwind-dark",
+        "# Tailwind\nSet up dark mode with the class strategy; put theme colours in the "
+        "config; style with utility classes.",
+    )
+    project.write(
+        "chakra-ui",
+        "# Chakra\nWrap the app in the theme provider. Dark mode is a color mode; style props on components.",
+    )
     task = "set up a theme provider with styled-components for dark mode"
     assert entry_ids(project.load_json(task))[0] == "react-styled-components"
     dry = project.load("--dry-run", task)
@@ -513,18 +547,23 @@ def test_names_written_with_symbols_route(project):
     assert project.load("--dry-run", "C# naming conventions").lines[1] == "anchors: csharp, naming, conventions"
 
 
-
 def test_the_memory_named_for_a_common_subject_packs_but_not_its_neighbours(project):
     """Tailwind is in 4 of 10 memories: for "tailwind navbar" the one about navbars and the memory
     named for Tailwind lead the pack; memories on other subjects stay out."""
     for n in range(6):
         project.write(f"other-{n}", f"# Other {n}\nNotes on subject{n} and item{n}.", tags=[f"topic{n}"])
-    project.write("tailwind", "# Tailwind\nUse Tailwind utility classes; the Tailwind config stays small.",
-                  tags=["tailwind", "css"], directive="Tailwind CSS conventions.")
-    project.write("tw-nav", "# Nav\nA navbar that collapses on mobile: use the md: breakpoint.",
-                  tags=["tailwind", "react"])
-    project.write("tw-next", "# Next\nTailwind in a Next.js app router project, navbar included.",
-                  tags=["tailwind", "nextjs"])
+    project.write(
+        "tailwind",
+        "# Tailwind\nUse Tailwind utility classes; the Tailwind config stays small.",
+        tags=["tailwind", "css"],
+        directive="Tailwind CSS conventions.",
+    )
+    project.write(
+        "tw-nav", "# Nav\nA navbar that collapses on mobile: use the md: breakpoint.", tags=["tailwind", "react"]
+    )
+    project.write(
+        "tw-next", "# Next\nTailwind in a Next.js app router project, navbar included.", tags=["tailwind", "nextjs"]
+    )
     project.write("tw-forms", "# Forms\nForm inputs styled with the forms plugin.", tags=["tailwind", "forms"])
     packed = entry_ids(project.load_json("tailwind navbar"))
     assert packed[0] in ("tw-nav", "tailwind") and {"tw-nav", "tailwind"} <= set(packed)
@@ -537,8 +576,12 @@ def test_a_rare_literal_abbreviation_does_not_outrank_the_spelled_out_word(proje
     for n in range(10):
         project.write(f"filler-{n}", f"# Filler {n}\nA message about subject {n}.")
     project.write("solidity-notes", "# Solidity\nCheck msg.sender and msg.value; commit state before calls.")
-    project.write("commit-messages", "# Commit messages\nWrite commit messages in the imperative.",
-                  tags=["commit", "messages"], directive="Conventional commit messages.")
+    project.write(
+        "commit-messages",
+        "# Commit messages\nWrite commit messages in the imperative.",
+        tags=["commit", "messages"],
+        directive="Conventional commit messages.",
+    )
     assert entry_ids(project.load_json("--all", "commit msg"))[0] == "commit-messages"
 
 
@@ -583,7 +626,10 @@ def test_refinement_keeps_half_matches_out_unless_a_strong_field_matches(project
     payload = project.load_json("deploy kafka")
     assert payload["total_related"] == 2
     assert payload["selected"] == 0
-    assert {o["id"]: o["reason"] for o in payload["omitted"]} == {"broker-notes": "relevance", "ship-notes": "relevance"}
+    assert {o["id"]: o["reason"] for o in payload["omitted"]} == {
+        "broker-notes": "relevance",
+        "ship-notes": "relevance",
+    }
     project.write("ship-notes", "# Shipping\nHow we deploy to production.", tags=["deploy"])
     assert entry_ids(project.load_json("deploy kafka"))[:1] == ["ship-notes"]
 
@@ -594,8 +640,12 @@ HOMONYM_QUERY = "how do I improve my flutter kick in freestyle swimming"
 def _flutter_folder(project, fillers: int) -> None:
     for n in range(fillers):
         project.write(f"filler-{n}", f"# Filler\nNotes on subject {n}, to improve things.")
-    project.write("flutter-guidelines", "# Flutter\nKeep widgets small; rebuild only what changed.",
-                  tags=["flutter"], directive="Prefer const Flutter widgets.")
+    project.write(
+        "flutter-guidelines",
+        "# Flutter\nKeep widgets small; rebuild only what changed.",
+        tags=["flutter"],
+        directive="Prefer const Flutter widgets.",
+    )
 
 
 def test_words_no_memory_knows_weigh_more_than_a_found_one(project):
@@ -607,13 +657,16 @@ def test_words_no_memory_knows_weigh_more_than_a_found_one(project):
     assert entry_ids(project.load_json("improve how my flutter widgets rebuild")) == ["flutter-guidelines"]
 
 
-
 def test_a_number_no_memory_has_changes_nothing(project):
     """Ticket numbers, versions and sizes are no other subject: the pack is the one without them."""
     for n in range(99):
         project.write(f"filler-{n}", f"# Filler\nNotes on item {n}." + " The subsystem." * (n % 9 == 0))
     project.write("notes-one", "# Notes\nThe alpha subsystem runbook.", tags=["alpha"])
-    assert entry_ids(project.load_json("alpha subsystem 4711")) == entry_ids(project.load_json("alpha subsystem")) == ["notes-one"]
+    assert (
+        entry_ids(project.load_json("alpha subsystem 4711"))
+        == entry_ids(project.load_json("alpha subsystem"))
+        == ["notes-one"]
+    )
 
 
 def test_a_cjk_fragment_no_memory_has_weighs_like_a_found_word(project):
@@ -625,9 +678,6 @@ def test_a_cjk_fragment_no_memory_has_weighs_like_a_found_word(project):
     for n in range(10):
         project.write(f"deploy-{n}", f"# Notes {n}\n本番環境へのデプロイ手順です。")
     assert project.load_json("デプロイ手順を削る")["selected"] > 0
-
-
-
 
 
 def test_graph_related_edges_never_load_an_unrelated_memory(project):
@@ -691,7 +741,10 @@ def test_set_load_limit_on_a_broken_config_names_the_file_not_an_exception(proje
     config.write_text('{"load": {"limit": 4,}', encoding="utf-8")
     result = project.run("set-load-limit", "5")
     assert result.returncode == 1
-    assert result.stderr == f"engram: error: {config}: invalid JSON at line 1 (Expecting property name enclosed in double quotes)\n"
+    assert (
+        result.stderr
+        == f"engram: error: {config}: invalid JSON at line 1 (Expecting property name enclosed in double quotes)\n"
+    )
     assert config.read_text(encoding="utf-8") == '{"load": {"limit": 4,}'  # left as it was
 
 
@@ -722,14 +775,17 @@ def test_selected_never_exceeds_total_related(project):
 
 def test_dry_run_shows_scores_reasons_omissions_and_narrowing_tags(project):
     project.write("deploy", "# Deploy\nDEPLOYBODY staging gate.", tags=["deploy", "release"], confidence="high")
-    project.write("deploy-canary", "# Canary\nCANARYBODY five percent.", tags=["deploy", "canary"], lifecycle="review_due")
+    project.write(
+        "deploy-canary", "# Canary\nCANARYBODY five percent.", tags=["deploy", "canary"], lifecycle="review_due"
+    )
     project.write("deploy-old", "# Old\nOLDBODY deploy.", lifecycle="archived")
     result = project.load("--dry-run", "deploy")
     assert result.returncode == 0
     assert result.lines[0] == "Routed memories (2 of 2)"
     assert any("deploy [workspace] score " in line for line in result.lines)
-    assert any(line.strip() == "deploy -> id, tags" or line.strip().startswith("deploy -> id, tags")
-               for line in result.lines), result.stdout
+    assert any(
+        line.strip() == "deploy -> id, tags" or line.strip().startswith("deploy -> id, tags") for line in result.lines
+    ), result.stdout
     assert any(line.strip() == "x0.7 review_due" for line in result.lines)
     assert "omitted: deploy-old [workspace] (lifecycle)" in result.lines
     narrow = [line for line in result.lines if line.startswith("Narrow with tags: ")]
@@ -773,7 +829,8 @@ def test_all_returns_every_visible_match_with_bodies(project):
     result = project.load("--all", "deploy")
     assert result.lines[0] == "loaded 6 memory files / 6 total related memories"
     assert sorted(heading_ids(result.stdout)) == sorted(
-        ["deploy-alpha", "deploy-bravo", "deploy-charlie", "deploy-delta", "deploy-echo", "deploy-guess"])
+        ["deploy-alpha", "deploy-bravo", "deploy-charlie", "deploy-delta", "deploy-echo", "deploy-guess"]
+    )
     assert card_ids(result.stdout) == []
     assert "fetch:" not in result.stdout
     assert "GONEBODY" not in result.stdout
@@ -824,8 +881,17 @@ def test_json_shape(project):
     assert scores == sorted(scores, reverse=True)
     for omitted in payload["omitted"]:
         assert {"id", "reason"} <= set(omitted)
-        assert omitted["reason"] in ("lifecycle", "ignored", "role", "confidence", "anchors", "limit", "budget",
-                                     "hash", "safety")
+        assert omitted["reason"] in (
+            "lifecycle",
+            "ignored",
+            "role",
+            "confidence",
+            "anchors",
+            "limit",
+            "budget",
+            "hash",
+            "safety",
+        )
     reasons = omitted_reasons(payload)
     assert reasons["deploy-guess"] == "confidence"
     assert list(reasons.values()).count("limit") == 1
@@ -842,8 +908,12 @@ def test_json_shape(project):
 def test_json_carries_the_directive_and_the_agent_visible_body(project):
     """Another tool can use the JSON as the pack: each entry's directive, and a body entry's text without
     the sections agents never see."""
-    project.write("deploy-steps", "# Deploy\nShip with the canary.\n\n## Context\nWhy: the outage.",
-                  tags=["deploy"], directive="Deploy through staging first.")
+    project.write(
+        "deploy-steps",
+        "# Deploy\nShip with the canary.\n\n## Context\nWhy: the outage.",
+        tags=["deploy"],
+        directive="Deploy through staging first.",
+    )
     entry = json.loads(project.load("--json", "deploy").stdout)["entries"][0]
     assert (entry["id"], entry["shown"]) == ("deploy-steps", "body")
     assert entry["directive"] == "Deploy through staging first."
@@ -929,8 +999,10 @@ def test_a_tampered_index_body_is_skipped_not_printed(project):
     for args in (("deploy",), ("--full", "deploy"), ("--id", "deploy-steps")):
         result = project.load(*args)
         assert "TAMPEREDBODY" not in result.stdout, args
-        assert "SKIPPED .agents/.engram/rules/deploy-steps.md: " in result.stdout or \
-            "SKIPPED rules/deploy-steps.md: " in result.stdout, result.stdout
+        assert (
+            "SKIPPED .agents/.engram/rules/deploy-steps.md: " in result.stdout
+            or "SKIPPED rules/deploy-steps.md: " in result.stdout
+        ), result.stdout
     assert "MOREBODY" in project.load("deploy").stdout
     payload = project.load_json("deploy")
     assert "deploy-steps" not in entry_ids(payload)
@@ -946,19 +1018,28 @@ def test_a_remembered_verdict_never_covers_text_changed_in_the_index(project):
     with sqlite3.connect(project.root / "index.db") as conn:
         row = conn.execute(f"SELECT {', '.join(PRINTED_COLUMNS)} FROM memories WHERE id = 'deploy-steps'").fetchone()
         columns = {**dict(zip(PRINTED_COLUMNS, row)), "body": injected}
-        conn.execute("UPDATE memories SET body = ?, text_sha256 = ? WHERE id = 'deploy-steps'",
-                     (injected, printed_digest(columns)))
+        conn.execute(
+            "UPDATE memories SET body = ?, text_sha256 = ? WHERE id = 'deploy-steps'",
+            (injected, printed_digest(columns)),
+        )
     result = project.load("deploy")
     assert injected not in result.stdout
-    assert any(line.startswith("SKIPPED ") and "deploy-steps.md: injection" in line for line in result.lines), result.stdout
+    assert any(line.startswith("SKIPPED ") and "deploy-steps.md: injection" in line for line in result.lines), (
+        result.stdout
+    )
 
 
 def test_a_memory_with_a_secret_is_skipped_without_echoing_it(project):
     key = "AKIA" + "Q4ZT7XW2PLM3NBV5"
     project.write("aws-deploy", f"# AWS\nDeploy with access key {key} today.", tags=["deploy"])
     project.write("deploy-clean", "# Clean\nCLEANBODY deploy.", tags=["deploy"])
-    for args in (("deploy",), ("--all", "deploy"), ("--id", "aws-deploy"), ("--json", "deploy"),
-                 ("--dry-run", "deploy")):
+    for args in (
+        ("deploy",),
+        ("--all", "deploy"),
+        ("--id", "aws-deploy"),
+        ("--json", "deploy"),
+        ("--dry-run", "deploy"),
+    ):
         result = project.load(*args)
         assert key not in result.stdout + result.stderr, args
     text = project.load("deploy")
@@ -969,8 +1050,25 @@ def test_a_memory_with_a_secret_is_skipped_without_echoing_it(project):
 
 # --- any text is a valid query -----------------------------------------------------------------
 
-ODD_QUERIES = ['"', "(", "AND", "OR NOT", "NEAR(", "NEAR(a b, 2)", "*", "col:", "body:x", "user-version",
-               "{a b}", "'", "\\", "🚀", "", "x" * 10_000, ("deploy stuff " * 800)[:10_240]]
+ODD_QUERIES = [
+    '"',
+    "(",
+    "AND",
+    "OR NOT",
+    "NEAR(",
+    "NEAR(a b, 2)",
+    "*",
+    "col:",
+    "body:x",
+    "user-version",
+    "{a b}",
+    "'",
+    "\\",
+    "🚀",
+    "",
+    "x" * 10_000,
+    ("deploy stuff " * 800)[:10_240],
+]
 
 
 @pytest.fixture(scope="module")
@@ -1065,7 +1163,10 @@ def test_global_index_from_config(project):
     project.config({"global_index": str(project.base / "team.db")})
     project.write("shared-id", "# Shared\nLOCALSHARED deploy.", tags=["deploy"])
     payload = project.load_json("deploy")
-    assert {(e["id"], e["scope"]) for e in payload["entries"]} == {("deploy-team", "global"), ("shared-id", "workspace")}
+    assert {(e["id"], e["scope"]) for e in payload["entries"]} == {
+        ("deploy-team", "global"),
+        ("shared-id", "workspace"),
+    }
     result = project.load("--full", "deploy")
     assert "TEAMBODY" in result.stdout and "LOCALSHARED" in result.stdout and "TEAMSHARED" not in result.stdout
 

@@ -29,8 +29,12 @@ def _deploy_memories(project, count: int, body_words: int = 0) -> list[str]:
     ids = []
     for name in NAMES[:count]:
         filler = " ".join(f"filler{name}{i}" for i in range(body_words))
-        project.write(f"deploy-{name}", f"# {name.title()}\nDeploy notes for {name}. {filler}".rstrip(),
-                      tags=["deploy"], directive=f"Deploy the {name} service.")
+        project.write(
+            f"deploy-{name}",
+            f"# {name.title()}\nDeploy notes for {name}. {filler}".rstrip(),
+            tags=["deploy"],
+            directive=f"Deploy the {name} service.",
+        )
         ids.append(f"deploy-{name}")
     return ids
 
@@ -83,10 +87,16 @@ def test_expand_top_sets_how_many_bodies(project):
 
 def test_card_shows_directive_else_summary(project):
     project.config({"load": {"expand_top": 0}})
-    project.write("with-directive", "# Title one\nDeploy body.", tags=["deploy"], directive="Use the directive.",
-                  summary="Not the summary.")
-    project.write("with-summary", "# Title two\nDeploy body.", type="knowledge", tags=["deploy"],
-                  summary="Only a summary here.")
+    project.write(
+        "with-directive",
+        "# Title one\nDeploy body.",
+        tags=["deploy"],
+        directive="Use the directive.",
+        summary="Not the summary.",
+    )
+    project.write(
+        "with-summary", "# Title two\nDeploy body.", type="knowledge", tags=["deploy"], summary="Only a summary here."
+    )
     result = project.load("deploy")
     assert "- with-directive [rule] Use the directive." in result.lines
     assert "- with-summary [knowledge] Only a summary here." in result.lines
@@ -150,24 +160,53 @@ VISIBLENOTES keep this.
 HIDDENORIGIN incident 42.
 """
 
-HIDDEN_MARKERS = ("HIDDENCONTEXT", "HIDDENDETAIL", "HIDDENEXAMPLE", "HIDDENEXAMPLES2", "HIDDENORIGIN",
-                  "FRONTMATTERSENTINEL", "## Context", "## Example", "## Origin", "owner:", "confidence:", "---")
+HIDDEN_MARKERS = (
+    "HIDDENCONTEXT",
+    "HIDDENDETAIL",
+    "HIDDENEXAMPLE",
+    "HIDDENEXAMPLES2",
+    "HIDDENORIGIN",
+    "FRONTMATTERSENTINEL",
+    "## Context",
+    "## Example",
+    "## Origin",
+    "owner:",
+    "confidence:",
+    "---",
+)
 
 
 @pytest.fixture(scope="module")
 def sectioned(tmp_path_factory):
     project = Project(tmp_path_factory.mktemp("sectioned"))
-    project.write("release-checklist", SECTIONED, tags=["deploy", "release"], directive="Run the release checklist.",
-                  owner="FRONTMATTERSENTINEL", confidence="high")
+    project.write(
+        "release-checklist",
+        SECTIONED,
+        tags=["deploy", "release"],
+        directive="Run the release checklist.",
+        owner="FRONTMATTERSENTINEL",
+        confidence="high",
+    )
     project.write("base", "# Base\nBASEBODY foundation.\n\n## Origin\nHIDDENORIGIN too.", type="knowledge")
-    project.write("dep", "# Dep\nDEPBODY deploy pipeline.\n\n## Context\nHIDDENCONTEXT too.", depends_on=["base"],
-                  tags=["deploy"])
+    project.write(
+        "dep", "# Dep\nDEPBODY deploy pipeline.\n\n## Context\nHIDDENCONTEXT too.", depends_on=["base"], tags=["deploy"]
+    )
     return project
 
 
-@pytest.mark.parametrize("args", [("deploy",), ("--full", "deploy"), ("--all", "deploy"),
-                                  ("--disclosure", "full", "deploy"), ("--id", "release-checklist,dep,base"),
-                                  ("--json", "deploy"), ("--dry-run", "deploy"), ("--budget-tokens", "16000", "deploy")])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("deploy",),
+        ("--full", "deploy"),
+        ("--all", "deploy"),
+        ("--disclosure", "full", "deploy"),
+        ("--id", "release-checklist,dep,base"),
+        ("--json", "deploy"),
+        ("--dry-run", "deploy"),
+        ("--budget-tokens", "16000", "deploy"),
+    ],
+)
 def test_hidden_sections_and_frontmatter_never_print(sectioned, args):
     result = sectioned.load(*args)
     assert result.returncode == 0, result.stderr
@@ -198,9 +237,16 @@ def test_hidden_heading_inside_a_code_fence_is_body_text(project):
 
 
 def test_prerequisite_printed_before_its_dependent_without_keyword_overlap(project):
-    project.write("base", "# Foundations\nBASEBODY zebra platform primer.", type="knowledge", directive="Platform primer.")
-    project.write("release-deep", "# Deep\nDEEPBODY advanced deploy pipeline.", tags=["deploy"], depends_on=["base"],
-                  level="advanced")
+    project.write(
+        "base", "# Foundations\nBASEBODY zebra platform primer.", type="knowledge", directive="Platform primer."
+    )
+    project.write(
+        "release-deep",
+        "# Deep\nDEEPBODY advanced deploy pipeline.",
+        tags=["deploy"],
+        depends_on=["base"],
+        level="advanced",
+    )
     result = project.load("deploy")
     assert result.returncode == 0
     assert heading_ids(result.stdout) == ["base", "release-deep"]
@@ -265,8 +311,14 @@ def test_hidden_prerequisite_is_not_pulled_in(project):
 def test_prerequisites_count_against_the_limit(project):
     project.config({"load": {"limit": 2}})
     project.write("base", "# Base\nBASEBODY.", type="knowledge")
-    project.write("deploy-deep", "# Deep\nDeploy deep pipeline.", tags=["deploy"], depends_on=["base"],
-                  directive="Deploy deep.", confidence="high")
+    project.write(
+        "deploy-deep",
+        "# Deep\nDeploy deep pipeline.",
+        tags=["deploy"],
+        depends_on=["base"],
+        directive="Deploy deep.",
+        confidence="high",
+    )
     project.write("deploy-wide", "# Wide\nDeploy wide notes.", tags=["deploy"], directive="Deploy wide.")
     payload = project.load_json("deploy")
     assert entry_ids(payload) == ["base", "deploy-deep"]
@@ -341,7 +393,7 @@ def test_budget_drops_lowest_cards_last_and_count_line_follows(project):
     payload = project.load_json("--budget-tokens", "200", "deploy")
     assert payload["selected"] == len(shown)
     dropped = {o["id"]: o["reason"] for o in payload["omitted"]}
-    assert set(dropped) == set(ranked[len(shown):])
+    assert set(dropped) == set(ranked[len(shown) :])
     assert set(dropped.values()) == {"budget"}
 
 
@@ -365,8 +417,12 @@ def test_budget_caps_full_output_too(project):
 
 def test_budget_counts_non_ascii_characters_as_tokens(project):
     for name in NAMES[:4]:
-        project.write(f"deploy-{name}", f"# {name}\nデプロイ手順 deploy {name} " + "本番環境への反映。" * 40,
-                      tags=["deploy"], directive=f"デプロイ {name}.")
+        project.write(
+            f"deploy-{name}",
+            f"# {name}\nデプロイ手順 deploy {name} " + "本番環境への反映。" * 40,
+            tags=["deploy"],
+            directive=f"デプロイ {name}.",
+        )
     result = project.load("--budget-tokens", "300", "deploy")
     _check_budget(result, 300)
     assert len(result.stdout) <= 4 * 300
@@ -384,8 +440,26 @@ def test_bodies_are_never_cut(project):
 
 # --- property: the budget always holds and the count line always matches ----------------------
 
-WORDS = ("deploy", "release", "kafka", "schema", "cache", "token", "review", "lint", "docker", "metrics",
-         "tracing", "backup", "index", "query", "gateway", "signing", "rollback", "canary")
+WORDS = (
+    "deploy",
+    "release",
+    "kafka",
+    "schema",
+    "cache",
+    "token",
+    "review",
+    "lint",
+    "docker",
+    "metrics",
+    "tracing",
+    "backup",
+    "index",
+    "query",
+    "gateway",
+    "signing",
+    "rollback",
+    "canary",
+)
 CJK = ("デプロイ", "本番環境", "缓存", "数据库")
 
 
@@ -444,7 +518,7 @@ def test_budget_property(corpus, budget, query, mode, expand_top):
     assert payload["selected"] == len(payload["entries"])
     printed = heading_ids(result.stdout) + card_ids(result.stdout)
     assert printed[: len(payload["entries"])] == entry_ids(payload)
-    extra_cards = printed[len(payload["entries"]):]
+    extra_cards = printed[len(payload["entries"]) :]
     assert len(extra_cards) <= 5 and not set(extra_cards) & set(entry_ids(payload))
     assert heading_ids(result.stdout) == [e["id"] for e in payload["entries"] if e["shown"] == "body"]
 

@@ -44,7 +44,7 @@ def test_short_help_is_help(run_engram, nowhere: Path, args: list[str]) -> None:
 
 def test_init_prints_the_next_steps(run_engram, nowhere: Path) -> None:
     out = run_engram(["init"], cwd=nowhere).stdout
-    steps = out[out.index("next steps:"):]
+    steps = out[out.index("next steps:") :]
     for step in ("rules/no-secrets.md", "directive: ", 'engram load "', "engram link claude", "engram check"):
         assert step in steps, step
 
@@ -76,7 +76,11 @@ def test_every_problem_of_a_file_comes_at_once_with_the_line_of_its_key() -> Non
     with pytest.raises(FieldErrors) as info:
         parse_memory(text, "rules/x.md")
     assert [(e.line, e.reason.split(":")[0]) for e in info.value.problems] == [
-        (2, "id"), (4, "type"), (5, "confidence"), (6, "updated"), (7, "level"),
+        (2, "id"),
+        (4, "type"),
+        (5, "confidence"),
+        (6, "updated"),
+        (7, "level"),
     ]
 
 
@@ -107,7 +111,14 @@ def test_the_summary_adds_up(project: Path, run_engram, write_memory) -> None:
 def test_markdown_outside_the_memory_folders_is_named_once(project: Path, run_engram, write_memory) -> None:
     root = project / ".agents/.engram"
     write_memory(project, "rules/a.md", {"id": "a"}, "A.\n")
-    for rel in ("README.md", "notes/todo.md", "notes/deep/idea.md", "archive/old.md", "inbox/new.md", "notes/data.json"):
+    for rel in (
+        "README.md",
+        "notes/todo.md",
+        "notes/deep/idea.md",
+        "archive/old.md",
+        "inbox/new.md",
+        "notes/data.json",
+    ):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text("# not a memory\n")
     proc = run_engram(["index"], cwd=project)
@@ -121,8 +132,15 @@ def test_markdown_outside_the_memory_folders_is_named_once(project: Path, run_en
 
 
 def test_a_memory_whose_text_is_all_hidden_is_a_warning(project: Path, run_engram, write_memory) -> None:
-    write_memory(project, "rules/hidden.md", {"id": "hidden"}, "# Deploys\n\n## Context\n\nAlways deploy on Tuesdays.\n")
-    write_memory(project, "rules/shown.md", {"id": "shown", "directive": "Deploy on Tuesdays."}, "# Deploys\n\n## Context\n\nWhy.\n")
+    write_memory(
+        project, "rules/hidden.md", {"id": "hidden"}, "# Deploys\n\n## Context\n\nAlways deploy on Tuesdays.\n"
+    )
+    write_memory(
+        project,
+        "rules/shown.md",
+        {"id": "shown", "directive": "Deploy on Tuesdays."},
+        "# Deploys\n\n## Context\n\nWhy.\n",
+    )
     proc = run_engram(["index"], cwd=project)
     assert proc.returncode == 0
     warnings = [line for line in proc.stderr.splitlines() if "hidden" in line or "shown" in line]
@@ -162,9 +180,15 @@ def test_the_directive_opens_the_body_once(body: str, expected: str) -> None:
     assert with_directive("", body) == body
 
 
-def test_a_generated_rule_file_does_not_repeat_a_directive_its_body_opens_with(project: Path, run_engram, write_memory) -> None:
-    write_memory(project, "rules/r.md", {"id": "r", "directive": "Retry with backoff.", "applies_to": ["src/**"]},
-                 "# Retries\n\nRetry with backoff. Use tenacity.\n")
+def test_a_generated_rule_file_does_not_repeat_a_directive_its_body_opens_with(
+    project: Path, run_engram, write_memory
+) -> None:
+    write_memory(
+        project,
+        "rules/r.md",
+        {"id": "r", "directive": "Retry with backoff.", "applies_to": ["src/**"]},
+        "# Retries\n\nRetry with backoff. Use tenacity.\n",
+    )
     assert run_engram(["link", "claude", "--command", "engram"], cwd=project).returncode == 0
     assert run_engram(["index"], cwd=project).returncode == 0
     text = (project / ".claude/rules/engram/r.md").read_text()

@@ -53,20 +53,26 @@ def test_every_section_is_found_in_the_same_language_within_the_top_3(layers):
     assert [key for key, ok in found.items() if not ok] == []
 
 
-@pytest.mark.parametrize("with_marks, without", [
-    ("lớp phụ thuộc hoạt động thế nào", "lop phu thuoc hoat dong the nao"),
-    ("bộ lọc vai trò ẩn mục nào", "bo loc vai tro an muc nao"),
-])
+@pytest.mark.parametrize(
+    "with_marks, without",
+    [
+        ("lớp phụ thuộc hoạt động thế nào", "lop phu thuoc hoat dong the nao"),
+        ("bộ lọc vai trò ẩn mục nào", "bo loc vai tro an muc nao"),
+    ],
+)
 def test_vietnamese_routes_the_same_with_and_without_diacritics(layers, with_marks, without):
     assert ranked(layers, with_marks)[:1] == ranked(layers, without)[:1] != []
 
 
-@pytest.mark.parametrize("query, expected", [
-    ("依存レイヤー", "ja-dependency-layers"),
-    ("依存関係", "ja-dependency-layers"),
-    ("依赖层", "zh-dependency-layers"),
-    ("フック", "ja-hook-deltas"),
-])
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("依存レイヤー", "ja-dependency-layers"),
+        ("依存関係", "ja-dependency-layers"),
+        ("依赖层", "zh-dependency-layers"),
+        ("フック", "ja-hook-deltas"),
+    ],
+)
 def test_kana_kanji_and_simplified_chinese_queries_find_their_language_first(layers, query, expected):
     assert ranked(layers, query)[0] == expected
 
@@ -88,11 +94,13 @@ def test_a_cjk_query_is_not_answered_in_english_first(layers):
     assert ranked(layers, "フックの配信済みの集合")[0].startswith("ja-")
 
 
-
-@pytest.mark.parametrize("query, expected", [
-    ("--budget-tokens を超えたとき、本文とカードはどう削られますか", "ja-layered-disclosure"),
-    ("工作区和全局索引里有重复条目时，以哪个为准？", "zh-read-flow"),
-])
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("--budget-tokens を超えたとき、本文とカードはどう削られますか", "ja-layered-disclosure"),
+        ("工作区和全局索引里有重复条目时，以哪个为准？", "zh-read-flow"),
+    ],
+)
 def test_a_cjk_fragment_no_memory_has_does_not_outweigh_the_words_found(layers, query, expected):
     """Runs cut at kana and function characters leave fragments (削, 个为准) no memory has; these
     questions still find their section (the weight rule itself: test_load.py, at 100 memories)."""

@@ -67,14 +67,17 @@ def test_generated_files_have_the_exact_content_for_both_hosts(indexed: Path) ->
     )
     assert (indexed / CURSOR / "http-retries.mdc").read_text(encoding="utf-8") == (
         '---\ndescription: "Retry HTTP calls with backoff."\nglobs: src/http/**, **/*.py\nalwaysApply: false\n---\n'
-        + MARKER + "\n" + body
+        + MARKER
+        + "\n"
+        + body
     )
 
 
 @pytest.mark.usefixtures("linked")
 def test_globs_follow_engram_semantics_and_description_falls_back(project: Path, write_memory, run_engram) -> None:
     write_memory(
-        project, "rules/http-retries.md",
+        project,
+        "rules/http-retries.md",
         {"id": "http-retries", "summary": 'Say "retry"', "applies_to": ["src/api/**/*.{ts,py}", "/docs", "build/"]},
         "Body.\n",
     )
@@ -156,11 +159,13 @@ def test_a_user_file_is_never_touched(indexed: Path, write_memory, run_engram) -
     own = indexed / CLAUDE / "mine.md"
     own.write_text("# My rule\n", encoding="utf-8")
     colliding = indexed / CLAUDE / "http-retries.md"
-    colliding.write_text("---\npaths:\n  - \"x/**\"\n---\nMy own version.\n", encoding="utf-8")
+    colliding.write_text('---\npaths:\n  - "x/**"\n---\nMy own version.\n', encoding="utf-8")
     _drop_applies_to(indexed, write_memory)
     write_memory(indexed, "rules/other.md", {"id": "other", "applies_to": ["other/**"]}, "Other.\n")
     proc = run_engram("index", indexed)
-    assert "native rules: 2 written for claude and cursor, 1 removed" in proc.stdout.splitlines()  # other x2, the cursor file
+    assert (
+        "native rules: 2 written for claude and cursor, 1 removed" in proc.stdout.splitlines()
+    )  # other x2, the cursor file
     assert own.read_text(encoding="utf-8") == "# My rule\n"
     assert colliding.read_text(encoding="utf-8").endswith("My own version.\n")
 

@@ -416,9 +416,29 @@ REL_PATHS = st.sampled_from(
 BODY_LINES = st.one_of(
     st.sampled_from(
         [
-            "## Context", "## Example", "## Origin", "## Content", "## context", "## ORIGIN ##", "# Title",
-            "### Context", "```", "~~~", "```python", "  ```", "---", "- item", "", "## Context ",
-            "   ## Origin", "Context", "Examples", "-------", "=====", "Usage", "1. step",
+            "## Context",
+            "## Example",
+            "## Origin",
+            "## Content",
+            "## context",
+            "## ORIGIN ##",
+            "# Title",
+            "### Context",
+            "```",
+            "~~~",
+            "```python",
+            "  ```",
+            "---",
+            "- item",
+            "",
+            "## Context ",
+            "   ## Origin",
+            "Context",
+            "Examples",
+            "-------",
+            "=====",
+            "Usage",
+            "1. step",
         ]
     ),
     st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30),
@@ -433,12 +453,31 @@ SCALARS = st.one_of(
     st.sampled_from(["rule", "skill", "workflow", "knowledge", "high", "low", "advanced", "3", "²", "2027-06-30"]),
     st.dates(),
 )
-VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=8)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
 KEYS = st.one_of(
     st.sampled_from(
         [
-            "id", "type", "tags", "directive", "summary", "triggers", "applies_to", "depends_on", "level",
-            "confidence", "authority", "lifecycle", "valid_until", "role", "roles", "updated", "author",
+            "id",
+            "type",
+            "tags",
+            "directive",
+            "summary",
+            "triggers",
+            "applies_to",
+            "depends_on",
+            "level",
+            "confidence",
+            "authority",
+            "lifecycle",
+            "valid_until",
+            "role",
+            "roles",
+            "updated",
+            "author",
         ]
     ),
     st.text(max_size=10),

@@ -54,7 +54,7 @@ DJANGO_REPORT = (
     "different ids. I tried adding an index on the foreign key column but it barely helped, "
     "which makes sense if the problem is the number of round trips rather than each query being "
     "slow. We are on Django 4.2 with PostgreSQL, running under gunicorn with four workers. Here "
-    "is the end of the traceback from one of the timeouts: File \"shop/views/history.py\", line "
+    'is the end of the traceback from one of the timeouts: File "shop/views/history.py", line '
     "88, in order_rows, for item in order.items.all(): ... django.db.utils.OperationalError: "
     "canceling statement due to statement timeout. Could you look at the helper and the "
     "template, tell me what changed in how related objects are loaded, fix it so the page "
@@ -80,7 +80,9 @@ def test_a_300_word_bug_report_routes_to_the_memory_it_names_once(rules) -> None
     assert packed(rules, PLAYWRIGHT_REPORT)[:1] == ["playwright-e2e-testing"]
 
 
-@pytest.mark.xfail(strict=True, reason="the PostgreSQL rule it also names leads; the Django one falls under the relative cut")
+@pytest.mark.xfail(
+    strict=True, reason="the PostgreSQL rule it also names leads; the Django one falls under the relative cut"
+)
 def test_a_300_word_bug_report_naming_two_stacks_packs_both(rules) -> None:
     assert DJANGO_REPORT.count("Django ") == 1
     assert "python-django-best-practices" in packed(rules, DJANGO_REPORT)
@@ -88,29 +90,68 @@ def test_a_300_word_bug_report_naming_two_stacks_packs_both(rules) -> None:
 
 # A new user's own project: ten short memories, as people write them.
 TEN_MEMORIES = {
-    "rules/api-style.md": ("api-style", ["api", "http"], "Endpoints return JSON with snake_case keys and a stable error code.",
-                           "- Routes live in `app/routes/`, one module per resource.\n- Errors use `ApiError(status, code, message)`;"
-                           " a missing record is a 404 with code `not_found`.\n- Paginate lists with `?page=` and `?per_page=`."),
-    "rules/testing.md": ("testing", ["tests", "pytest"], "Every endpoint has a pytest test that calls it through the test client.",
-                         "- Tests live in `tests/`, named after the module they cover.\n- Use the `client` fixture.\n"
-                         "- Run `make test` before pushing."),
-    "rules/migrations.md": ("migrations", ["database", "alembic"], "Schema changes go through an Alembic migration, never by hand.",
-                            "- A column is added nullable first, backfilled, then made NOT NULL in a later release."),
-    "rules/frontend.md": ("frontend", ["react", "ui"], "Components are function components; data comes through React Query.",
-                          "- Server data through `useQuery`.\n- Disable a submit button while its mutation is pending."),
-    "rules/logging.md": ("logging", ["logging", "observability"], "Log with structlog, one event per line, never personal data.",
-                         "- Never log emails, names or card numbers."),
-    "rules/security.md": ("security", ["auth", "secrets"], "Secrets come from the environment; endpoints check the user's role.",
-                          "- Admin routes use the `require_role(\"admin\")` dependency."),
-    "skills/release.md": ("release", ["release", "deploy"], "Release by tagging main; CI builds and deploys the tag.",
-                          "1. Update `CHANGELOG.md`.\n2. `git tag vX.Y.Z && git push --tags`."),
-    "skills/local-setup.md": ("local-setup", ["setup", "docker"], "Run the stack locally with docker compose up.",
-                              "- `docker compose up` starts the API, the database and the web app."),
-    "knowledge/architecture.md": ("architecture", ["architecture", "overview"],
-                                  "A FastAPI service, a PostgreSQL database and a React web app.",
-                                  "The API (`app/`) is FastAPI; the web app (`web/`) is React; both talk through the REST API."),
-    "knowledge/glossary.md": ("glossary", ["domain", "terms"], "What orders, invoices and refunds mean here.",
-                              "- An order becomes an invoice when it ships.\n- A refund reverses an invoice, fully or partly."),
+    "rules/api-style.md": (
+        "api-style",
+        ["api", "http"],
+        "Endpoints return JSON with snake_case keys and a stable error code.",
+        "- Routes live in `app/routes/`, one module per resource.\n- Errors use `ApiError(status, code, message)`;"
+        " a missing record is a 404 with code `not_found`.\n- Paginate lists with `?page=` and `?per_page=`.",
+    ),
+    "rules/testing.md": (
+        "testing",
+        ["tests", "pytest"],
+        "Every endpoint has a pytest test that calls it through the test client.",
+        "- Tests live in `tests/`, named after the module they cover.\n- Use the `client` fixture.\n"
+        "- Run `make test` before pushing.",
+    ),
+    "rules/migrations.md": (
+        "migrations",
+        ["database", "alembic"],
+        "Schema changes go through an Alembic migration, never by hand.",
+        "- A column is added nullable first, backfilled, then made NOT NULL in a later release.",
+    ),
+    "rules/frontend.md": (
+        "frontend",
+        ["react", "ui"],
+        "Components are function components; data comes through React Query.",
+        "- Server data through `useQuery`.\n- Disable a submit button while its mutation is pending.",
+    ),
+    "rules/logging.md": (
+        "logging",
+        ["logging", "observability"],
+        "Log with structlog, one event per line, never personal data.",
+        "- Never log emails, names or card numbers.",
+    ),
+    "rules/security.md": (
+        "security",
+        ["auth", "secrets"],
+        "Secrets come from the environment; endpoints check the user's role.",
+        '- Admin routes use the `require_role("admin")` dependency.',
+    ),
+    "skills/release.md": (
+        "release",
+        ["release", "deploy"],
+        "Release by tagging main; CI builds and deploys the tag.",
+        "1. Update `CHANGELOG.md`.\n2. `git tag vX.Y.Z && git push --tags`.",
+    ),
+    "skills/local-setup.md": (
+        "local-setup",
+        ["setup", "docker"],
+        "Run the stack locally with docker compose up.",
+        "- `docker compose up` starts the API, the database and the web app.",
+    ),
+    "knowledge/architecture.md": (
+        "architecture",
+        ["architecture", "overview"],
+        "A FastAPI service, a PostgreSQL database and a React web app.",
+        "The API (`app/`) is FastAPI; the web app (`web/`) is React; both talk through the REST API.",
+    ),
+    "knowledge/glossary.md": (
+        "glossary",
+        ["domain", "terms"],
+        "What orders, invoices and refunds mean here.",
+        "- An order becomes an invoice when it ships.\n- A refund reverses an invoice, fully or partly.",
+    ),
 }
 OFF_TOPIC = "(the task decision calls it off-topic in a folder this small)"
 
@@ -121,8 +162,10 @@ def ten(tmp_path_factory) -> list:
     for rel, (memory_id, tags, directive, body) in TEN_MEMORIES.items():
         path = project / ".agents" / ".engram" / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"---\nid: {memory_id}\ntags: [{', '.join(tags)}]\ndirective: {directive}\n---\n"
-                        f"# {memory_id}\n\n{body}\n", encoding="utf-8")
+        path.write_text(
+            f"---\nid: {memory_id}\ntags: [{', '.join(tags)}]\ndirective: {directive}\n---\n# {memory_id}\n\n{body}\n",
+            encoding="utf-8",
+        )
     return open_layers(open_workspace(project), None, [])
 
 
@@ -155,7 +198,9 @@ def test_every_feature_has_a_fitted_weight_and_nothing_else_does() -> None:
 def test_below_the_fitted_folder_size_the_task_decision_stays_out(tmp_path) -> None:
     """A folder of fewer memories than `gated_from` is judged by its candidates alone: a task that
     holds a memory's words loads it, however sure the task decision is that nothing here is about it."""
-    model = relevance.Model(relevance.FITTED.candidate, relevance.FITTED.query, {**relevance.FITTED.thresholds, "on_topic": 1.0})
+    model = relevance.Model(
+        relevance.FITTED.candidate, relevance.FITTED.query, {**relevance.FITTED.thresholds, "on_topic": 1.0}
+    )
     rules = tmp_path / ".agents" / ".engram" / "rules"
     rules.mkdir(parents=True)
     (rules / "deploy.md").write_text("---\nid: deploy\ntags: [deploy]\n---\n# Deploy\n\nDeploys freeze on Fridays.\n")

@@ -85,7 +85,9 @@ def test_labelled_set_precision_and_recall() -> None:
 
 def test_held_out_set_precision_and_recall() -> None:
     result = evaluate(HELD_OUT)
-    print(f"\nsafety held-out set: precision={result['precision']:.3f} recall={result['recall']:.3f} lines={result['lines']}")
+    print(
+        f"\nsafety held-out set: precision={result['precision']:.3f} recall={result['recall']:.3f} lines={result['lines']}"
+    )
     assert result["lines"] >= 90
     assert result["precision"] == 1.0
     assert result["recall"] >= 0.95

@@ -21,8 +21,13 @@ def _terms(text: str) -> list[str]:
 
 
 def test_light_stemming_joins_inflections():
-    for group in (("deploy", "deploys", "deploying", "deployed"), ("test", "tests", "testing"),
-                  ("migration", "migrations"), ("policy", "policies"), ("cache", "caches", "caching")):
+    for group in (
+        ("deploy", "deploys", "deploying", "deployed"),
+        ("test", "tests", "testing"),
+        ("migration", "migrations"),
+        ("policy", "policies"),
+        ("cache", "caches", "caching"),
+    ):
         assert len({terms.stem(word) for word in group}) == 1, group
 
 
@@ -52,10 +57,17 @@ def test_stopwords_and_generic_words_are_never_anchors():
     assert [a.text for a in anchors_of("the deploy rule")] == ["deploy"]
     # what contractions leave once the apostrophe splits them
     assert [a.text for a in anchors_of("don't refactor, it doesn't build and you'll see we've won't")] == [
-        "refactor", "build", "see"]
+        "refactor",
+        "build",
+        "see",
+    ]
     # a stopword's other forms are stopwords too: "it takes twenty minutes" is about minutes
     assert [a.text for a in anchors_of("it takes twenty minutes, making and keeping it slow")] == [
-        "twenty", "minutes", "slow", "twenty-minutes"]
+        "twenty",
+        "minutes",
+        "slow",
+        "twenty-minutes",
+    ]
 
 
 def test_cjk_generic_memory_words_are_not_anchors():
@@ -68,7 +80,11 @@ def test_a_shorthand_anchor_also_matches_the_word_it_stands_for():
     [anchor] = anchors_of("msg")
     assert anchor.text == "msg" and anchor.word.terms == ("msg", terms.stem("message"))
     assert [a.word.terms for a in anchors_of("db k8s golang ext") if not a.pair] == [
-        ("db", "databas"), ("k8s", "kubernet"), ("golang", "go"), ("ext", "extension")]
+        ("db", "databas"),
+        ("k8s", "kubernet"),
+        ("golang", "go"),
+        ("ext", "extension"),
+    ]
     # the index side is untouched: shorthand in a memory is indexed as written
     assert terms.index_terms("bump the k8s db") == "bump k8s db"
 
@@ -78,13 +94,21 @@ def test_adjacent_anchors_also_match_the_two_glued_and_form_a_name():
     assert (spring.joined, boot.joined, jpa.joined) == (("springboot",), ("springboot", "bootjpa"), ("bootjpa",))
     # each glued pair is also an anchor of its own, after the words
     assert [(a.text, a.word.terms, a.pair) for a in names] == [
-        ("spring-boot", ("springboot",), True), ("boot-jpa", ("bootjpa",), True)]
+        ("spring-boot", ("springboot",), True),
+        ("boot-jpa", ("bootjpa",), True),
+    ]
     assert not any(a.pair for a in (spring, boot, jpa))
-    assert [(a.text, a.joined) for a in anchors_of("spring of boot")] == [("spring", ()), ("boot", ())]  # a stopword between breaks the pair
+    assert [(a.text, a.joined) for a in anchors_of("spring of boot")] == [
+        ("spring", ()),
+        ("boot", ()),
+    ]  # a stopword between breaks the pair
     # a number glues to the anchor before it, even one too short to be an anchor itself
     assert [(a.text, a.joined) for a in anchors_of("vue 3 app")] == [("vue", ("vue3",)), ("app", ()), ("vue-3", ())]
     assert [(a.text, a.joined) for a in anchors_of("nextjs 15")] == [
-        ("nextjs", ("nextjs15",)), ("15", ("nextjs15",)), ("nextjs-15", ())]
+        ("nextjs", ("nextjs15",)),
+        ("15", ("nextjs15",)),
+        ("nextjs-15", ()),
+    ]
     assert [a.joined for a in anchors_of("15 nextjs")] == [(), ()]  # letters first
     assert [a.joined for a in anchors_of("部署 手順")] == [(), ()]
     # a repeated pair is one name
@@ -101,15 +125,34 @@ def test_later_words_form_no_names_past_the_anchor_cap():
     assert route.anchors_of("spring boot")[1] == 0
 
 
-_QUERY_WORDS = st.sampled_from(["spring", "boot", "Vue", "3", "15", "the", "of", "rule", "react", "query", "C#",
-                                 "styled-components", "k8s", "部署", "手順", "ext", "Spring"])
+_QUERY_WORDS = st.sampled_from(
+    [
+        "spring",
+        "boot",
+        "Vue",
+        "3",
+        "15",
+        "the",
+        "of",
+        "rule",
+        "react",
+        "query",
+        "C#",
+        "styled-components",
+        "k8s",
+        "部署",
+        "手順",
+        "ext",
+        "Spring",
+    ]
+)
 
 
 @given(st.lists(st.one_of(_QUERY_WORDS, st.text(max_size=6)), max_size=45).map(" ".join))
 def test_anchors_are_the_kept_words_then_the_names_two_of_them_form(query):
     anchors, unused = route.anchors_of(query)
     words = [a for a in anchors if not a.pair]
-    names = anchors[len(words):]
+    names = anchors[len(words) :]
     assert all(a.pair for a in names) and len(words) <= route.MAX_ANCHORS and unused >= 0
     kept = [a.word.terms for a in words]
     assert len(set(kept)) == len(kept)  # no repeats
@@ -122,9 +165,22 @@ def test_anchors_are_the_kept_words_then_the_names_two_of_them_form(query):
 
 
 def test_ids_and_tags_also_index_their_words_glued():
-    assert terms.name_terms(["svelte-5-vs-svelte-4"]).split() == ["svelt", "vs", "svelt", "svelte5", "vssvelt", "svelte4"]
+    assert terms.name_terms(["svelte-5-vs-svelte-4"]).split() == [
+        "svelt",
+        "vs",
+        "svelt",
+        "svelte5",
+        "vssvelt",
+        "svelte4",
+    ]
     assert terms.name_terms(["spring-boot", "vue 3", "the-app"]).split() == [
-        "spring", "boot", "springboot", "vue", "vue3", "app"]
+        "spring",
+        "boot",
+        "springboot",
+        "vue",
+        "vue3",
+        "app",
+    ]
     assert terms.name_terms([]) == ""
     # the query side glues the same way
     spring, boot, _ = anchors_of("spring boot")
@@ -180,9 +236,10 @@ def _whole_text_fold(text: str) -> str:
 
 # Newlines, plain breaks (dashes, quotes, box drawing, emoji), characters folding changes
 # (accents, no-break space, ellipsis, ligatures), combining marks, final sigma and CJK.
-_FOLD_ALPHABET = st.sampled_from(
-    list("\n\n\nab .jsJS<>=—’“═│✅€\u00a0…™ﬁé\u0301\u0338\u0323ΣσΑđĐœ²ガ依\u3099・cCfFnN#++1_7tT")
-) | st.characters()
+_FOLD_ALPHABET = (
+    st.sampled_from(list("\n\n\nab .jsJS<>=—’“═│✅€\u00a0…™ﬁé\u0301\u0338\u0323ΣσΑđĐœ²ガ依\u3099・cCfFnN#++1_7tT"))
+    | st.characters()
+)
 
 
 @given(st.text(_FOLD_ALPHABET, max_size=60))

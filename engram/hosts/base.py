@@ -15,7 +15,9 @@ from collections.abc import Callable
 Event = namedtuple("Event", "name action matcher", defaults=(None,))
 # The hook config `link` merges into: path relative to the project (or the home folder with --global),
 # `nested`: event -> matcher groups -> handlers (else event -> handlers), timeout in the host's own unit.
-HookFile = namedtuple("HookFile", "path timeout nested handler_head file_head", defaults=(True, (("type", "command"),), ()))
+HookFile = namedtuple(
+    "HookFile", "path timeout nested handler_head file_head", defaults=(True, (("type", "command"),), ())
+)
 # Where `link --mcp` registers `engram mcp`: the project's file and the user's (--global), "json" or "toml",
 # keys the entry starts with, and arguments that point the server at the project (the host expands them).
 McpFile = namedtuple("McpFile", "path global_path format entry_head project_args", defaults=("json", (), ()))

@@ -10,8 +10,7 @@ from .base import Event, HookFile, Host, McpFile, tool_input
 
 PATCH_HEADER = LazyPattern(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.MULTILINE)
 TRUST_MESSAGE = (
-    "Codex runs new or changed hooks only after you trust them: "
-    "open /hooks in Codex and trust the engram entries."
+    "Codex runs new or changed hooks only after you trust them: open /hooks in Codex and trust the engram entries."
 )
 
 

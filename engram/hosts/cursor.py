@@ -38,14 +38,22 @@ def rule_file(description: str, globs: list[str], head: str, body: str) -> str:
 
 HOST = Host(
     "cursor",
-    events=(Event("sessionStart", "session_start"), Event("postToolUse", "file", "Read|Write"), Event("preCompact", "reset")),
+    events=(
+        Event("sessionStart", "session_start"),
+        Event("postToolUse", "file", "Read|Write"),
+        Event("preCompact", "reset"),
+    ),
     cap=9500,
     size=len,
     file_paths=file_paths,
     hook_file=HookFile(".cursor/hooks.json", timeout=10, nested=False, handler_head=(), file_head=(("version", 1),)),
     # ${workspaceFolder}: the folder holding .cursor/mcp.json (Cursor starts stdio servers elsewhere)
-    mcp_file=McpFile(".cursor/mcp.json", ".cursor/mcp.json", entry_head=(("type", "stdio"),),
-                     project_args=("--project", "${workspaceFolder}")),  # fmt: skip
+    mcp_file=McpFile(
+        ".cursor/mcp.json",
+        ".cursor/mcp.json",
+        entry_head=(("type", "stdio"),),
+        project_args=("--project", "${workspaceFolder}"),
+    ),  # fmt: skip
     project_dir=project_dir,
     session_field="conversation_id",
     output=flat_output,

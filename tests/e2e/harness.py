@@ -80,7 +80,9 @@ class Done:
         self.stderr = stderr
 
 
-def run(command: list[str], cwd: Path, env: dict[str, str], timeout: float = HOST_TIMEOUT, stdin: str | None = None) -> Done:
+def run(
+    command: list[str], cwd: Path, env: dict[str, str], timeout: float = HOST_TIMEOUT, stdin: str | None = None
+) -> Done:
     """Run a command in a process group of its own; whatever it leaves running is stopped with it."""
     proc = subprocess.Popen(
         command, cwd=cwd, env=env, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
@@ -200,7 +202,9 @@ MEMORIES = {
 }  # fmt: skip
 
 
-def make_project(path: Path, engram: str, env: dict[str, str], path_rules: str = "native", session: bool = True) -> Path:
+def make_project(
+    path: Path, engram: str, env: dict[str, str], path_rules: str = "native", session: bool = True
+) -> Path:
     """A git project with the four memories above, indexed; `session=False` leaves out the `always` one."""
     (path / "src" / "api").mkdir(parents=True)
     (path / "src" / "web").mkdir(parents=True)
@@ -259,8 +263,14 @@ def gemini_env(home: Path, mock: Mock, projects: list[Path]) -> dict[str, str]:
     """API-key auth against the mock, and the projects trusted (an untrusted folder makes headless mode exit)."""
     folder = home / ".gemini"
     folder.mkdir(parents=True, exist_ok=True)
-    settings = {"security": {"auth": {"selectedType": "gemini-api-key"}}, "privacy": {"usageStatisticsEnabled": False},
-                "telemetry": {"enabled": False}, "general": {"disableAutoUpdate": True, "disableUpdateNag": True}}
+    settings = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+    }
     (folder / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
-    (folder / "trustedFolders.json").write_text(json.dumps({str(p): "TRUST_FOLDER" for p in projects}), encoding="utf-8")
+    (folder / "trustedFolders.json").write_text(
+        json.dumps({str(p): "TRUST_FOLDER" for p in projects}), encoding="utf-8"
+    )
     return base_env(home) | {"GEMINI_API_KEY": "mock-key", "GOOGLE_GEMINI_BASE_URL": mock.url}

@@ -83,7 +83,9 @@ def anthropic_turns(body: dict) -> list[tuple[str, object]]:
         content = message.get("content")
         if message.get("role") != "user":
             continue
-        results = isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+        results = isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+        )
         turns.append(("result", None) if results else ("prompt", content))
     return turns
 
@@ -101,8 +103,15 @@ def anthropic_answer(http: Handler, body: dict, scripts: dict, n: int, tokens: i
         block = {"type": "text", "text": f"MOCK-REPLY {n}"}
         stop = "end_turn"
     usage = {"input_tokens": tokens, "output_tokens": 5}
-    message = {"id": f"msg_mock_{n}", "type": "message", "role": "assistant", "model": body.get("model", "mock"),
-               "stop_reason": stop, "stop_sequence": None, "usage": usage}
+    message = {
+        "id": f"msg_mock_{n}",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", "mock"),
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": usage,
+    }
     if not body.get("stream"):
         http.send_json({**message, "content": [block]})
         return
@@ -149,12 +158,29 @@ def responses_answer(http: Handler, body: dict, scripts: dict, n: int, tokens: i
             arguments = step["input"] if isinstance(step["input"], dict) else {"input": step["input"]}
             item = {**call, "type": "function_call", "id": f"fc_mock_{n}", "arguments": json.dumps(arguments)}
     else:
-        item = {"type": "message", "id": f"msg_mock_{n}", "status": "completed", "role": "assistant",
-                "content": [{"type": "output_text", "text": f"MOCK-REPLY {n}", "annotations": []}]}
-    usage = {"input_tokens": tokens, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
-             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": tokens + 5}
-    response = {"id": f"resp_mock_{n}", "object": "response", "created_at": int(time.time()), "status": "completed",
-                "model": body.get("model", "mock"), "output": [item], "usage": usage}
+        item = {
+            "type": "message",
+            "id": f"msg_mock_{n}",
+            "status": "completed",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": f"MOCK-REPLY {n}", "annotations": []}],
+        }
+    usage = {
+        "input_tokens": tokens,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 5,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": tokens + 5,
+    }
+    response = {
+        "id": f"resp_mock_{n}",
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": "completed",
+        "model": body.get("model", "mock"),
+        "output": [item],
+        "usage": usage,
+    }
     if not body.get("stream"):
         http.send_json(response)
         return
@@ -178,18 +204,25 @@ def gemini_turns(body: dict) -> list[tuple[str, object]]:
 
 def gemini_answer(http: Handler, body: dict, scripts: dict, n: int, tokens: int, stream: bool) -> None:
     settings = body.get("generationConfig") or {}
-    offered = {d.get("name") for tool in body.get("tools") or [] for d in (tool or {}).get("functionDeclarations") or []}
+    offered = {
+        d.get("name") for tool in body.get("tools") or [] for d in (tool or {}).get("functionDeclarations") or []
+    }
     json_mode = settings.get("responseMimeType") == "application/json"  # the CLI's own side questions
     step = None if json_mode else take_step(gemini_turns(body), scripts, offered)
     if json_mode:
-        parts = [{"text": json.dumps(fill_schema(settings.get("responseJsonSchema") or settings.get("responseSchema")))}]
+        parts = [
+            {"text": json.dumps(fill_schema(settings.get("responseJsonSchema") or settings.get("responseSchema")))}
+        ]
     elif step is not None:
         parts = [{"functionCall": {"name": step["tool"], "args": step["input"]}}]
     else:
         parts = [{"text": f"MOCK-REPLY {n}"}]
-    answer = {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
-              "usageMetadata": {"promptTokenCount": tokens, "candidatesTokenCount": 5, "totalTokenCount": tokens + 5},
-              "modelVersion": "mock", "responseId": f"mock-{n}"}
+    answer = {
+        "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": tokens, "candidatesTokenCount": 5, "totalTokenCount": tokens + 5},
+        "modelVersion": "mock",
+        "responseId": f"mock-{n}",
+    }
     if stream:
         http.events([(None, answer)])
     else:

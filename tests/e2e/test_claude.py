@@ -49,7 +49,9 @@ def claude(hosts_installed: None, engram_bin: str, tmp_path_factory: pytest.Temp
 
 
 @pytest.fixture(scope="module")
-def claude_hook_rules(hosts_installed: None, engram_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Claude]:
+def claude_hook_rules(
+    hosts_installed: None, engram_bin: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Claude]:
     yield from harness.serving(Claude(tmp_path_factory.mktemp("claude-hook"), engram_bin, "hook"))
 
 
@@ -94,7 +96,11 @@ def test_compaction_resets_and_a_subagent_gets_its_own_pack(claude: Claude) -> N
     _, summary = claude.run("--resume", session, "/compact", "--output-format", "json")
     # PreCompact and SessionStart(compact): only the `always` memory is delivered again
     assert harness.delivered(claude.project, "claude")[session] == {"workspace:session-notes"}
-    agent = {"description": "look around", "prompt": "zqxlook around the repository", "subagent_type": "general-purpose"}
+    agent = {
+        "description": "look around",
+        "prompt": "zqxlook around the repository",
+        "subagent_type": "general-purpose",
+    }
     claude.script(zqxagent=[{"tool": "Agent", "input": agent}])
     _, requests = claude.prompt("cut a release now zqxagent", "--resume", session)
     main = [r for r in requests if "zqxagent" in harness.body_text(r)]

@@ -24,7 +24,16 @@ class Gemini:
 
     def prompt(self, text: str, *flags: str) -> tuple[str, list[dict]]:
         since = self.mock.mark()
-        command = [str(harness.host_bin("gemini")), "-m", "gemini-2.5-flash", "--output-format", "json", *flags, "-p", text]
+        command = [
+            str(harness.host_bin("gemini")),
+            "-m",
+            "gemini-2.5-flash",
+            "--output-format",
+            "json",
+            *flags,
+            "-p",
+            text,
+        ]
         done = harness.run(command, self.project, self.env)
         assert done.returncode == 0, done.stderr[-2000:]
         return json.loads(done.stdout)["session_id"], self.mock.requests("gemini", since)
@@ -48,7 +57,10 @@ def test_prompt_routes_without_the_session_context_gemini_prepends(gemini: Gemin
     assert copies(requests[-1], SESSION) == 1
     assert copies(requests[-1], RELEASE) == 1
     # PreCompress fired before the model call, without any compression: the set is intact
-    assert harness.delivered(gemini.project, "gemini")[session] == {"workspace:session-notes", "workspace:release-checklist"}
+    assert harness.delivered(gemini.project, "gemini")[session] == {
+        "workspace:session-notes",
+        "workspace:release-checklist",
+    }
 
 
 def test_resume_sends_again_only_what_the_restored_history_lost(gemini: Gemini) -> None:
@@ -81,20 +93,26 @@ def test_read_file_and_write_file_route_applies_to_memories(gemini: Gemini) -> N
 def test_the_model_calls_the_mcp_route_tool(gemini_no_session_memory: Gemini) -> None:
     """`link --mcp` put `engram mcp` under mcpServers in .gemini/settings.json; --yolo approves the call."""
     host = gemini_no_session_memory
-    host.mock.configure(scripts={"zqxmcp": [{"tool": "mcp_engram_route", "input": {"task": "how do I cut a release?"}}]})
+    host.mock.configure(
+        scripts={"zqxmcp": [{"tool": "mcp_engram_route", "input": {"task": "how do I cut a release?"}}]}
+    )
     _, requests = host.prompt("check the project memories zqxmcp", "--yolo")
     offered = {d["name"] for tool in requests[0]["body"]["tools"] for d in tool.get("functionDeclarations", [])}
     assert {"mcp_engram_route", "mcp_engram_fetch", "mcp_engram_cards"} <= offered
     assert len(requests) == 2 and copies(requests[0], RELEASE) == 0
-    responses = [p["functionResponse"] for c in requests[1]["body"]["contents"] for p in c["parts"] if "functionResponse" in p]
+    responses = [
+        p["functionResponse"] for c in requests[1]["body"]["contents"] for p in c["parts"] if "functionResponse" in p
+    ]
     assert responses and copies({"body": responses}, RELEASE) == 1
 
 
 def test_a_real_compression_is_no_reset(gemini: Gemini) -> None:
     """Usage over half the window: Gemini compresses after the tool call. Its PreCompress looks like every other
     (trigger auto), so engram keeps the delivered set (docs/hosts.md says why)."""
-    gemini.mock.configure(prompt_tokens=900_000, scripts={
-        "zqxsquash": [{"tool": "read_file", "input": {"file_path": str(gemini.project / "src/web/page.py")}}]})
+    gemini.mock.configure(
+        prompt_tokens=900_000,
+        scripts={"zqxsquash": [{"tool": "read_file", "input": {"file_path": str(gemini.project / "src/web/page.py")}}]},
+    )
     since = gemini.mock.mark()
     try:
         session, _ = gemini.prompt("look again zqxsquash", "--resume", "latest")
