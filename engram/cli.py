@@ -8,17 +8,18 @@ stay inside the command functions.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import typer
 
 from . import gate
-from .config import LIMIT_RANGE, Config, update_config_file
-from .errors import EngramError, warning
+from .config import LIMIT_RANGE, update_config_file
+from .errors import EngramError, out, warning
 from .hosts import HOSTS
 from .paths import shown_path, write_atomic
 from .sources import GENERATED_FILES
-from .workspace import open_workspace
+from .workspace import Workspace, open_workspace
 
 app = typer.Typer(
     add_completion=False,
@@ -51,7 +52,7 @@ def _print_version(wanted: bool) -> None:
     if wanted:
         from importlib.metadata import version
 
-        typer.echo(f"engram {version('engram')}")
+        out(f"engram {version('engram')}")
         raise typer.Exit()
 
 
@@ -85,10 +86,10 @@ def init() -> None:
             write_atomic(str(path), text)
             created.append(path)
     for path in created:
-        typer.echo(f"created {shown_path(str(path), ws.root.project)}")
+        out(f"created {shown_path(str(path), ws.root.project)}")
     shown_root = shown_path(ws.root.path, ws.root.project)
-    typer.echo(f"engram root: {shown_root}")
-    typer.echo(NEXT_STEPS.format(root=shown_root))
+    out(f"engram root: {shown_root}")
+    out(NEXT_STEPS.format(root=shown_root))
 
 
 @app.command()
@@ -144,7 +145,7 @@ def set_load_limit(value: str = typer.Argument(..., help="N (1-32), status, or r
     elif value == "reset":
         update_config_file(ws.root.config_path, "load.limit", None)
     limit = open_workspace().config.get("load.limit")
-    typer.echo(f"Load limit: {limit} (default 8, range {low}-{high})")
+    out(f"Load limit: {limit} (default 8, range {low}-{high})")
 
 
 def _host_command(
@@ -182,32 +183,35 @@ def _host_command(
         changed[result.path] = changed.get(result.path, False) or result.changed
     for path, was_changed in changed.items():
         verb = ("unlinked" if unlinking else "linked") if was_changed else "unchanged"
-        typer.echo(f"{verb} {host}: {path}")
+        out(f"{verb} {host}: {path}")
     if command is not None:
-        typer.echo(gate.line(f"{host} runs: {command.command} ({command.reason})"))
+        out(gate.line(f"{host} runs: {command.command} ({command.reason})"))
     for message in (m for result in results for m in result.messages):
-        typer.echo(message)
-    note = _native_rules_note(host, project, ws.config, unlinking, global_)
-    if note:
-        typer.echo(note)
+        out(message)
+    for note in _native_rules_note(host, ws, unlinking, global_):
+        out(note)
     if not unlinking:
         _mcp_advice(host, mcp)
 
 
-def _native_rules_note(host: str, project: Path, config: Config, unlinking: bool, global_: bool) -> str | None:
-    """What the link changes in the host's native rule files: a project link decides whether `engram index`
-    writes them (unless `hooks.native` names the host); a user-level one, not committed, does not count."""
-    rules = HOSTS[host].rules
+def _native_rules_note(host: str, ws: Workspace, unlinking: bool, global_: bool) -> list[str]:
+    """What the link changes in the host's native rule files. A project link decides whether they are
+    written (unless `hooks.native` names the host), so with an index there it brings them in line at once,
+    as `engram index` would; a user-level link, not committed, does not count."""
+    from . import native_rules
+
+    rules, config = HOSTS[host].rules, ws.config
     if rules is None or config.get("hooks.path_rules") != "native" or host in config.get("hooks.native"):
-        return None
+        return []
     if global_:
         only_where = f"only in projects that link {host} or name it in hooks.native"
-        return None if unlinking else f"native rule files ({rules.folder}/) are written {only_where}"
-    if not unlinking:
-        return f"`engram index` writes its native rule files ({rules.folder}/)"
-    if (project / rules.folder).is_dir():
-        return f"`engram index` removes its native rule files ({rules.folder}/)"
-    return None
+        return [] if unlinking else [f"native rule files ({rules.folder}/) are written {only_where}"]
+    if not os.path.exists(ws.root.index_path):
+        return [] if unlinking else [f"`engram index` writes its native rule files ({rules.folder}/)"]
+    synced = native_rules.sync(ws.root, config)
+    for line in synced.warnings:
+        warning(line)
+    return [synced.summary] if synced.summary else []
 
 
 def _mcp_advice(host: str, mcp: bool) -> None:
@@ -215,10 +219,10 @@ def _mcp_advice(host: str, mcp: bool) -> None:
     import importlib.util
 
     if not mcp and "prompt" not in HOSTS[host].actions.values():
-        typer.echo(f"{host} hooks cannot add context to a prompt: `engram link {host} --mcp` also registers "
+        out(f"{host} hooks cannot add context to a prompt: `engram link {host} --mcp` also registers "
                    "engram's MCP server, through which the agent routes each task.")  # fmt: skip
     if mcp and importlib.util.find_spec("mcp") is None:
-        typer.echo("engram mcp needs the MCP SDK here: pip install 'engram[mcp]'")
+        out("engram mcp needs the MCP SDK here: pip install 'engram[mcp]'")
 
 
 @app.command()
@@ -262,14 +266,14 @@ def benchmark(
         shown = ", ".join(unknown[:5]) + (", ..." if len(unknown) > 5 else "")
         warning(f"the fixture names ids no memory here has ({len(unknown)}): {shown}")
     if as_json:
-        typer.echo(json.dumps(report, indent=2, ensure_ascii=False))
+        out(json.dumps(report, indent=2, ensure_ascii=False))
         return
-    typer.echo(format_report(report), nl=False)
+    out(format_report(report), end="")
     if show_misses:
         for miss, reasons in zip(report["misses"], report["miss_reasons"]):
-            typer.echo(f"  {gate.line(miss)}")
+            out(f"  {gate.line(miss)}")
             for reason in reasons:
-                typer.echo(f"      {reason}")
+                out(f"      {reason}")
 
 
 @app.command()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from . import gate, native_rules
 from .compile import CompileResult, compile_root, export_index
-from .errors import EngramError, say, warning
+from .errors import EngramError, out, say, warning
 from .graph import describe
 from .index import IndexFileError, open_index
 from .sources import ROOT_DIR, display_path, stray_files
@@ -66,17 +66,17 @@ def run_index(output: Path | None, scope: str, sign_key: Path | None = None) -> 
     for line in native.warnings:
         warning(line)
     _note_stray_files(ws)
-    print(summary_line(results))
+    out(summary_line(results))
     if native.summary:
-        print(native.summary)
+        out(native.summary)
     if output is not None:
-        print(f"wrote {output}")
+        out(f"wrote {output}")
     if sign_key is not None:
         try:
             key = sign_index(str(output), str(sign_key))
         except (IndexFileError, OSError) as exc:
             raise EngramError(f"cannot sign {output}: {exc}") from None
-        print(f'signed {output} ({output}{SIGNATURE_SUFFIX}); pin it with "global_index_key": "{key}"')
+        out(f'signed {output} ({output}{SIGNATURE_SUFFIX}); pin it with "global_index_key": "{key}"')
     return 1 if any(r.invalid for r in results) else 0
 
 
@@ -124,13 +124,13 @@ def run_check(as_json: bool) -> int:
                 for r in reports
             ],
         }
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        out(json.dumps(payload, indent=2, ensure_ascii=False))
         return 0 if fresh else 1
     problems = [problem for report in reports for problem in report.problems]
     for problem in problems:
-        print(problem)
+        out(str(problem))
     kinds = Counter(p.kind for p in problems if p.kind != "warning")
-    print(
+    out(
         "engram check: fresh"
         if fresh
         else f"engram check: not fresh ({', '.join(f'{n} {k}' for k, n in kinds.items())})"
@@ -149,14 +149,14 @@ def run_verify(index_file: Path | None) -> int:
             signed, bad = signature_line(index_file, ws.config.get("global_index_key"))
             findings += [bad] if bad else []
         for finding in findings:
-            print(finding)
+            out(finding)
         if not findings:
-            print(f"OK {path}" + (f", {signed}" if signed else ""))
+            out(f"OK {path}" + (f", {signed}" if signed else ""))
         failed = failed or bool(findings)
     if index_file is None:
         for root in ws.roots:
             for line in repaired_lines(root.path):
-                print(line)
+                out(line)
     return 1 if failed else 0
 
 
@@ -175,7 +175,7 @@ def run_graph(task: str | None, rebuild: bool) -> int:
         except IndexFileError as exc:
             raise EngramError(f"{exc}" + ("" if rebuild else "; `engram graph --rebuild` builds it")) from None
         lines = describe(conn) if task is None else _task_graph(conn, task, ws)
-        print(gate.text("\n".join(lines)))
+        out(gate.text("\n".join(lines)))
     return 0
 
 

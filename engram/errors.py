@@ -31,6 +31,13 @@ def say(message: str, prefix: str = "engram") -> None:
     print(f"{prefix}: {line(message)}", file=sys.stderr)
 
 
+def out(message: str = "", end: str = "\n") -> None:
+    """A command's own output on stdout, through the output gate: paths and reports can hold anything."""
+    from .gate import text
+
+    print(text(message), end=end)
+
+
 def error(message: str) -> None:
     say(f"error: {message}")
 

@@ -196,9 +196,10 @@ def test_outside_a_project_one_line(tmp_path: Path, run_engram) -> None:
 
 
 def test_a_host_unlinked_without_index_is_named(origin: Path, tmp_path: Path, run_engram) -> None:
-    """The clone's committed hook configs decide which rule files check expects, as they decide what index writes."""
-    assert run_engram(["unlink", "cursor"], cwd=origin).returncode == 0
-    commit_all(origin, "unlinked cursor, engram index not run")
+    """The clone's committed hook configs decide which rule files check expects, as they decide what index writes:
+    here a teammate removed Cursor's hook config by hand (`unlink` would have removed the rule files too)."""
+    (origin / ".cursor" / "hooks.json").unlink()
+    commit_all(origin, "cursor's hooks removed by hand, engram index not run")
     repo = clone(origin, tmp_path)
     proc = run_engram(["check"], cwd=repo)
     assert proc.returncode == 1

@@ -24,6 +24,7 @@ from engram.pack import PackOptions, build_pack, screen_text
 from engram.route import Options, route
 from engram.sources import Root
 from engram.verify import verify_index
+from helpers import Project
 
 # What no printed text may hold: C0 controls but tab and newline, DEL, C1 controls (ESC and CSI
 # among them), bidi controls, zero-width characters, the byte-order mark and tag characters.
@@ -196,3 +197,18 @@ def test_an_omitted_card_passes_the_gate(template: Path, tmp_path: Path) -> None
     pack = build_pack(routing, options, PackOptions(limit=1, expand_top=1))
     assert "ALTERED" not in render.render_text(pack)
     layer.conn.close()
+
+
+def test_a_command_prints_a_hostile_folder_name_without_its_escape(tmp_path: Path) -> None:
+    """A command's own lines (`wrote <path>`, `linked claude: <path>`) name folders
+    the user chose, and a name can hold a terminal escape: it reaches stdout gated."""
+    project = Project(tmp_path / "\x1b[2Jproj\x9b31m")
+    project.write("wren-base", "Wrens nest low in hedges.")
+    outputs = [
+        project.run("index", "--output", str(project.path / "team\x1b]0;owned\x07.db")),
+        project.run("link", "claude"),
+    ]
+    for result in outputs:
+        assert result.returncode == 0, result
+        assert "proj" in result.stdout
+        assert FORBIDDEN.search(result.stdout) is None, repr(result.stdout[:300])

@@ -268,11 +268,16 @@ def test_hooks_native_names_hosts_without_a_link(project: Path, write_memory, ru
     assert both.stdout.splitlines()[1] == "native rules: 1 written for claude and cursor, 0 removed"
 
 
-def test_unlinking_a_host_removes_its_files_at_the_next_index(indexed: Path, run_engram) -> None:
+def test_unlinking_a_host_removes_its_files_at_once(indexed: Path, run_engram) -> None:
     own = indexed / CLAUDE / "mine.md"
     own.write_text("# My rule\n", encoding="utf-8")
+    generated = (indexed / CLAUDE / "http-retries.md").read_text(encoding="utf-8")
     unlinked = run_engram(["unlink", "claude"], indexed)
-    assert unlinked.stdout.splitlines()[-1] == "`engram index` removes its native rule files (.claude/rules/engram/)"
+    assert unlinked.stdout.splitlines()[-1] == "native rules: 0 written for cursor, 1 removed"
+    assert rule_files(indexed) == [".claude/rules/engram/mine.md", ".cursor/rules/engram/http-retries.mdc"]
+    assert run_engram("check", indexed).returncode == 0
+    # a clone that still holds the file of a host its settings no longer link: check names it, index removes it
+    (indexed / CLAUDE / "http-retries.md").write_text(generated, encoding="utf-8")
     check = run_engram("check", indexed)
     assert check.returncode == 1
     assert check.stdout.splitlines()[0] == (
@@ -281,10 +286,20 @@ def test_unlinking_a_host_removes_its_files_at_the_next_index(indexed: Path, run
     )
     proc = run_engram("index", indexed)
     assert proc.stdout.splitlines()[1] == "native rules: 0 written for cursor, 1 removed"
-    assert rule_files(indexed) == [".claude/rules/engram/mine.md", ".cursor/rules/engram/http-retries.mdc"]
     assert run_engram("check", indexed).returncode == 0
 
-    assert run_engram(["unlink", "cursor"], indexed).returncode == 0
-    assert run_engram("index", indexed).stdout.splitlines()[1] == f"{NONE_LINKED}, 1 removed"
+    unlinked = run_engram(["unlink", "cursor"], indexed)
+    assert unlinked.stdout.splitlines()[-1] == f"{NONE_LINKED}, 1 removed"
     assert not (indexed / ".cursor").exists()  # link made .cursor/ and index its rule folders: all gone
     assert own.read_text(encoding="utf-8") == "# My rule\n"
+
+
+def test_linking_an_indexed_project_writes_its_rule_files_at_once(project: Path, write_memory, run_engram) -> None:
+    """A host linked after `engram index` reads its rule files from its first session on."""
+    write_memory(project, "rules/http-retries.md", HTTP_FRONTMATTER, HTTP_BODY)
+    assert run_engram("index", project).returncode == 0
+    assert rule_files(project) == []
+    linked = run_engram(["link", "claude", "--command", "engram"], project)
+    assert linked.stdout.splitlines()[-1] == "native rules: 1 written for claude, 0 removed"
+    assert rule_files(project) == [".claude/rules/engram/http-retries.md"]
+    assert run_engram("check", project).returncode == 0
