@@ -271,12 +271,13 @@ class Builder:
     def record_file(self, source: SourceFile, sha: str | None, problems: tuple, memory: int | None) -> None:
         """``problems``: (reason, line) pairs, why the file is invalid (no ``memory``) or warnings."""
         self.conn.execute(
-            "INSERT OR REPLACE INTO files (rel, size, mtime_ns, sha256, status, error, memory)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO files (rel, size, mtime_ns, ctime_ns, sha256, status, error, memory)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 source.rel,
                 source.size,
                 source.mtime_ns,
+                source.ctime_ns,
                 sha,
                 "ok" if memory is not None else "invalid",
                 json.dumps([list(p) for p in problems]) if problems else None,
@@ -287,7 +288,8 @@ class Builder:
     def touch_file(self, source: SourceFile) -> None:
         """A file whose stat changed but whose content did not: only its stat is new."""
         self.conn.execute(
-            "UPDATE files SET size = ?, mtime_ns = ? WHERE rel = ?", (source.size, source.mtime_ns, source.rel)
+            "UPDATE files SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE rel = ?",
+            (source.size, source.mtime_ns, source.ctime_ns, source.rel),
         )
 
     def compile_file(self, source: SourceFile, prepared: Prepared) -> None:
@@ -538,7 +540,7 @@ def _changed_sources(conn: sqlite3.Connection, root: Root) -> Iterator[_Job]:
         conn.execute("INSERT OR IGNORE INTO seen VALUES (?)", (source.rel,))
         stored = stored_file(conn, source.rel)
         if not stat_unchanged(stored, source):
-            indexed_sha = stored[2] if stored is not None and stored[3] == "ok" else None
+            indexed_sha = stored[3] if stored is not None and stored[4] == "ok" else None
             yield _Job(source, stored is None, indexed_sha)
 
 
@@ -656,7 +658,7 @@ def _write_meta(conn: sqlite3.Connection, root: Root, patterns: list[str]) -> No
         "fingerprint": fingerprint(conn.execute("SELECT rel, sha256 FROM files ORDER BY rel")),
         "ignore_digest": ignore_digest(patterns),
         "stat_digest": stat_digest(
-            stat_line(*row) for row in conn.execute("SELECT rel, size, mtime_ns FROM files ORDER BY rel")
+            stat_line(*row) for row in conn.execute("SELECT rel, size, mtime_ns, ctime_ns FROM files ORDER BY rel")
         ),
         "scope": root.scope,
         "source_root": os.path.realpath(root.path),

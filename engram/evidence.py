@@ -108,34 +108,37 @@ class Evidence:
         parts = [(term, word.prefix, False) for term in word.terms] + [(term, False, True) for term in anchor.joined]
         share = 1 / len(word.terms) if word.cjk else 1.0  # a CJK word is held in part by each of its bigrams
         weight = idf(self.total, self.estimates[index])  # for the first score: the df estimate is enough
-        holders: set[int] = set()
+        held: dict[int, list[float]] = {}  # memory -> count per column, of this anchor
         named: set[int] = set()
         strong = False
-        found_all, first = self.found, self.first
+        first = self.first
         for term, prefix, strong_only in parts:
             strong_only = strong_only or anchor.pair  # a name is a memory's subject only where subjects are named
+            scale = 1.0 if strong_only else share
             for rowid, name, count in _instances(conn, term, prefix):
                 column = COLUMN_INDEX[name]
                 if strong_only and column not in STRONG_COLUMNS:
                     continue
-                found = found_all.get(rowid)
-                if found is None:
-                    found = found_all[rowid] = Found(rowid)
-                counts = found.counts.get(index)
+                counts = held.get(rowid)
                 if counts is None:
-                    counts = found.counts[index] = [0.0] * len(COLUMNS)
+                    counts = held[rowid] = [0.0] * len(COLUMNS)
                 if not counts[column]:
                     first[rowid] = first.get(rowid, 0.0) + weight * COLUMN_WEIGHTS[column]
                     if column < 2:
                         named.add(rowid)
                     strong = strong or column in STRONG_COLUMNS
-                counts[column] += count * (1.0 if strong_only else share)
-                holders.add(rowid)
+                counts[column] += count * scale
+        found_all = self.found
+        for rowid, counts in held.items():
+            found = found_all.get(rowid)
+            if found is None:
+                found = found_all[rowid] = Found(rowid)
+            found.counts[index] = counts
         if named:
             self.name_holders[index] = len(named)
         if strong:
             self.strong.add(index)
-        return len(holders)
+        return len(held)
 
     def window(self, rowids: list[int]) -> list[int]:
         """The WINDOW memories worth scoring, by a cheap first score (`_add`): the IDF of each anchor

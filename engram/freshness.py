@@ -69,11 +69,13 @@ def open_usable(path: str, thorough: bool = False) -> sqlite3.Connection | None:
 def stored_file(conn: sqlite3.Connection | None, rel: str):
     if conn is None:
         return None
-    return conn.execute("SELECT size, mtime_ns, sha256, status, error FROM files WHERE rel = ?", (rel,)).fetchone()
+    return conn.execute(
+        "SELECT size, mtime_ns, ctime_ns, sha256, status, error FROM files WHERE rel = ?", (rel,)
+    ).fetchone()
 
 
 def stat_unchanged(stored, source: SourceFile) -> bool:
-    return stored is not None and stored[0] == source.size and stored[1] == source.mtime_ns
+    return stored is not None and tuple(stored[:3]) == (source.size, source.mtime_ns, source.ctime_ns)
 
 
 def needs_refresh(root: Root, conn: sqlite3.Connection | None, patterns: list[str]) -> bool:
@@ -143,7 +145,7 @@ def compare_sources(conn: sqlite3.Connection, root: Root, config: Config) -> lis
         where = display_path(root, source.rel)
         if stored is None:
             problems.append(Problem(where, f"new file, not in the local index; {UPDATE}", kind="added"))
-        elif source.problem or read_source(source)[1] != stored[2]:
+        elif source.problem or read_source(source)[1] != stored[3]:
             problems.append(Problem(where, f"changed since indexing; {UPDATE}", kind="stale"))
     for (rel,) in conn.execute("SELECT rel FROM files ORDER BY rel"):
         if rel not in seen:

@@ -19,7 +19,7 @@ from .paths import read_text, sqlite_uri
 
 APPLICATION_ID = 1701728114  # "engr"
 # Bump with any change to INDEX_SCHEMA: every index rebuilds itself.
-INDEX_SCHEMA_VERSION = 2
+INDEX_SCHEMA_VERSION = 3
 # The last state migration's number; a constant, so opening state.db never reads the migration
 # files (a test checks it matches them).
 STATE_SCHEMA_VERSION = 3
@@ -38,6 +38,7 @@ CREATE TABLE files (
     rel TEXT PRIMARY KEY,
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL,
     sha256 TEXT,
     status TEXT NOT NULL CHECK (status IN ('ok', 'invalid')),
     error TEXT,

@@ -59,11 +59,13 @@ class Root(namedtuple("Root", "path scope project")):
         return os.path.join(self.project, IGNORE_FILE)
 
 
-class SourceFile(namedtuple("SourceFile", "rel fspath size mtime_ns problem", defaults=(None,))):
+class SourceFile(namedtuple("SourceFile", "rel fspath size mtime_ns ctime_ns problem", defaults=(None,))):
     """A memory file found by the walk.
 
     ``rel``: posix path relative to the root, e.g. "rules/x.md"; ``fspath``: its path;
-    ``problem``: set when the file must be skipped before reading.
+    ``ctime_ns``: the inode change time, which no edit can set back (a `touch` to an old
+    mtime, a file replaced by one of the same size and mtime); ``problem``: set when the
+    file must be skipped before reading.
     """
 
     __slots__ = ()
@@ -139,8 +141,9 @@ def global_root(configured: str | None) -> Root | None:
 def walk_memory_files(root: Root) -> Iterator[SourceFile]:
     """Yield every ``*.md`` under rules/, skills/ and knowledge/, sorted, streaming."""
     for batch in _memory_entries(root, ordered=True):
-        for rel, found, problem in batch:
-            yield SourceFile(rel, os.fspath(found), 0, 0, problem) if problem else source_file(rel, found)
+        for rel, folder, entry, problem in batch:
+            path = folder if entry is None else os.path.join(folder, entry.name)
+            yield SourceFile(rel, path, 0, 0, 0, problem) if problem else source_file(rel, path, entry)
 
 
 # Folders of a root that hold markdown on purpose and are never indexed.
@@ -160,27 +163,29 @@ def stray_files(root: Root) -> list[str]:
     return sorted(found)
 
 
-def stat_line(rel: str, size: int, mtime_ns: int) -> str:
+def stat_line(rel: str, size: int, mtime_ns: int, ctime_ns: int) -> str:
     """One memory file's stat, as the freshness digest hashes it."""
-    return f"{rel}\0{size}\0{mtime_ns}"
+    return f"{rel}\0{size}\0{mtime_ns}\0{ctime_ns}"
 
 
 def stat_lines(root: Root) -> list[str]:
     """`stat_line` of every file `walk_memory_files` yields (a file it cannot stat or must skip
-    unread counts as size 0, mtime 0), in walk order but unsorted: `load` runs this every call."""
+    unread counts as size 0, mtimes 0), in walk order but unsorted: `load` runs this every call."""
     lines = []
     for batch in _memory_entries(root, ordered=False):
-        for rel, found, problem in batch:
+        for rel, _folder, entry, problem in batch:
             try:
-                st = None if problem else os.stat(found)
+                st = None if problem or entry is None else entry.stat()
             except OSError:
                 st = None
-            lines.append(stat_line(rel, st.st_size, st.st_mtime_ns) if st else stat_line(rel, 0, 0))
+            lines.append(stat_line(rel, st.st_size, st.st_mtime_ns, st.st_ctime_ns) if st else stat_line(rel, 0, 0, 0))
     return lines
 
 
-# (rel, DirEntry, None) for a memory file; (rel, path or DirEntry, problem) for one to skip unread.
-Found = tuple[str, "os.DirEntry | str", "str | None"]
+# (rel, folder, DirEntry, None) for a memory file; (rel, folder, DirEntry or None, problem) for one to skip
+# unread, where no DirEntry means the folder itself. A batch's entries are stat'ed while the walk holds
+# their folder open (`_walk`); their paths are joined only where needed (a path per file costs 5 ms at 10,000).
+Found = tuple[str, str, "os.DirEntry | None", "str | None"]
 
 
 def _memory_entries(root: Root, ordered: bool) -> Iterator[list[Found]]:
@@ -194,16 +199,36 @@ def _memory_entries(root: Root, ordered: bool) -> Iterator[list[Found]]:
             yield from _walk(top, folder, base, ordered, visited)
 
 
+# Listing a folder by its descriptor makes each entry's stat relative to it (`fstatat`), which
+# spares the kernel the whole path: about 30 % of the walk at 10,000 memories.
+_BY_DESCRIPTOR = os.scandir in os.supports_fd and hasattr(os, "O_DIRECTORY")
+
+
 def _walk(directory: str, rel: str, base: str, ordered: bool, visited: set[tuple[int, int]]) -> Iterator[list[Found]]:
     try:
-        st = os.stat(directory)
-        with os.scandir(directory) as listing:
+        handle = os.open(directory, os.O_RDONLY | os.O_DIRECTORY) if _BY_DESCRIPTOR else None
+    except OSError as exc:
+        yield [(rel + "/", directory, None, f"cannot list folder: {exc.strerror or exc}")]
+        return
+    try:
+        yield from _walk_listing(directory, handle, rel, base, ordered, visited)
+    finally:
+        if handle is not None:
+            os.close(handle)  # after the consumer has stat'ed the last batch
+
+
+def _walk_listing(
+    directory: str, handle: int | None, rel: str, base: str, ordered: bool, visited: set[tuple[int, int]]
+) -> Iterator[list[Found]]:
+    try:
+        st = os.stat(directory) if handle is None else os.fstat(handle)
+        with os.scandir(directory if handle is None else handle) as listing:
             entries = sorted(listing, key=_entry_name) if ordered else list(listing)
     except OSError as exc:
-        yield [(rel + "/", directory, f"cannot list folder: {exc.strerror or exc}")]
+        yield [(rel + "/", directory, None, f"cannot list folder: {exc.strerror or exc}")]
         return
     if (st.st_dev, st.st_ino) in visited:
-        yield [(rel + "/", directory, "symlinked folder loops back to a folder already indexed")]
+        yield [(rel + "/", directory, None, "symlinked folder loops back to a folder already indexed")]
         return
     visited.add((st.st_dev, st.st_ino))
     prefix = rel + "/"
@@ -212,21 +237,21 @@ def _walk(directory: str, rel: str, base: str, ordered: bool, visited: set[tuple
         name = entry.name
         if not name.isprintable():
             if name.endswith(".md") or _safely(entry.is_dir):
-                batch.append((prefix + name, entry, "file name holds control characters"))
-        elif entry.is_symlink() and not is_inside(entry.path, base):
+                batch.append((prefix + name, directory, entry, "file name holds control characters"))
+        elif entry.is_symlink() and not is_inside(os.path.join(directory, name), base):
             if name.endswith(".md"):
-                batch.append((prefix + name, entry, "symlink points outside the memory root"))
+                batch.append((prefix + name, directory, entry, "symlink points outside the memory root"))
             elif entry.is_dir():  # said once, so memories that seem to be there but never load are explained
-                batch.append((prefix + name + "/", entry, "symlinked folder points outside the memory root"))
+                batch.append((prefix + name + "/", directory, entry, "symlinked folder points outside the memory root"))
         elif _safely(entry.is_dir):
             if batch:
                 yield batch
                 batch = []
-            yield from _walk(entry.path, prefix + name, base, ordered, visited)
+            yield from _walk(os.path.join(directory, name), prefix + name, base, ordered, visited)
         elif name.endswith(".md") and _safely(entry.is_file):
-            batch.append((prefix + name, entry, None))
+            batch.append((prefix + name, directory, entry, None))
         elif name.endswith(".md"):
-            batch.append((prefix + name, entry, "not a regular file (a FIFO, a device or a broken link)"))
+            batch.append((prefix + name, directory, entry, "not a regular file (a FIFO, a device or a broken link)"))
     if batch:
         yield batch
 
@@ -243,12 +268,13 @@ def _entry_name(entry: os.DirEntry) -> str:
     return entry.name
 
 
-def source_file(rel: str, path: str | os.DirEntry) -> SourceFile:
+def source_file(rel: str, path: str, entry: os.DirEntry | None = None) -> SourceFile:
+    """A memory file and its stat (taken through the walk's ``entry`` where there is one)."""
     try:
-        st = os.stat(path)
+        st = os.stat(path) if entry is None else entry.stat()
     except OSError as exc:
-        return SourceFile(rel, os.fspath(path), 0, 0, f"cannot read: {exc.strerror or exc}")
+        return SourceFile(rel, path, 0, 0, 0, f"cannot read: {exc.strerror or exc}")
     problem = None
     if st.st_size > MAX_FILE_BYTES:
         problem = f"file is larger than 1 MiB ({st.st_size} bytes)"
-    return SourceFile(rel, os.fspath(path), st.st_size, st.st_mtime_ns, problem)
+    return SourceFile(rel, path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, problem)

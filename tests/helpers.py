@@ -194,9 +194,17 @@ class Project:
 
     @classmethod
     def copy_of(cls, template: Project, base: Path, installed: bool = False) -> Project:
-        """A copy of ``template``'s project folder (copy2 keeps mtimes, so its index stays fresh)."""
+        """A copy of ``template``'s project folder, its index brought up to date: a copy gives every
+        file a new ctime, which the index's stat of each file holds (docs/speed.md)."""
         shutil.copytree(template.path, base / "proj")
-        return cls(base, installed)
+        copy = cls(base, installed)
+        if (copy.root / "index.db").exists():
+            from engram.compile import compile_root
+            from engram.workspace import open_workspace
+
+            workspace = open_workspace(str(copy.path))
+            compile_root(workspace.root, workspace.config)
+        return copy
 
     def __fspath__(self) -> str:
         return str(self.path)

@@ -186,19 +186,30 @@ def test_second_compile_with_nothing_changed_writes_nothing(small):
     assert hashlib.sha256(index.read_bytes()).hexdigest() == digest
 
 
-def test_files_with_unchanged_size_and_mtime_are_not_read_again(small):
-    """Proof that an unchanged file is not re-read or re-parsed: swap its bytes but keep its stat."""
+def test_files_whose_stat_did_not_change_are_not_read_again(small, monkeypatch):
+    """A build reads only the files whose size, mtime or ctime changed (few files: read in this process)."""
+    build(small)
+    touched = small / ".agents/.engram/skills/deploy.md"
+    os.utime(touched, ns=(touched.stat().st_atime_ns, touched.stat().st_mtime_ns + 5_000_000_000))
+    read: list[str] = []
+    real_read = compile.read_source
+    monkeypatch.setattr(compile, "read_source", lambda source: read.append(source.rel) or real_read(source))
+    result = build(small)
+    assert result.total > 1 and read == ["skills/deploy.md"]
+
+
+def test_an_edit_that_restores_size_and_mtime_is_still_seen(small):
+    """The ctime, which no edit can set back, is part of a file's stat: same length, `touch` to the old mtime."""
     build(small)
     path = small / ".agents/.engram/skills/deploy.md"
     st = path.stat()
-    text = path.read_text()
-    path.write_text(text.replace("make deploy", "MAKE DEPLOY"))  # same length
+    path.write_text(path.read_text().replace("make deploy", "MAKE DEPLOY"))  # same length
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert path.stat().st_size == st.st_size
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
     result = build(small)
-    assert result.wrote is False
+    assert result.wrote is True and result.changed == 1
     body = db(small).execute("SELECT body FROM memories WHERE id = 'deploy'").fetchone()[0]
-    assert "make deploy" in body
+    assert "MAKE DEPLOY" in body
 
 
 def test_touching_a_file_is_not_a_change(small):

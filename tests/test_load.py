@@ -7,8 +7,11 @@ memory files and a real SQLite index (spec/read-path.md, DESIGN.md 3, 5, 6, 7).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -1204,6 +1207,45 @@ def test_load_refreshes_a_stale_index(project):
     after = project.load("zanzibar")
     assert "deploy-steps" not in after.stdout and "ADDEDBODY" in after.stdout
     assert project.run("check").returncode == 0  # load left the index fresh
+
+
+def _edit_in_place_keeping_size_and_mtime(path: Path, old: str, new: str) -> None:
+    st = path.stat()
+    path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # `touch -d` back to the old time
+
+
+def _edit_by_atomic_rename(path: Path, old: str, new: str) -> None:
+    temp = path.with_name(path.name + ".swp")
+    temp.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+    os.replace(temp, path)
+
+
+def _git(folder: Path, *args: str) -> None:
+    identity = ["-c", "user.email=t@example.invalid", "-c", "user.name=t"]
+    subprocess.run(["git", "-C", str(folder), *identity, *args], check=True)
+
+
+def _edit_by_git_checkout(path: Path, old: str, new: str) -> None:
+    original = path.read_text(encoding="utf-8")
+    path.write_text(original.replace(old, new), encoding="utf-8")
+    _git(path.parent, "commit", "-qam", "edited")
+    path.write_text(original, encoding="utf-8")
+    _git(path.parent, "commit", "-qam", "back")
+    _git(path.parent, "checkout", "-q", "HEAD~1", "--", path.name)
+
+
+@pytest.mark.parametrize("edit", [_edit_in_place_keeping_size_and_mtime, _edit_by_atomic_rename, _edit_by_git_checkout])
+def test_the_next_load_sees_an_edit_made_any_way(project, edit):
+    """docs/speed.md: every call compares each memory file's size, mtime and ctime with the index."""
+    path = project.write("deploy-steps", "# Deploy\nOLDTEXT quokka.", tags=["deploy"])
+    _git(path.parent, "init", "-q")
+    _git(path.parent, "add", path.name)
+    _git(path.parent, "commit", "-qm", "first")
+    assert "OLDTEXT" in project.load("quokka").stdout
+    edit(path, "OLDTEXT", "NEWTEXT")
+    result = project.load("quokka")
+    assert "NEWTEXT" in result.stdout and "OLDTEXT" not in result.stdout
 
 
 def test_related_edges_rerank_matches_but_never_admit(project):
