@@ -160,6 +160,7 @@ STORED_COLUMNS = (
     "source_sha256",
     "tokens",
     "safety",
+    "name_terms",
 )
 INSERT_MEMORY = "INSERT INTO memories (rel, ignored, {}) VALUES ({})".format(
     ", ".join(STORED_COLUMNS), ", ".join("?" * (len(STORED_COLUMNS) + 2))
@@ -235,6 +236,7 @@ def memory_row(memory: Memory, source_sha: str) -> tuple:
         source_sha,
         terms.estimate_tokens(memory.body),
         scan(screened_text(printed)),
+        terms.name_terms([memory.id, *memory.tags]),
     )
 
 

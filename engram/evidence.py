@@ -35,7 +35,15 @@ K1, B = 1.2, 0.75  # BM25's term saturation and length normalisation
 LOOKED_UP = 48
 # Memories scored with BM25F (by a cheap first score): far above any pack (load.limit <= 32).
 WINDOW = 128
+# An anchor more memories hold than this (and than BROAD_SHARE of the folder) is broad there
+# ("add", "api", "users" in a big folder): it weighs little, and reading where each of thousands of
+# memories holds it would cost more than the rest of routing. Such an anchor only adds to the
+# memories rarer anchors reach, one count per field that holds it (docs/routing.md). No bundled
+# folder has a word this broad.
+BROAD_DF = 1000
+BROAD_SHARE = 0.05
 
+COLUMN_MATCH_SQL = "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?"
 VOCAB_ROWS = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_rows USING fts5vocab(main, memories_fts, row)"
 VOCAB_INSTANCES = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_instances USING fts5vocab(main, memories_fts, instance)"
@@ -51,13 +59,15 @@ LENGTHS_SQL = "SELECT id, sz FROM memories_fts_docsize WHERE id IN ({})"
 class Found:
     """One memory's evidence: for each anchor it holds, the term count in each column."""
 
-    __slots__ = ("rowid", "counts", "bm25", "name_length")
+    __slots__ = ("rowid", "counts", "bm25", "name_length", "words", "strong")
 
     def __init__(self, rowid: int) -> None:
         self.rowid = rowid
         self.counts: dict[int, list[float]] = {}  # anchor index -> count per column
         self.bm25 = 0.0
         self.name_length = 0  # terms in the id and tags (set when scored)
+        self.words = 0  # the anchors held that are query words (not two-word names)
+        self.strong = False  # whether some anchor is held in a strong field
 
     def name_coverage(self) -> float:
         """The share of the memory's id and tag terms that the query holds."""
@@ -89,11 +99,15 @@ class Evidence:
         self.strong: set[int] = set()  # the anchors some memory holds in a strong field
         self.first: dict[int, float] = {}  # per memory, the cheap first score `window` ranks by
         self.estimates = [_estimated_df(conn, anchor) for anchor in anchors]  # memories holding each, about
-        held = (i for i, df in enumerate(self.estimates) if df)
-        self.looked_up = set(sorted(held, key=self.estimates.__getitem__)[:LOOKED_UP])
-        self.df = [
-            self._add(conn, index, anchor) if index in self.looked_up else 0 for index, anchor in enumerate(anchors)
-        ]
+        held = sorted((i for i, df in enumerate(self.estimates) if df), key=self.estimates.__getitem__)
+        self.looked_up = set(held[:LOOKED_UP])
+        broad_from = max(BROAD_DF, BROAD_SHARE * self.total)
+        broad = {i for i in held[1:LOOKED_UP] if _can_be_broad(anchors[i]) and self.estimates[i] > broad_from}
+        self.df = [0] * len(anchors)
+        for index in sorted(self.looked_up - broad):  # the rarest anchor always in full: it reaches memories
+            self.df[index] = self._add(conn, index, anchors[index])
+        for index in sorted(broad):
+            self.df[index] = self._add(conn, index, anchors[index], broad=True)
         self.idf = [idf(self.total, df) for df in self.df]
         self.top_idf = idf(self.total, 1)  # a word only one memory holds: what `specificity` scales to
 
@@ -101,16 +115,18 @@ class Evidence:
         """An anchor's IDF as a share of the highest one this folder allows: comparable across folder sizes."""
         return self.idf[anchor] / self.top_idf if self.df[anchor] and self.top_idf else 0.0
 
-    def _add(self, conn: sqlite3.Connection, index: int, anchor: Anchor) -> int:
+    def _add(self, conn: sqlite3.Connection, index: int, anchor: Anchor, broad: bool = False) -> int:
         """Record the anchor's counts in every memory holding it; return how many do. On the way,
-        what whole-folder passes would otherwise count: name holders, strong anchors, first scores."""
+        what whole-folder passes would otherwise count: name holders, strong anchors, first scores.
+        A ``broad`` anchor's word (`BROAD_DF`) is recorded by `_add_broad`, its glued names here."""
         word = anchor.word
-        parts = [(term, word.prefix, False) for term in word.terms] + [(term, False, True) for term in anchor.joined]
+        terms = [] if broad else [(term, word.prefix, False) for term in word.terms]
+        parts = terms + [(term, False, True) for term in anchor.joined]
         share = 1 / len(word.terms) if word.cjk else 1.0  # a CJK word is held in part by each of its bigrams
         weight = idf(self.total, self.estimates[index])  # for the first score: the df estimate is enough
         held: dict[int, list[float]] = {}  # memory -> count per column, of this anchor
         named: set[int] = set()
-        strong = False
+        strong_rows: set[int] = set()
         first = self.first
         for term, prefix, strong_only in parts:
             strong_only = strong_only or anchor.pair  # a name is a memory's subject only where subjects are named
@@ -126,19 +142,53 @@ class Evidence:
                     first[rowid] = first.get(rowid, 0.0) + weight * COLUMN_WEIGHTS[column]
                     if column < 2:
                         named.add(rowid)
-                    strong = strong or column in STRONG_COLUMNS
+                    if column in STRONG_COLUMNS:
+                        strong_rows.add(rowid)
                 counts[column] += count * scale
-        found_all = self.found
+        holders, strong_elsewhere = len(held), False
+        if broad:
+            holders, strong_elsewhere = self._add_broad(conn, word.terms[0], weight, held, named, strong_rows)
+        found_all, one_word = self.found, 0 if anchor.pair else 1
         for rowid, counts in held.items():
             found = found_all.get(rowid)
             if found is None:
                 found = found_all[rowid] = Found(rowid)
             found.counts[index] = counts
+            found.words += one_word
+        for rowid in strong_rows:
+            found_all[rowid].strong = True
         if named:
             self.name_holders[index] = len(named)
-        if strong:
+        if strong_rows or strong_elsewhere:
             self.strong.add(index)
-        return len(held)
+        return holders
+
+    def _add_broad(
+        self, conn: sqlite3.Connection, term: str, weight: float, held: dict, named: set[int], strong_rows: set[int]
+    ) -> tuple[int, bool]:
+        """A broad word: which memories hold it in which column, from one FTS query per column (no
+        per-memory counts); recorded, one count per column, in the memories that rarer anchors or its
+        glued names reached. The name holders, how many memories hold it and whether one holds it in a
+        strong field (returned) cover the whole folder."""
+        columns = [
+            {rowid for (rowid,) in tuple_cursor(conn).execute(COLUMN_MATCH_SQL, (f'{{{name}}}: "{term}"',))}
+            for name in COLUMNS
+        ]
+        holders = set().union(*columns)
+        named |= columns[0] | columns[1]
+        first = self.first
+        for rowid in holders.intersection(self.found.keys() | held.keys()):
+            counts = held.get(rowid)
+            if counts is None:
+                counts = held[rowid] = [0.0] * len(COLUMNS)
+            for column, holding in enumerate(columns):
+                if rowid in holding:
+                    if not counts[column]:
+                        first[rowid] = first.get(rowid, 0.0) + weight * COLUMN_WEIGHTS[column]
+                        if column in STRONG_COLUMNS:
+                            strong_rows.add(rowid)
+                    counts[column] += 1.0
+        return len(holders.union(held)), any(columns[column] for column in STRONG_COLUMNS)
 
     def window(self, rowids: list[int]) -> list[int]:
         """The WINDOW memories worth scoring, by a cheap first score (`_add`): the IDF of each anchor
@@ -169,6 +219,11 @@ def _saturate(weighted: float) -> float:
 def idf(total: int, df: int | float) -> float:
     """BM25's IDF, never negative (a word in most memories weighs little, not less than nothing)."""
     return math.log(1 + (total - df + 0.5) / (df + 0.5))
+
+
+def _can_be_broad(anchor: Anchor) -> bool:
+    """One plain term: no CJK bigrams (each holds the word in part), not a two-word name (strong fields only)."""
+    return len(anchor.word.terms) == 1 and not anchor.word.cjk and not anchor.pair
 
 
 def _estimated_df(conn: sqlite3.Connection, anchor: Anchor) -> int:

@@ -19,7 +19,7 @@ from .paths import read_text, sqlite_uri
 
 APPLICATION_ID = 1701728114  # "engr"
 # Bump with any change to INDEX_SCHEMA: every index rebuilds itself.
-INDEX_SCHEMA_VERSION = 3
+INDEX_SCHEMA_VERSION = 4
 # The last state migration's number; a constant, so opening state.db never reads the migration
 # files (a test checks it matches them).
 STATE_SCHEMA_VERSION = 3
@@ -68,7 +68,8 @@ CREATE TABLE memories (
     source_sha256 TEXT NOT NULL,
     tokens INTEGER NOT NULL,    -- estimated tokens of the body
     ignored INTEGER NOT NULL DEFAULT 0,
-    safety TEXT                 -- screening label, NULL when clean
+    safety TEXT,                -- screening label, NULL when clean
+    name_terms TEXT NOT NULL    -- the id and tag terms (terms.name_terms), what judging compares a query with
 );
 -- Small indexes scanned instead of every row with its body: the columns of the visibility rule
 -- (match.HIDDEN_SQL), read on every load; the `applies_to` globs, read on every file event of a

@@ -10,11 +10,10 @@ of Python objects. Stdlib only.
 
 from __future__ import annotations
 
-import json
 import math
 import sqlite3
 
-from . import relevance, terms
+from . import relevance
 from .evidence import Evidence, Found
 from .index import tuple_cursor
 
@@ -40,7 +39,9 @@ HIDDEN_SQL = """CASE
     WHEN m.confidence = 'low' AND NOT :include_low THEN 'confidence'
 END"""
 HIDDEN_ROWS_SQL = f"SELECT m.rowid, {HIDDEN_SQL} AS hidden FROM memories AS m WHERE hidden IS NOT NULL"
-FACTS_SQL = "SELECT rowid, id, lifecycle, confidence, type, rel, source_sha256, tags FROM memories WHERE rowid IN ({})"
+FACTS_SQL = (
+    "SELECT rowid, id, lifecycle, confidence, type, rel, source_sha256, name_terms FROM memories WHERE rowid IN ({})"
+)
 
 
 class Judged:
@@ -95,7 +96,7 @@ def match_layer(
             reason = next((why for why, rowids in hidden.items() if rowid in rowids), None)
             if reason:  # a shadowed memory is no candidate at all: its workspace copy is
                 found.omitted.setdefault(reason, set()).add(rowid)
-        elif not passes_anchor_rule(held, anchors, many):
+        elif many and not passes_anchor_rule(held):
             found.omitted.setdefault("anchors", set()).add(rowid)
         else:
             found.admitted_rowids.append(rowid)
@@ -115,13 +116,11 @@ def match_layer(
     return found
 
 
-def passes_anchor_rule(held: Found, anchors: list[Anchor], many: bool) -> bool:
-    """The spec's rule: a query of MANY_ANCHORS or more words needs two of them held, or one
-    held in a strong field (id, tag, directive, applies_to). Two-word names count as words held."""
-    if not many:
-        return True
-    words = sum(1 for a in held.counts if not anchors[a].pair)
-    return words >= 2 or any(held.in_strong_field(a) for a in held.counts)
+def passes_anchor_rule(held: Found) -> bool:
+    """The spec's rule for a query of MANY_ANCHORS or more words: two of them held, or one held
+    in a strong field (id, tag, directive, applies_to). A two-word name is no word here: it is held
+    in a strong field or not at all."""
+    return held.words >= 2 or held.strong
 
 
 def _unknown_words(evidence: Evidence, anchors: list[Anchor]) -> set[int]:
@@ -145,10 +144,10 @@ def _facts(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, tuple]:
     out = {}
     for start in range(0, len(rowids), 900):
         chunk = rowids[start : start + 900]
-        for rowid, memory_id, *rest, tags in tuple_cursor(conn).execute(
+        for rowid, memory_id, *rest, name_terms in tuple_cursor(conn).execute(
             FACTS_SQL.format(",".join("?" * len(chunk))), chunk
         ):
-            out[rowid] = (memory_id, *rest, set(terms.name_terms([memory_id, *json.loads(tags)]).split()))
+            out[rowid] = (memory_id, *rest, set(name_terms.split()))
     return out
 
 

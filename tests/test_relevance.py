@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from engram import relevance, relevance_weights
+from engram import evidence, relevance, relevance_weights
 from engram.layers import open_layers
-from engram.route import Options, route
+from engram.route import Options, anchors_of, route
 from engram.workspace import open_workspace
 
 REPO = Path(__file__).resolve().parents[1]
@@ -210,3 +210,38 @@ def test_below_the_fitted_folder_size_the_task_decision_stays_out(tmp_path) -> N
         (rules / f"other-{n}.md").write_text(f"---\nid: other-{n}\n---\n# Other {n}\n\nNotes on subject {n}.\n")
     layers = open_layers(open_workspace(tmp_path), None, [])
     assert route(layers, "deploy freeze", Options(model=model)).pack == []
+
+
+def _evidence(project: Path, task: str) -> tuple[evidence.Evidence, dict[int, str]]:
+    conn = open_layers(open_workspace(str(project)), None, [])[0].conn
+    anchors = [a for a in anchors_of(task)[0] if not a.is_type_word]
+    ids = dict(conn.execute("SELECT rowid, id FROM memories"))
+    return evidence.Evidence(conn, anchors), ids
+
+
+def test_a_broad_word_adds_to_what_rarer_words_reach(tmp_path, monkeypatch) -> None:
+    """In a folder where a word is broad (`evidence.BROAD_DF`, lowered here) it is read per field, not
+    per memory: what a rarer word reaches holds the same evidence where the broad word appears once
+    in a field, its counts over the folder stay exact, and a memory holding only broad words is no
+    candidate."""
+    from helpers import Project
+
+    project = Project(tmp_path)
+    project.write(
+        "kestrel-api", "Kestrel endpoints return JSON errors.", tags=["kestrel"], directive="Kestrel API rules."
+    )
+    project.write("kestrel-jobs", "Kestrel background jobs retry twice.", tags=["kestrel"])
+    for n in range(6):
+        project.write(f"api-note-{n}", f"The api note {n} about endpoints.", tags=["notes"])
+    project.index()
+    task = "kestrel api endpoints"
+    exact, ids = _evidence(project.path, task)
+    monkeypatch.setattr(evidence, "BROAD_DF", 3)
+    monkeypatch.setattr(evidence, "BROAD_SHARE", 0.0)
+    broad, _ = _evidence(project.path, task)
+    assert sorted(ids[r] for r in exact.found) == sorted(ids.values())
+    assert sorted(ids[r] for r in broad.found) == ["kestrel-api", "kestrel-jobs"]
+    for rowid, found in broad.found.items():
+        assert found.counts == exact.found[rowid].counts
+        assert (found.words, found.strong) == (exact.found[rowid].words, exact.found[rowid].strong)
+    assert (broad.df, broad.name_holders, broad.strong) == (exact.df, exact.name_holders, exact.strong)
