@@ -37,13 +37,15 @@ LOOKED_UP = 48
 WINDOW = 128
 # An anchor more memories hold than this (and than BROAD_SHARE of the folder) is broad there
 # ("add", "api", "users" in a big folder): it weighs little, and reading where each of thousands of
-# memories holds it would cost more than the rest of routing. Such an anchor only adds to the
-# memories rarer anchors reach, one count per field that holds it (docs/routing.md). No bundled
-# folder has a word this broad.
+# memories holds it would cost more than the rest of routing. Once rarer anchors reach a WINDOW
+# of memories, such an anchor only adds to those, one count per field that holds it
+# (docs/routing.md). No bundled folder has a word this broad.
 BROAD_DF = 1000
 BROAD_SHARE = 0.05
 
-COLUMN_MATCH_SQL = "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?"
+COLUMN_MATCH_SQL = (
+    "SELECT group_concat(rowid) FROM memories_fts WHERE memories_fts MATCH ?"  # one string: no row objects
+)
 VOCAB_ROWS = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_rows USING fts5vocab(main, memories_fts, row)"
 VOCAB_INSTANCES = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_instances USING fts5vocab(main, memories_fts, instance)"
@@ -102,12 +104,12 @@ class Evidence:
         held = sorted((i for i, df in enumerate(self.estimates) if df), key=self.estimates.__getitem__)
         self.looked_up = set(held[:LOOKED_UP])
         broad_from = max(BROAD_DF, BROAD_SHARE * self.total)
-        broad = {i for i in held[1:LOOKED_UP] if _can_be_broad(anchors[i]) and self.estimates[i] > broad_from}
+        broad = [i for i in held[:LOOKED_UP] if _can_be_broad(anchors[i]) and self.estimates[i] > broad_from]
         self.df = [0] * len(anchors)
-        for index in sorted(self.looked_up - broad):  # the rarest anchor always in full: it reaches memories
+        for index in sorted(self.looked_up.difference(broad)):
             self.df[index] = self._add(conn, index, anchors[index])
-        for index in sorted(broad):
-            self.df[index] = self._add(conn, index, anchors[index], broad=True)
+        for index in broad:  # rarest first: read in full while the rarer anchors reach too few memories to judge
+            self.df[index] = self._add(conn, index, anchors[index], broad=len(self.found) >= WINDOW)
         self.idf = [idf(self.total, df) for df in self.df]
         self.top_idf = idf(self.total, 1)  # a word only one memory holds: what `specificity` scales to
 
@@ -170,24 +172,21 @@ class Evidence:
         per-memory counts); recorded, one count per column, in the memories that rarer anchors or its
         glued names reached. The name holders, how many memories hold it and whether one holds it in a
         strong field (returned) cover the whole folder."""
-        columns = [
-            {rowid for (rowid,) in tuple_cursor(conn).execute(COLUMN_MATCH_SQL, (f'{{{name}}}: "{term}"',))}
-            for name in COLUMNS
-        ]
+        columns = [_rowids(conn, f'{{{name}}}: "{term}"') for name in COLUMNS]
         holders = set().union(*columns)
         named |= columns[0] | columns[1]
-        first = self.first
-        for rowid in holders.intersection(self.found.keys() | held.keys()):
-            counts = held.get(rowid)
-            if counts is None:
-                counts = held[rowid] = [0.0] * len(COLUMNS)
-            for column, holding in enumerate(columns):
-                if rowid in holding:
-                    if not counts[column]:
-                        first[rowid] = first.get(rowid, 0.0) + weight * COLUMN_WEIGHTS[column]
-                        if column in STRONG_COLUMNS:
-                            strong_rows.add(rowid)
-                    counts[column] += 1.0
+        first, reached = self.first, self.found.keys() | held.keys()
+        for column, holding in enumerate(columns):
+            bonus, strong = weight * COLUMN_WEIGHTS[column], column in STRONG_COLUMNS
+            for rowid in holding.intersection(reached):
+                counts = held.get(rowid)
+                if counts is None:
+                    counts = held[rowid] = [0.0] * len(COLUMNS)
+                if not counts[column]:
+                    first[rowid] = first.get(rowid, 0.0) + bonus
+                    if strong:
+                        strong_rows.add(rowid)
+                counts[column] += 1.0
         return len(holders.union(held)), any(columns[column] for column in STRONG_COLUMNS)
 
     def window(self, rowids: list[int]) -> list[int]:
@@ -219,6 +218,11 @@ def _saturate(weighted: float) -> float:
 def idf(total: int, df: int | float) -> float:
     """BM25's IDF, never negative (a word in most memories weighs little, not less than nothing)."""
     return math.log(1 + (total - df + 0.5) / (df + 0.5))
+
+
+def _rowids(conn: sqlite3.Connection, match: str) -> set[int]:
+    (joined,) = tuple_cursor(conn).execute(COLUMN_MATCH_SQL, (match,)).fetchone()
+    return set(map(int, joined.split(","))) if joined else set()
 
 
 def _can_be_broad(anchor: Anchor) -> bool:

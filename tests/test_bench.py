@@ -13,7 +13,16 @@ pytestmark = [pytest.mark.installed, pytest.mark.slow]
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
-METRICS = ("compile", "no-op refresh", "edit-one refresh", "load", "hook prompt", "hook long prompt", "hook file")
+METRICS = (
+    "compile",
+    "no-op refresh",
+    "edit-one refresh",
+    "load",
+    "load --index",
+    "hook prompt",
+    "hook long prompt",
+    "hook file",
+)
 TIMED_FIELDS = ("runs", "p50_ms", "p95_ms", "p50_ratio", "p95_ratio", "peak_rss_kb")
 
 
@@ -61,6 +70,18 @@ def test_peak_rss_is_the_commands_own_not_the_harness(tmp_path):
     assert sample.stdout == "hi\n"
     assert 0 < sample.rss_kb < 60 * 1024, sample.rss_kb
     assert len(ballast) > 0
+
+
+def test_a_missed_goal_makes_bench_exit_1(tmp_path, monkeypatch, capsys):
+    """`make bench` fails when a goal is missed, naming it, so the numbers cannot drift unnoticed."""
+    from benchmarks import bench
+
+    goal = bench.Target(60, "load p50 <= 0x python", bench.p50_ratio("load"), lambda v: v <= 0, "x{:.2f}")
+    monkeypatch.setattr(bench, "TARGETS", (goal,))
+    assert bench.main(["--sizes", "60", "--runs", "2", "--out", str(tmp_path / "r.json")]) == 1
+    captured = capsys.readouterr()
+    assert "load p50 <= 0x python" in captured.out and "FAIL" in captured.out
+    assert captured.err.splitlines()[-1] == "engram bench: 1 of 1 goals missed: load p50 <= 0x python"
 
 
 def test_small_folder_quality_runs_on_the_bundled_rules():

@@ -220,10 +220,10 @@ def _evidence(project: Path, task: str) -> tuple[evidence.Evidence, dict[int, st
 
 
 def test_a_broad_word_adds_to_what_rarer_words_reach(tmp_path, monkeypatch) -> None:
-    """In a folder where a word is broad (`evidence.BROAD_DF`, lowered here) it is read per field, not
-    per memory: what a rarer word reaches holds the same evidence where the broad word appears once
-    in a field, its counts over the folder stay exact, and a memory holding only broad words is no
-    candidate."""
+    """In a folder where a word is broad (`evidence.BROAD_DF`, lowered here) and rarer words reach a
+    window of memories, it is read per field, not per memory: what they reach holds the same evidence
+    where the broad word appears once in a field, its counts over the folder stay exact, and a memory
+    holding only broad words is no candidate."""
     from helpers import Project
 
     project = Project(tmp_path)
@@ -238,6 +238,7 @@ def test_a_broad_word_adds_to_what_rarer_words_reach(tmp_path, monkeypatch) -> N
     exact, ids = _evidence(project.path, task)
     monkeypatch.setattr(evidence, "BROAD_DF", 3)
     monkeypatch.setattr(evidence, "BROAD_SHARE", 0.0)
+    monkeypatch.setattr(evidence, "WINDOW", 2)  # the two memories "kestrel" reaches are enough to judge
     broad, _ = _evidence(project.path, task)
     assert sorted(ids[r] for r in exact.found) == sorted(ids.values())
     assert sorted(ids[r] for r in broad.found) == ["kestrel-api", "kestrel-jobs"]
@@ -245,3 +246,5 @@ def test_a_broad_word_adds_to_what_rarer_words_reach(tmp_path, monkeypatch) -> N
         assert found.counts == exact.found[rowid].counts
         assert (found.words, found.strong) == (exact.found[rowid].words, exact.found[rowid].strong)
     assert (broad.df, broad.name_holders, broad.strong) == (exact.df, exact.name_holders, exact.strong)
+    only_broad, _ = _evidence(project.path, "api endpoints")  # the rarest broad word is read in full
+    assert sorted(only_broad.found) == sorted(r for r in exact.found if ids[r] != "kestrel-jobs")
