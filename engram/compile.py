@@ -28,6 +28,7 @@ from .config import Config
 from .errors import EngramError, Problem
 from .freshness import (
     ignore_digest,
+    ignore_file_problem,
     ignore_patterns,
     needs_refresh,
     open_current,
@@ -344,6 +345,8 @@ def compile_root(root: Root, config: Config, progress: bool = False, deadline: f
     if not os.path.isdir(root.path) or (root.scope == "global" and not has_memory_folders(root.path)):
         return result  # a global folder that holds no memories (ENGRAM_GLOBAL_DIR=/) gets no index
     patterns = ignore_patterns(root, config)
+    unreadable = ignore_file_problem(root)
+    result.problems += [unreadable] if unreadable else []
     with root_lock(root, wait=deadline is None):
         _remove_leftovers(root)
         # every page and the full-text structure are read only when the file changed since engram
@@ -433,7 +436,7 @@ def _summarise(conn: sqlite3.Connection, result: CompileResult) -> None:
     result.files, result.invalid = conn.execute(
         "SELECT count(*), count(*) FILTER (WHERE status = 'invalid') FROM files"
     ).fetchone()
-    result.problems = recorded_problems(conn, result.root)
+    result.problems += recorded_problems(conn, result.root)
 
 
 def _remove_leftovers(root: Root) -> None:

@@ -1,12 +1,11 @@
 """Is an index up to date with its sources? Stdlib only: `load` asks this on every call.
 
-A file whose size and mtime match the index is taken as unchanged; one
+A file whose size, mtime and ctime match the index is taken as unchanged; one
 whose stat differs is hashed, so touching a file is not a change.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import itertools
 import json
@@ -19,17 +18,37 @@ from .config import Config
 from .errors import Problem
 from .graph import cycle_problems, dependency_problems
 from .index import COMPILER_VERSION, IndexFileError, check_schema, read_meta, sha256_text
-from .paths import read_bytes, read_text, sqlite_uri
+from .paths import read_bytes, read_text, shown_path, sqlite_uri
 from .sources import INDEX_FILE, MAX_FILE_BYTES, Root, SourceFile, display_path, stat_lines, walk_memory_files
 
 UPDATE = "`engram index` updates it"  # the hint for a local index behind its sources
 
 
 def ignore_patterns(root: Root, config: Config) -> list[str]:
-    lines: list[str] = []
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        lines = read_text(root.ignore_path, MAX_IGNORE_BYTES).splitlines()
-    return [*lines, *config.get("ignore.also")]
+    return [*_ignore_lines(root)[0], *config.get("ignore.also")]
+
+
+def ignore_file_problem(root: Root) -> Problem | None:
+    """An `.engramignore` that is there but cannot be read: what it lists would load, so `index`
+    says so and `check` fails until it is fixed."""
+    reason = _ignore_lines(root)[1]
+    if reason is None:
+        return None
+    return Problem(
+        shown_path(root.ignore_path, root.project), f"cannot be read ({reason}); nothing it lists is ignored"
+    )
+
+
+def _ignore_lines(root: Root) -> tuple[list[str], str | None]:
+    """The ignore file's lines, and why it cannot be read when it is there and cannot be."""
+    try:
+        return read_text(root.ignore_path, MAX_IGNORE_BYTES).splitlines(), None
+    except FileNotFoundError:
+        return [], None
+    except UnicodeDecodeError:
+        return [], "not UTF-8 text"
+    except OSError as exc:
+        return [], exc.strerror or str(exc)
 
 
 MAX_IGNORE_BYTES = 1024 * 1024

@@ -43,6 +43,8 @@ def open_state(path: str) -> sqlite3.Connection:
 
 def _open_state(path: str) -> sqlite3.Connection:
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    if not os.path.exists(path):
+        _create_state(path)
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     try:
         _prepare_state(conn)
@@ -52,10 +54,36 @@ def _open_state(path: str) -> sqlite3.Connection:
     return conn
 
 
+def _create_state(path: str) -> None:
+    """A new state.db, whole before any hook can open it: built under a name of its own, then
+    linked into place. Hooks run in parallel; one that opened a file another was still creating
+    took it for a damaged one and set it aside, with the delivered marks written to it."""
+    temp = f"{path}-new-{os.getpid()}"
+    conn = sqlite3.connect(temp, isolation_level=None)
+    try:
+        _prepare_state(conn)
+    finally:
+        conn.close()
+    try:
+        os.link(temp, path)  # fails when a concurrent hook created it first: that one is used
+    except FileExistsError:
+        pass
+    except OSError:  # a file system without hard links
+        if not os.path.exists(path):
+            os.replace(temp, path)
+    finally:
+        for name in (temp, temp + "-wal", temp + "-shm"):
+            remove_if_present(name)
+
+
 def _prepare_state(conn: sqlite3.Connection) -> None:
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+    # one statement, one snapshot: read apart, a concurrent first migration could commit in between
+    # and its new tables look like a foreign file's
+    version, tables = conn.execute(
+        "SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master)"
+    ).fetchone()
+    if version == 0 and tables:
         raise ForeignState("not an engram state file")  # before WAL mode would write to it
     if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
         conn.execute("PRAGMA journal_mode = WAL")

@@ -478,6 +478,23 @@ def test_a_state_db_of_an_older_version_is_migrated(tmp_path):
     assert conn.execute("SELECT count(*) FROM screened").fetchone()[0] == 0
 
 
+def test_a_new_state_db_appears_whole(tmp_path):
+    """Hooks run in parallel: a state.db is in place only once it is in WAL mode and migrated, and
+    the one another hook created first is the one used."""
+    from engram.state import open_state
+
+    path = tmp_path / "state.db"
+    first = open_state(str(path))
+    first.execute("INSERT INTO fetches VALUES ('workspace', 'deploy', 3)")
+    second = open_state(str(path))
+    assert second.execute("PRAGMA user_version").fetchone()[0] == STATE_SCHEMA_VERSION
+    assert second.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert second.execute("SELECT count FROM fetches").fetchone()[0] == 3
+    assert sorted(p.name for p in tmp_path.iterdir() if "-new-" in p.name) == []
+    first.close()
+    second.close()
+
+
 @given(st.lists(st.text(), max_size=20))
 def test_the_stat_digest_hashes_the_lines_joined(lines):
     assert stat_digest(iter(lines)) == hashlib.sha256("\n".join(lines).encode("utf-8", "surrogateescape")).hexdigest()

@@ -877,6 +877,25 @@ def test_a_fifo_or_device_as_config_or_ignore_file_never_blocks(project, write_m
     assert "Brush the llamas weekly." in _context(out)
 
 
+def test_an_unreadable_ignore_file_is_named_and_fails_check(project, write_memory, run_engram):
+    """What `.engramignore` lists would load while it cannot be read: `index` says so in one line and
+    `check`, the CI gate, fails until it is fixed; `load` keeps working."""
+    _good_project(project, write_memory)
+    (project / ".engramignore").write_bytes(b"\xff\xfe r\x00u\x00l\x00e\x00s\x00/\x00")  # UTF-16, not UTF-8
+    index = run_engram(["index"], cwd=project)
+    assert index.returncode == 0
+    assert [line for line in index.stderr.splitlines() if ".engramignore" in line] == [
+        "engram: invalid .engramignore: cannot be read (not UTF-8 text); nothing it lists is ignored"
+    ]
+    check = run_engram(["check"], cwd=project)
+    assert check.returncode == 1
+    assert "invalid .engramignore: cannot be read (not UTF-8 text); nothing it lists is ignored" in check.stdout
+    assert "Brush the llamas weekly." in run_engram(["load", "llamas"], cwd=project).stdout
+    (project / ".engramignore").write_text("# nothing ignored\n", encoding="utf-8")
+    assert run_engram(["index"], cwd=project).returncode == 0
+    assert run_engram(["check"], cwd=project).returncode == 0
+
+
 def test_a_symlink_loop_and_a_fifo_in_a_memory_folder_are_skipped(project, write_memory, run_engram):
     _good_project(project, write_memory)
     rules = project / ROOT_REL / "rules"
