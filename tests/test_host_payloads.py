@@ -129,3 +129,21 @@ def test_gemini_resume_sends_again_what_the_restored_history_leaves_out(
     assert delivered(hosts_project, "gemini") == {"workspace:session-notes"}
     again = hook("gemini", recorded("gemini", "before_agent", hosts_project, prompt="ship it: cut a release now"))
     assert RELEASE in again
+
+
+def test_a_resumed_transcript_still_being_rewritten_is_read_again(hook, hosts_project: Path, monkeypatch) -> None:
+    """Gemini rewrites its transcript at resume, possibly while the hook reads it: what a first read
+    misses is looked for again a moment later before it is forgotten (and sent twice)."""
+    from engram import hook as hook_module
+    from engram.hosts import HOSTS
+
+    hook("gemini", recorded("gemini", "session_start_startup", hosts_project))
+    hook("gemini", recorded("gemini", "before_agent", hosts_project))
+    before = delivered(hosts_project, "gemini")
+    assert before == {"workspace:session-notes", "workspace:release-checklist"}
+    settled = json.dumps([f"### {key.split(':')[1]} [rule, instruction]" for key in sorted(before)])
+    reads = iter(["[]", settled])  # mid-rewrite, then settled
+    monkeypatch.setattr(HOSTS["gemini"], "restored_text", lambda payload: next(reads))
+    monkeypatch.setattr(hook_module, "RESUME_RECHECK_S", 0.0)
+    assert hook("gemini", recorded("gemini", "session_start_resume", hosts_project)) == ""
+    assert delivered(hosts_project, "gemini") == before
