@@ -229,9 +229,15 @@ def deliver_routed(hook: Hook, routing: Routing, options: Options) -> str | None
     return context_text(pack, already)
 
 
+def has_rule_files(hook: Hook) -> bool:
+    """Whether engram writes this host's native rule files in the project (linked there, or named in
+    `hooks.native`). With a user-level link only there are none, and the hook delivers by path itself."""
+    return hook.host.rules is not None and os.path.isdir(os.path.join(hook.ws.root.project, hook.host.rules.folder))
+
+
 def on_file(hook: Hook) -> str | None:
     """Memories whose `applies_to` matches the touched files, at most three new bodies."""
-    if hook.host.rules and hook.ws.config.get("hooks.path_rules") != "hook":
+    if hook.host.rules and hook.ws.config.get("hooks.path_rules") != "hook" and has_rule_files(hook):
         return None  # the generated .claude/.cursor rule files carry them
     paths = [rel for raw in hook.host.file_paths(hook.payload) if (rel := project_path(raw, hook))]
     if not paths:

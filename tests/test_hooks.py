@@ -198,9 +198,12 @@ def claude_tool(project: Project, tool: str, file_path: str) -> dict:
     )
 
 
-def test_claude_file_events_only_in_hook_mode(project: Project) -> None:
+def test_claude_file_events_in_hook_mode_or_without_rule_files(project: Project) -> None:
     payload = claude_tool(project, "Edit", str(project.path / "src/http/client.py"))
+    (project.path / ".claude/rules/engram").mkdir(parents=True)
     assert project.hook("claude", payload) == {}  # default native: .claude/rules/engram carries it
+    (project.path / ".claude/rules/engram").rmdir()  # a user-level link only: no rule files here
+    assert project.hook("claude", {**payload, "session_id": "linked-globally"}) == nested("PreToolUse", HTTP_PACK)
     project.config({"hooks": {"path_rules": "hook"}})
     assert project.hook("claude", payload) == nested("PreToolUse", HTTP_PACK)
     assert project.hook("claude", claude_tool(project, "Read", str(project.path / "src/http/retry.py"))) == {}
@@ -279,6 +282,7 @@ def test_cursor_post_tool_use(project: Project, key: str) -> None:
         "tool_use_id": "tu1",
         "duration": 12,
     }
+    (project.path / ".cursor/rules/engram").mkdir(parents=True)
     assert project.hook("cursor", payload) == {}  # native: .cursor/rules/engram carries it
     project.config({"hooks": {"path_rules": "hook"}})
     assert project.hook("cursor", payload) == {"additional_context": HTTP_PACK}
