@@ -335,10 +335,10 @@ def hook_payload(project: Path, event: str, i: int, **fields: object) -> str:
     return json.dumps({"session_id": f"bench-{event}-{i}", "cwd": str(project), "hook_event_name": event, **fields})
 
 
-def write_shared_index(engram: str, project: Path, shared: Path) -> bool:
-    """`engram index --output`: the project's index copied out as a team would share it (untimed)."""
-    subprocess.run([engram, "index", "--output", str(shared)], cwd=project, capture_output=True, check=True)
-    return True
+def write_shared_index(engram: str, project: Path, shared: Path) -> None:
+    """`engram index --output`, once: the project's index copied out as a team would share it (untimed)."""
+    if not shared.exists():
+        subprocess.run([engram, "index", "--output", str(shared)], cwd=project, capture_output=True, check=True)
 
 
 def remove_index(root: Path) -> None:
@@ -386,7 +386,7 @@ def engram_cases(engram: str, project: Path, size: int, seeds: list[Seed], runs:
             "load --index",
             lambda i: [engram, "load", "--index", str(shared), TASKS[i % len(TASKS)]],
             runs,
-            before=lambda i: shared.exists() or write_shared_index(engram, project, shared),
+            before=lambda i: write_shared_index(engram, project, shared),
             ok=lambda out: bool(out.strip()),
         ),
         Case(

@@ -19,7 +19,7 @@ from . import native_rules
 from .compile import compile_to
 from .config import Config
 from .errors import Problem
-from .freshness import compare_sources, ignore_file_problem, open_usable, recorded_problems
+from .freshness import compare_sources, ignore_rules, open_usable, recorded_problems
 from .index import connect_readonly, read_meta
 from .layers import recorded_sources
 from .paths import is_inside, shown_path
@@ -48,7 +48,7 @@ def check_workspace(ws: Workspace, scratch: str) -> list[Report]:
         if os.path.isdir(root.path):
             reference = reference_index(root, ws.config, os.path.join(scratch, f"{root.scope}.db"), report)
             report.problems += source_problems(reference, root)
-            unreadable = ignore_file_problem(root)
+            unreadable = ignore_rules(root, ws.config)[1]
             report.problems += [unreadable] if unreadable else []
             if root.scope == "workspace":
                 report.problems += native_rules.check(root, ws.config, reference, git_ignored(root.project))

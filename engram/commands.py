@@ -7,7 +7,7 @@ import os
 from collections import Counter
 from pathlib import Path
 
-from . import gate, native_rules
+from . import native_rules
 from .compile import CompileResult, compile_root, export_index
 from .errors import EngramError, out, say, warning
 from .graph import describe
@@ -175,7 +175,7 @@ def run_graph(task: str | None, rebuild: bool) -> int:
         except IndexFileError as exc:
             raise EngramError(f"{exc}" + ("" if rebuild else "; `engram graph --rebuild` builds it")) from None
         lines = describe(conn) if task is None else _task_graph(conn, task, ws)
-        out(gate.text("\n".join(lines)))
+        out("\n".join(lines))
     return 0
 
 

@@ -28,8 +28,8 @@ from .config import Config
 from .errors import EngramError, Problem
 from .freshness import (
     ignore_digest,
-    ignore_file_problem,
     ignore_patterns,
+    ignore_rules,
     needs_refresh,
     open_current,
     read_source,
@@ -344,8 +344,7 @@ def compile_root(root: Root, config: Config, progress: bool = False, deadline: f
     result = CompileResult(root)
     if not os.path.isdir(root.path) or (root.scope == "global" and not has_memory_folders(root.path)):
         return result  # a global folder that holds no memories (ENGRAM_GLOBAL_DIR=/) gets no index
-    patterns = ignore_patterns(root, config)
-    unreadable = ignore_file_problem(root)
+    patterns, unreadable = ignore_rules(root, config)
     result.problems += [unreadable] if unreadable else []
     with root_lock(root, wait=deadline is None):
         _remove_leftovers(root)

@@ -25,18 +25,18 @@ UPDATE = "`engram index` updates it"  # the hint for a local index behind its so
 
 
 def ignore_patterns(root: Root, config: Config) -> list[str]:
-    return [*_ignore_lines(root)[0], *config.get("ignore.also")]
+    return ignore_rules(root, config)[0]
 
 
-def ignore_file_problem(root: Root) -> Problem | None:
-    """An `.engramignore` that is there but cannot be read: what it lists would load, so `index`
-    says so and `check` fails until it is fixed."""
-    reason = _ignore_lines(root)[1]
-    if reason is None:
-        return None
-    return Problem(
-        shown_path(root.ignore_path, root.project), f"cannot be read ({reason}); nothing it lists is ignored"
-    )
+def ignore_rules(root: Root, config: Config) -> tuple[list[str], Problem | None]:
+    """The ignore patterns, and the problem of an `.engramignore` that is there but cannot be read:
+    what it lists would load, so `index` says so and `check` fails until it is fixed."""
+    lines, reason = _ignore_lines(root)
+    problem = None
+    if reason is not None:
+        where = shown_path(root.ignore_path, root.project)
+        problem = Problem(where, f"cannot be read ({reason}); nothing it lists is ignored")
+    return [*lines, *config.get("ignore.also")], problem
 
 
 def _ignore_lines(root: Root) -> tuple[list[str], str | None]:

@@ -237,7 +237,7 @@ def has_rule_files(hook: Hook) -> bool:
 
 def on_file(hook: Hook) -> str | None:
     """Memories whose `applies_to` matches the touched files, at most three new bodies."""
-    if hook.host.rules and hook.ws.config.get("hooks.path_rules") != "hook" and has_rule_files(hook):
+    if hook.ws.config.get("hooks.path_rules") != "hook" and has_rule_files(hook):
         return None  # the generated .claude/.cursor rule files carry them
     paths = [rel for raw in hook.host.file_paths(hook.payload) if (rel := project_path(raw, hook))]
     if not paths:

@@ -47,6 +47,12 @@ def engram_env(config_dir: Path, **extra: str) -> dict[str, str]:
     return {**clean, "ENGRAM_CONFIG_DIR": str(config_dir), **extra}
 
 
+def git(cwd: str | os.PathLike, *args: str) -> str:
+    """`git ARGS` in ``cwd`` with a test identity; its stdout (a failure fails the test)."""
+    command = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+
 # --- running engram ------------------------------------------------------------------------------
 
 

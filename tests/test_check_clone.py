@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import git
+
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
 CLAUDE_RULE = ".claude/rules/engram/http-retries.md"
@@ -22,17 +24,6 @@ HTTP = {
     "directive": "Retry HTTP calls with backoff.",
     "applies_to": ["src/http/**"],
 }
-
-
-def git(cwd: Path, *args: str) -> str:
-    proc = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return proc.stdout
 
 
 def commit_all(repo: Path, message: str = "change") -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import MACHINE_ENV, engram_env
+from helpers import MACHINE_ENV, engram_env, git
 
 pytestmark = [pytest.mark.installed, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[1]
@@ -73,12 +73,6 @@ def assert_works(engram: Path, project: Path, env: dict) -> None:
     loaded = run([engram, "load", TASK], cwd=project, env=env)
     assert loaded.returncode == 0, loaded.stderr
     assert "### no-secrets [rule, instruction]" in loaded.stdout
-
-
-def git(cwd: Path, *args: str) -> str:
-    proc = run(["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args], cwd=cwd)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
 
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import sqlite3
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from helpers import (
     Project,
     card_ids,
     entry_ids,
+    git,
     heading_ids,
     omitted_reasons,
 )
@@ -1221,27 +1221,22 @@ def _edit_by_atomic_rename(path: Path, old: str, new: str) -> None:
     os.replace(temp, path)
 
 
-def _git(folder: Path, *args: str) -> None:
-    identity = ["-c", "user.email=t@example.invalid", "-c", "user.name=t"]
-    subprocess.run(["git", "-C", str(folder), *identity, *args], check=True)
-
-
 def _edit_by_git_checkout(path: Path, old: str, new: str) -> None:
     original = path.read_text(encoding="utf-8")
     path.write_text(original.replace(old, new), encoding="utf-8")
-    _git(path.parent, "commit", "-qam", "edited")
+    git(path.parent, "commit", "-qam", "edited")
     path.write_text(original, encoding="utf-8")
-    _git(path.parent, "commit", "-qam", "back")
-    _git(path.parent, "checkout", "-q", "HEAD~1", "--", path.name)
+    git(path.parent, "commit", "-qam", "back")
+    git(path.parent, "checkout", "-q", "HEAD~1", "--", path.name)
 
 
 @pytest.mark.parametrize("edit", [_edit_in_place_keeping_size_and_mtime, _edit_by_atomic_rename, _edit_by_git_checkout])
 def test_the_next_load_sees_an_edit_made_any_way(project, edit):
     """docs/speed.md: every call compares each memory file's size, mtime and ctime with the index."""
     path = project.write("deploy-steps", "# Deploy\nOLDTEXT quokka.", tags=["deploy"])
-    _git(path.parent, "init", "-q")
-    _git(path.parent, "add", path.name)
-    _git(path.parent, "commit", "-qm", "first")
+    git(path.parent, "init", "-q")
+    git(path.parent, "add", path.name)
+    git(path.parent, "commit", "-qm", "first")
     assert "OLDTEXT" in project.load("quokka").stdout
     edit(path, "OLDTEXT", "NEWTEXT")
     result = project.load("quokka")
