@@ -20,7 +20,6 @@ import os
 import re
 import sqlite3
 import sys
-import time
 from collections.abc import Callable
 
 from . import errors, gate, terms
@@ -41,7 +40,6 @@ PREFIX = "engram hook"  # of what a hook says on stderr
 SESSION_TAGS = frozenset({"always", "session-start"})
 FILE_EVENT_BODIES = 3
 SESSION_TTL_SECONDS = 30 * 24 * 3600  # delivered sets of sessions idle this long are dropped
-RESUME_RECHECK_S = 0.25  # how long a resumed session's transcript is given to settle (`unrestored_keys`)
 MAX_PAYLOAD_BYTES = 8 * 1024 * 1024  # a larger payload is not read: `{}`
 MAX_PROMPT_CHARS = 20_000  # routed on; words past a long bug report's first pages never become anchors
 # A generated Claude rule file, as InstructionsLoaded reports it: its memory is in context.
@@ -134,7 +132,7 @@ def on_session_start(hook: Hook) -> str | None:
     options = hook.options()
     tagged = tagged_memories(hook.layers(), SESSION_TAGS, options)
     resumed = hook.payload.get("source") == "resume"
-    unrestored = unrestored_keys(hook) if resumed else None  # read before the lock: it may wait
+    unrestored = unrestored_keys(hook) if resumed else None
     with write_transaction(hook.state):
         prune_idle_sessions(hook.state, SESSION_TTL_SECONDS)
         if not resumed:
@@ -154,20 +152,11 @@ def on_session_start(hook: Hook) -> str | None:
 
 
 def unrestored_keys(hook: Hook) -> list[str]:
-    """The delivered memories whose block the host left out of the resumed history. A host may be
-    rewriting its transcript while the hook reads it (Gemini does at resume), so what seems missing
-    is looked for once more, a moment later, before it is forgotten and sent again."""
-    lost = hook.session.delivered()
-    for attempt in range(2):
-        if attempt:
-            time.sleep(RESUME_RECHECK_S)
-        restored = hook.host.restored_text(hook.payload)
-        if restored is None:
-            return []
-        lost = {key for key in lost if f"### {key.split(':', 1)[1]} [" not in restored}
-        if not lost:
-            break
-    return sorted(lost)
+    """The delivered memories whose block the host left out of the resumed history."""
+    restored = hook.host.restored_text(hook.payload)
+    if restored is None:
+        return []
+    return sorted(key for key in hook.session.delivered() if f"### {key.split(':', 1)[1]} [" not in restored)
 
 
 def on_prompt(hook: Hook) -> str | None:

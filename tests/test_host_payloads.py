@@ -131,19 +131,21 @@ def test_gemini_resume_sends_again_what_the_restored_history_leaves_out(
     assert RELEASE in again
 
 
-def test_a_resumed_transcript_still_being_rewritten_is_read_again(hook, hosts_project: Path, monkeypatch) -> None:
-    """Gemini rewrites its transcript at resume, possibly while the hook reads it: what a first read
-    misses is looked for again a moment later before it is forgotten (and sent twice)."""
-    from engram import hook as hook_module
-    from engram.hosts import HOSTS
-
+def test_a_gemini_resume_in_a_later_minute_reads_the_history_from_the_first_file(
+    hook, hosts_project: Path, tmp_path: Path
+) -> None:
+    """Gemini names a session's file by the minute it started: resumed in a later minute, it records into a new file
+    (the payload's path, its own first message only) and restores the history from the old one, where the first
+    turn's release body is (recorded by the e2e run that found this)."""
+    chats = tmp_path / "chats"
+    chats.mkdir()
+    for name, fixture in (("2000-01-01T00-00", "earlier_minute"), ("2026-12-02T02-04", "later_minute")):
+        text = (RECORDED / "gemini" / f"transcript_{fixture}.jsonl").read_text(encoding="utf-8")
+        (chats / f"session-{name}-1487ebbf.jsonl").write_text(text, encoding="utf-8")
     hook("gemini", recorded("gemini", "session_start_startup", hosts_project))
     hook("gemini", recorded("gemini", "before_agent", hosts_project))
-    before = delivered(hosts_project, "gemini")
-    assert before == {"workspace:session-notes", "workspace:release-checklist"}
-    settled = json.dumps([f"### {key.split(':')[1]} [rule, instruction]" for key in sorted(before)])
-    reads = iter(["[]", settled])  # mid-rewrite, then settled
-    monkeypatch.setattr(HOSTS["gemini"], "restored_text", lambda payload: next(reads))
-    monkeypatch.setattr(hook_module, "RESUME_RECHECK_S", 0.0)
-    assert hook("gemini", recorded("gemini", "session_start_resume", hosts_project)) == ""
-    assert delivered(hosts_project, "gemini") == before
+    later = str(chats / "session-2026-12-02T02-04-1487ebbf.jsonl")
+    resumed = hook("gemini", recorded("gemini", "session_start_resume", hosts_project, transcript_path=later))
+    assert SESSION in resumed  # its block was in the first prompt, which a resumed history leaves out
+    again = hook("gemini", recorded("gemini", "before_agent", hosts_project, prompt="ship it: cut a release now"))
+    assert "already loaded: release-checklist" in again and RELEASE not in again

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from .base import Event, HookFile, Host, McpFile, first_string, tool_input
 
@@ -30,11 +31,10 @@ def restored_text(payload: dict) -> str | None:
     if not isinstance(path, str) or not path:
         return None
     try:
-        with open(path, encoding="utf-8") as handle:
-            lines = handle.read().splitlines()
+        lines = [line for file in session_files(Path(path)) for line in file.read_text(encoding="utf-8").splitlines()]
     except (OSError, UnicodeDecodeError):
         return None
-    # Every message the file records, by id. A resumed run starts by rewriting the list with only its own
+    # Every message the files record, by id. A resumed run starts by rewriting the list with only its own
     # first message (`$set`), possibly while the hook runs: the union is what Gemini loads.
     messages: dict[object, dict] = {}
     for line in lines:
@@ -49,6 +49,15 @@ def restored_text(payload: dict) -> str | None:
                 messages[message.get("id")] = message
     kept = [m.get("content") for m in messages.values() if not (m.get("type") == "user" and _dropped(m.get("content")))]
     return json.dumps(kept, ensure_ascii=False)
+
+
+def session_files(transcript: Path) -> list[Path]:
+    """The transcript and the other files of its session. Gemini names a file `session-<minute>-<id prefix>`:
+    a resume in a later minute records into a new file of that minute (the payload's path) and restores the
+    history from the old one."""
+    _, _, session = transcript.name.rpartition("-")
+    others = sorted(transcript.parent.glob(f"session-*-{session}")) if session.endswith(".jsonl") else []
+    return [transcript] + [file for file in others if file != transcript]
 
 
 def _dropped(content: object) -> bool:

@@ -79,6 +79,22 @@ def test_resume_and_a_second_turn_get_already_loaded(gemini_no_session_memory: G
     assert "already loaded: release-checklist" in harness.body_text(requests[-1])
 
 
+def test_resume_in_a_later_minute_keeps_what_the_history_holds(
+    engram_bin: str, hosts_installed: None, tmp_path: Path
+) -> None:
+    """Gemini names a session's file by the minute it started. A resume in a later minute first records into a
+    new file of that minute (the hook's `transcript_path`), then goes back to the old one; the history is in the
+    old one. Renaming the first file to an earlier minute makes every run cross a minute."""
+    for host in harness.serving(Gemini(tmp_path, engram_bin, session=False)):
+        _, requests = host.prompt("how do I cut a release?")
+        assert copies(requests[-1], RELEASE) == 1
+        (recorded,) = (tmp_path / "home/.gemini/tmp").glob("*/chats/session-*.jsonl")
+        recorded.rename(recorded.with_name("session-2000-01-01T00-00-" + recorded.name.rsplit("-", 1)[1]))
+        _, requests = host.prompt("ship it: cut a release now", "--resume", "latest")
+        assert copies(requests[-1], RELEASE) == 1  # from the restored first turn
+        assert "already loaded: release-checklist" in harness.body_text(requests[-1])
+
+
 def test_read_file_and_write_file_route_applies_to_memories(gemini: Gemini) -> None:
     gemini.mock.configure(scripts={"zqxfiles": [
         {"tool": "read_file", "input": {"file_path": str(gemini.project / "src/api/handler.py")}},
