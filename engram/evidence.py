@@ -101,6 +101,11 @@ class Evidence:
         self.strong: set[int] = set()  # the anchors some memory holds in a strong field
         self.first: dict[int, float] = {}  # per memory, the cheap first score `window` ranks by
         self.estimates = [_estimated_df(conn, anchor) for anchor in anchors]  # memories holding each, about
+        # A word no memory holds, long enough to be a stem of its own (`dedupe`), finds the longer words
+        # of its family (`deduplication`) as a prefix.
+        self.prefixed = {i for i, a in enumerate(anchors) if not self.estimates[i] and _can_be_prefix(a)}
+        for i in self.prefixed:
+            self.estimates[i] = _estimated_df(conn, anchors[i], prefix=True)
         held = sorted((i for i, df in enumerate(self.estimates) if df), key=self.estimates.__getitem__)
         self.looked_up = set(held[:LOOKED_UP])
         broad_from = max(BROAD_DF, BROAD_SHARE * self.total)
@@ -122,7 +127,8 @@ class Evidence:
         what whole-folder passes would otherwise count: name holders, strong anchors, first scores.
         A ``broad`` anchor's word (`BROAD_DF`) is recorded by `_add_broad`, its glued names here."""
         word = anchor.word
-        terms = [] if broad else [(term, word.prefix, False) for term in word.terms]
+        prefix = word.prefix or index in self.prefixed
+        terms = [] if broad else [(term, prefix, False) for term in word.terms]
         parts = terms + [(term, False, True) for term in anchor.joined]
         share = 1 / len(word.terms) if word.cjk else 1.0  # a CJK word is held in part by each of its bigrams
         weight = idf(self.total, self.estimates[index])  # for the first score: the df estimate is enough
@@ -230,11 +236,18 @@ def _can_be_broad(anchor: Anchor) -> bool:
     return len(anchor.word.terms) == 1 and not anchor.word.cjk and not anchor.pair
 
 
-def _estimated_df(conn: sqlite3.Connection, anchor: Anchor) -> int:
+PREFIX_FROM = 6  # letters of a stem that may stand for its longer family
+
+
+def _can_be_prefix(anchor: Anchor) -> bool:
+    return _can_be_broad(anchor) and len(anchor.word.terms[0]) >= PREFIX_FROM and anchor.word.terms[0].isalpha()
+
+
+def _estimated_df(conn: sqlite3.Connection, anchor: Anchor, prefix: bool = False) -> int:
     """How many memories hold the anchor's likeliest term: one lookup in the row vocabulary."""
     best = 0
     for term in anchor.word.terms + anchor.joined:
-        if anchor.word.prefix:
+        if anchor.word.prefix or prefix:
             (df,) = tuple_cursor(conn).execute(PREFIX_DF_SQL, (term, term + "\uffff")).fetchone()
         else:
             df = next(iter(tuple_cursor(conn).execute(DF_SQL, (term,)).fetchone() or ()), 0)

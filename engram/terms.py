@@ -665,7 +665,7 @@ def meaningful(word: Word) -> Word | None:
     A CJK word keeps only its meaningful bigrams: 提高记忆力 must not match every memory
     because 记忆 ("memory") is in it.
     """
-    if is_stopword(word):
+    if is_stopword(word) or _is_small_number(word):
         return None
     if not word.cjk:
         if word.text in GENERIC_MEMORY_WORDS:
@@ -674,6 +674,13 @@ def meaningful(word: Word) -> Word | None:
         return Word(word.text, (*word.terms, stem(full)), False) if full else word
     kept = tuple(t for t in word.terms if t not in CJK_GENERIC_BIGRAMS and t not in CJK_STOP_BIGRAMS)
     return Word(word.text, kept, True) if kept else None
+
+
+def _is_small_number(word: Word) -> bool:
+    """One or two digits: a count, a date or a version, which means something only glued to its name
+    (`drupal 11`, `vue 3`: `route.anchors_of`); alone ("late November, 11 days") it is no subject.
+    Longer numbers stay anchors: `404`, `8080`, `2038`."""
+    return word.text.isdigit() and len(word.text) <= 2
 
 
 def estimate_tokens(text: str) -> int:

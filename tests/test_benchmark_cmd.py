@@ -227,11 +227,7 @@ def bundled_numbers(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fixture", [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="0.961: one tuning query fewer than before the fitted decision"))
-    if name == "cursorrules.json" else name
-    for name in sorted(HIT_FLOORS)
-])  # fmt: skip
+@pytest.mark.parametrize("fixture", sorted(HIT_FLOORS))
 def test_the_bundled_fixtures_keep_their_hit(bundled_numbers, fixture):
     assert bundled_numbers(fixture)["hit_at_pack"] >= HIT_FLOORS[fixture]
 

@@ -672,6 +672,27 @@ def test_a_number_no_memory_has_changes_nothing(project):
     )
 
 
+def test_a_small_number_alone_names_no_memory(project):
+    """A day of the month in a travel question is no version: `drupal-11` comes only for `drupal 11`."""
+    for n in range(40):
+        project.write(f"filler-{n}", f"# Filler\nNotes on item {n}.")
+    project.write("drupal-11", "# Drupal 11\nUse the new hook attributes.", tags=["drupal", "php"])
+    assert project.load_json("京都で紅葉を見るなら 11 月下旬でも間に合いますか")["selected"] == 0
+    assert entry_ids(project.load_json("upgrade the site to drupal 11")) == ["drupal-11"]
+
+
+def test_a_word_no_memory_holds_finds_its_longer_family(project):
+    """`memoize` is in no memory: as a prefix (its stem `memoiz`) it finds `memoization`. Once some memory
+    holds the word as written, it is not widened."""
+    for n in range(40):
+        project.write(f"filler-{n}", f"# Filler\nNotes on item {n}.")
+    project.write("memoization", "# Memoization\nMemoization of selectors keeps renders cheap.", tags=["react"])
+    assert entry_ids(project.load_json("memoize the expensive selectors")) == ["memoization"]
+    assert "   memoize -> id, body" in project.load("--dry-run", "memoize the expensive selectors").lines
+    project.write("memoize-hooks", "# Hooks\nMemoize hook results by key.", tags=["hooks"])
+    assert "memoization" not in project.load("--all", "--dry-run", "memoize").stdout
+
+
 def test_a_cjk_fragment_no_memory_has_weighs_like_a_found_word(project):
     """A CJK run cut at kana leaves fragments (削 of 削る) that no memory has: segmentation, not
     another subject, so unlike an unknown Latin word it does not tip the query below coverage

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import os
 
 from .base import Event, HookFile, Host, McpFile, first_string, tool_input
 
@@ -31,7 +31,7 @@ def restored_text(payload: dict) -> str | None:
     if not isinstance(path, str) or not path:
         return None
     try:
-        lines = [line for file in session_files(Path(path)) for line in file.read_text(encoding="utf-8").splitlines()]
+        lines = [line for file in session_files(path) for line in _read(file).splitlines()]
     except (OSError, UnicodeDecodeError):
         return None
     # Every message the files record, by id. A resumed run starts by rewriting the list with only its own
@@ -51,13 +51,23 @@ def restored_text(payload: dict) -> str | None:
     return json.dumps(kept, ensure_ascii=False)
 
 
-def session_files(transcript: Path) -> list[Path]:
+def session_files(transcript: str) -> list[str]:
     """The transcript and the other files of its session. Gemini names a file `session-<minute>-<id prefix>`:
     a resume in a later minute records into a new file of that minute (the payload's path) and restores the
     history from the old one."""
-    _, _, session = transcript.name.rpartition("-")
-    others = sorted(transcript.parent.glob(f"session-*-{session}")) if session.endswith(".jsonl") else []
+    folder, name = os.path.split(transcript)
+    session = name.rpartition("-")[2]
+    try:
+        names = sorted(os.listdir(folder or ".")) if session.endswith(".jsonl") else []
+    except OSError:
+        names = []
+    others = [os.path.join(folder, n) for n in names if n.startswith("session-") and n.endswith("-" + session)]
     return [transcript] + [file for file in others if file != transcript]
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
 
 
 def _dropped(content: object) -> bool:
