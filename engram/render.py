@@ -90,7 +90,7 @@ def miss_reasons(routing: Routing, ids: list[str]) -> list[str]:
 
 def render_dry_run(routing: Routing, pack: Pack) -> str:
     lines = [f"Routed memories ({len(pack.selected)} of {pack.total_related})"]
-    anchors = ", ".join(a.text for a in routing.anchors) or "(none)"
+    anchors = ", ".join(f"{a.text} (from {a.source})" if a.source else a.text for a in routing.anchors) or "(none)"
     unused = f" (and {routing.unused_words} later words, not anchors)" if routing.unused_words else ""
     lines.append(f"anchors: {anchors}{unused}")
     if routing.admitted and not routing.pack and routing.off_topic:

@@ -16,7 +16,7 @@ import sqlite3
 import time
 from collections import Counter
 
-from . import relevance, terms
+from . import relevance, signatures, terms
 from .evidence import COLUMNS, FIELD_OF, WINDOW
 from .globs import literal_length, matches
 from .layers import Layer
@@ -36,9 +36,9 @@ CANDIDATE_COLUMNS = ", ".join(f"m.{name}" for name in CANDIDATE_FIELDS)  # the r
 
 
 class Anchor:
-    __slots__ = ("word", "joined", "pair")
+    __slots__ = ("word", "joined", "pair", "source")
 
-    def __init__(self, word: terms.Word, joined: tuple[str, ...] = (), pair: bool = False) -> None:
+    def __init__(self, word: terms.Word, joined: tuple[str, ...] = (), pair: bool = False, source: str = "") -> None:
         self.word = word
         # The anchor glued to the query word before or after it (`spring boot` -> `springboot`),
         # as a name is often written in an id or tag; matched in strong fields only, where such
@@ -49,6 +49,9 @@ class Anchor:
         # own: found in strong fields only (as one glued term), it weighs what the name weighs,
         # not what its two common words do.
         self.pair = pair
+        # For a technology the query implies (`signatures`), the identifier that implies it; such an
+        # anchor is matched like a two-word name, in strong fields only.
+        self.source = source
 
     @property
     def text(self) -> str:
@@ -61,8 +64,8 @@ class Anchor:
 
 def anchors_of(query: str) -> tuple[list[Anchor], int]:
     """The meaningful query words (no stopwords, no generic memory words, no repeats), the first
-    MAX_ANCHORS of them, then the two-word names they form (`Anchor.pair`); and how many later
-    meaningful words were left out."""
+    MAX_ANCHORS of them, then the two-word names they form (`Anchor.pair`) and the technologies
+    their identifiers imply (`signatures`); and how many later meaningful words were left out."""
     seen: set[tuple[str, ...]] = set()
     words = []
     written = terms.words(query)
@@ -87,6 +90,11 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
             seen.add((term,))
             name = terms.Word(f"{first.text}-{written[position + 1].text}", (term,), False)
             anchors.append(Anchor(name, pair=True))
+    # the technologies the query's identifiers imply, but those it names itself
+    implied = [(tech, names, source) for tech, names, source in signatures.implied(written)
+               if not any((term,) in seen for term in names)]  # fmt: skip
+    for tech, names, source in implied[: signatures.MAX_IMPLIED]:
+        anchors.append(Anchor(terms.Word(tech, names, False), pair=True, source=source))
     return anchors, max(0, unused)
 
 

@@ -80,6 +80,16 @@ def test_a_300_word_bug_report_routes_to_the_memory_it_names_once(rules) -> None
     assert packed(rules, PLAYWRIGHT_REPORT)[:1] == ["playwright-e2e-testing"]
 
 
+@pytest.mark.parametrize("report, stack", [
+    ("fatal error: all goroutines are asleep - deadlock! when the worker pool closes its channel", "go"),
+    ("Too many SOQL queries in the trigger handler after the bulk import", "salesforce-apex"),
+    ("the DataFrame keeps a stale copy after groupby and merge", "pandas-scikit-learn-guide"),
+])  # fmt: skip
+def test_a_report_that_pastes_only_an_api_or_file_reaches_its_stack(rules, report: str, stack: str) -> None:
+    """None of these names its stack; the identifiers do (`signatures`), and the stack's memory leads."""
+    assert packed(rules, report)[:1] == [stack]
+
+
 @pytest.mark.xfail(
     strict=True, reason="the PostgreSQL rule it also names leads; the Django one falls under the relative cut"
 )

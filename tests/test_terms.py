@@ -9,7 +9,7 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engram import route, terms
+from engram import route, signatures, terms
 
 
 def anchors_of(query: str) -> list[route.Anchor]:
@@ -247,3 +247,17 @@ _FOLD_ALPHABET = (
 @given(st.text(_FOLD_ALPHABET, max_size=60))
 def test_fold_line_by_line_and_on_plain_text_matches_whole_text_folding(text):
     assert terms.fold(text) == _whole_text_fold(text)
+
+
+def test_an_identifier_implies_its_technology_as_a_name_anchor() -> None:
+    """`useEffect` is React's: the task gets `react` as an anchor matched in strong fields only,
+    unless it names React itself; a pasted log implies at most MAX_IMPLIED technologies."""
+    (implied,) = [a for a in route.anchors_of("fix the useEffect loop")[0] if a.source]
+    assert (implied.text, implied.word.terms[0], implied.pair, implied.source) == ("react", "react", True, "useeffect")
+    assert not any(a.source for a in route.anchors_of("react: fix the useEffect loop")[0])
+    assert [a.source for a in route.anchors_of("a goroutine leaks when CMakeLists.txt changes")[0] if a.source] == [
+        "goroutine",
+        "cmakelists txt",
+    ]
+    many = " ".join(identifiers[0] for _, identifiers in signatures.SIGNATURES.values())
+    assert len([a for a in route.anchors_of(many)[0] if a.source]) == signatures.MAX_IMPLIED
