@@ -42,6 +42,7 @@ WINDOW = 128
 # (docs/routing.md). No bundled folder has a word this broad.
 BROAD_DF = 1000
 BROAD_SHARE = 0.05
+PREFIX_FROM = 6  # letters of a stem that may stand for its longer family (docs/routing.md)
 
 COLUMN_MATCH_SQL = (
     "SELECT group_concat(rowid) FROM memories_fts WHERE memories_fts MATCH ?"  # one string: no row objects
@@ -101,8 +102,8 @@ class Evidence:
         self.strong: set[int] = set()  # the anchors some memory holds in a strong field
         self.first: dict[int, float] = {}  # per memory, the cheap first score `window` ranks by
         self.estimates = [_estimated_df(conn, anchor) for anchor in anchors]  # memories holding each, about
-        # A word no memory holds, long enough to be a stem of its own (`dedupe`), finds the longer words
-        # of its family (`deduplication`) as a prefix.
+        # A word no memory holds, long enough to be a stem of its own (`memoize`), finds the longer
+        # words of its family (`memoization`) as a prefix.
         self.prefixed = {i for i, a in enumerate(anchors) if not self.estimates[i] and _can_be_prefix(a)}
         for i in self.prefixed:
             self.estimates[i] = _estimated_df(conn, anchors[i], prefix=True)
@@ -234,9 +235,6 @@ def _rowids(conn: sqlite3.Connection, match: str) -> set[int]:
 def _can_be_broad(anchor: Anchor) -> bool:
     """One plain term: no CJK bigrams (each holds the word in part), not a two-word name (strong fields only)."""
     return len(anchor.word.terms) == 1 and not anchor.word.cjk and not anchor.pair
-
-
-PREFIX_FROM = 6  # letters of a stem that may stand for its longer family
 
 
 def _can_be_prefix(anchor: Anchor) -> bool:

@@ -259,5 +259,19 @@ def test_an_identifier_implies_its_technology_as_a_name_anchor() -> None:
         "goroutine",
         "cmakelists txt",
     ]
-    many = " ".join(identifiers[0] for _, identifiers in signatures.SIGNATURES.values())
+    one_each: dict[str, str] = {}
+    for signature, techs in signatures.SIGNATURES.items():
+        one_each.setdefault(techs[0], signature)
+    many = " ".join(one_each.values())
     assert len([a for a in route.anchors_of(many)[0] if a.source]) == signatures.MAX_IMPLIED
+
+
+def test_the_signature_table_is_in_the_form_the_lookup_reads() -> None:
+    """Each signature is written as the words `terms.words` makes of it, names known technologies, and
+    its first word and length are within what `signatures.implied` looks at."""
+    table = signatures.SIGNATURES
+    assert all(" ".join(w.text for w in terms.words(signature)) == signature for signature in table)
+    assert all(techs and set(techs) <= signatures.NAMES.keys() for techs in table.values())
+    assert {signature.split()[0] for signature in table} == signatures.FIRST_WORDS
+    assert max(len(signature.split()) for signature in table) == signatures.LONGEST
+    assert all(names for names in signatures.NAMES.values())
