@@ -258,3 +258,16 @@ def test_a_broad_word_adds_to_what_rarer_words_reach(tmp_path, monkeypatch) -> N
     assert (broad.df, broad.name_holders, broad.strong) == (exact.df, exact.name_holders, exact.strong)
     only_broad, _ = _evidence(project.path, "api endpoints")  # the rarest broad word is read in full
     assert sorted(only_broad.found) == sorted(r for r in exact.found if ids[r] != "kestrel-jobs")
+
+
+def test_only_the_first_unknown_words_are_looked_up_as_prefixes(rules) -> None:
+    """A pasted log of words no memory holds costs PREFIX_LOOKUPS range queries, not one per word;
+    `internationalize` (in no rule) still finds `internationalization` among the first."""
+    conn = rules[0].conn
+    log = "internationalize " + " ".join(
+        f"qzxunknownword{chr(97 + i)}{chr(97 + j)}" for i in range(8) for j in range(8)
+    )
+    anchors = [a for a in anchors_of(log)[0] if not a.is_type_word]
+    found = evidence.Evidence(conn, anchors)
+    assert len(found.prefixed) == evidence.PREFIX_LOOKUPS and 0 in found.prefixed
+    assert found.df[0] > 0
