@@ -151,11 +151,13 @@ _QUERY_WORDS = st.sampled_from(
 
 
 @given(st.lists(st.one_of(_QUERY_WORDS, st.text(max_size=6)), max_size=45).map(" ".join))
-def test_anchors_are_the_kept_words_then_the_names_two_of_them_form(query):
+def test_anchors_are_the_kept_words_then_the_names_two_of_them_form_then_the_implied_stacks(query):
     anchors, unused = route.anchors_of(query)
     words = [a for a in anchors if not a.pair]
-    names = anchors[len(words) :]
-    assert all(a.pair for a in names) and len(words) <= route.MAX_ANCHORS and unused >= 0
+    implied = [a for a in anchors if a.source]
+    names = anchors[len(words) : len(anchors) - len(implied)]
+    assert anchors == words + names + implied and len(implied) <= signatures.MAX_IMPLIED
+    assert all(a.pair for a in names + implied) and len(words) <= route.MAX_ANCHORS and unused >= 0
     kept = [a.word.terms for a in words]
     assert len(set(kept)) == len(kept)  # no repeats
     assert len({a.word.terms for a in names}) == len(names)
