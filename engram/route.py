@@ -16,7 +16,7 @@ import sqlite3
 import time
 from collections import Counter
 
-from . import relevance, signatures, terms
+from . import relevance, terms
 from .evidence import COLUMNS, FIELD_OF, WINDOW
 from .globs import literal_length, matches
 from .layers import Layer
@@ -90,6 +90,8 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
             seen.add((term,))
             name = terms.Word(f"{first.text}-{written[position + 1].text}", (term,), False)
             anchors.append(Anchor(name, pair=True))
+    from . import signatures  # its table takes 2 ms to load: file and session events never need it
+
     # the technologies the query's identifiers imply, but those it names itself
     implied = [(tech, names, source) for tech, names, source in signatures.implied(written)
                if not any((term,) in seen for term in names)]  # fmt: skip

@@ -39,10 +39,10 @@ real_stdout.write(json.dumps({{"heavy": loaded, "output": sys.stdout.getvalue(),
 """
 
 
-def _probe(args: list[str], cwd, cfg, stdin: str = "") -> dict:
+def _probe(args: list[str], cwd, cfg, stdin: str = "", watched: tuple[str, ...] = START_UP) -> dict:
     env = engram_env(cfg)
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE.format(heavy=HEAVY, start_up=START_UP), json.dumps(args), stdin],
+        [sys.executable, "-c", PROBE.format(heavy=HEAVY, start_up=watched), json.dumps(args), stdin],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -92,6 +92,20 @@ def test_a_hook_on_a_fresh_index_imports_nothing_heavy(project, write_memory, ru
     result = _probe(["hook", "--host", "claude"], project, tmp_path / "cfg", json.dumps({**payload, "session_id": "t"}))
     assert "Ship with the canary" in result["output"]
     assert result["heavy"] == []
+
+
+def test_only_a_hook_with_a_prompt_loads_the_signature_table(project, write_memory, run_engram, tmp_path):
+    """The table of implied technologies (2 ms to load) serves a task's words: a file event does without it."""
+    write_memory(project, "rules/api.md", {"id": "api", "applies_to": ["src/**"]}, "# API\nReturn problem+json.\n")
+    assert run_engram(["index"], project).returncode == 0
+    base = {"session_id": "s", "cwd": str(project)}
+    read = {**base, "hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": "src/a.py"}}
+    prompt = {**base, "hook_event_name": "UserPromptSubmit", "prompt": "fix the useEffect loop in the api"}
+    watched = ("engram.signatures",)
+    on_file = _probe(["hook", "--host", "claude"], project, tmp_path / "cfg", json.dumps(read), watched)
+    on_prompt = _probe(["hook", "--host", "claude"], project, tmp_path / "cfg", json.dumps(prompt), watched)
+    assert "Return problem+json" in on_file["output"] and on_file["heavy"] == []
+    assert on_prompt["heavy"] == ["engram.signatures"]
 
 
 def test_a_plain_index_runs_without_typer(project, write_memory, tmp_path):
