@@ -131,14 +131,12 @@ def on_session_start(hook: Hook) -> str | None:
     """
     options = hook.options()
     tagged = tagged_memories(hook.layers(), SESSION_TAGS, options)
-    resumed = hook.payload.get("source") == "resume"
-    unrestored = unrestored_keys(hook) if resumed else None
     with write_transaction(hook.state):
         prune_idle_sessions(hook.state, SESSION_TTL_SECONDS)
-        if not resumed:
+        if hook.payload.get("source") == "resume":
+            forget_unrestored(hook)
+        else:
             hook.session.forget_delivered()
-        elif unrestored:
-            hook.session.forget_delivered(unrestored)
         delivered = hook.session.delivered()
         chosen = [c for c in tagged if c.key not in delivered]
         if not chosen:
@@ -151,12 +149,12 @@ def on_session_start(hook: Hook) -> str | None:
     return context_text(pack, [])
 
 
-def unrestored_keys(hook: Hook) -> list[str]:
-    """The delivered memories whose block the host left out of the resumed history."""
+def forget_unrestored(hook: Hook) -> None:
+    """Forget the delivered memories whose block the host left out of the resumed history."""
     restored = hook.host.restored_text(hook.payload)
-    if restored is None:
-        return []
-    return sorted(key for key in hook.session.delivered() if f"### {key.split(':', 1)[1]} [" not in restored)
+    if restored is not None:
+        lost = [key for key in hook.session.delivered() if f"### {key.split(':', 1)[1]} [" not in restored]
+        hook.session.forget_delivered(lost)
 
 
 def on_prompt(hook: Hook) -> str | None:
