@@ -7,6 +7,7 @@ test fills in its own project. Every call runs `engram hook` on a real project.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 
@@ -149,3 +150,12 @@ def test_a_gemini_resume_in_a_later_minute_reads_the_history_from_the_first_file
     assert SESSION in resumed  # its block was in the first prompt, which a resumed history leaves out
     again = hook("gemini", recorded("gemini", "before_agent", hosts_project, prompt="ship it: cut a release now"))
     assert "already loaded: release-checklist" in again and RELEASE not in again
+
+
+def test_a_gemini_transcript_that_is_a_fifo_is_not_waited_on(tmp_path: Path) -> None:
+    """A transcript path that names a FIFO (or anything but a file) reads as unknown: nothing is forgotten."""
+    from engram.hosts import gemini
+
+    fifo = tmp_path / "session-2026-12-02T02-04-1487ebbf.jsonl"
+    os.mkfifo(fifo)
+    assert gemini.restored_text({"transcript_path": str(fifo)}) is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 
+from ..paths import read_text
 from .base import Event, HookFile, Host, McpFile, first_string, tool_input
 
 FILE_TOOLS = ("read_file", "write_file", "replace")
@@ -20,6 +21,8 @@ def file_paths(payload: dict) -> list[str]:
     return first_string(tool_input(payload), ("file_path", "absolute_path"))  # absolute_path: builds before v0.15
 
 
+# A session's recording, per file; a larger one is not read, and a resume then forgets nothing.
+MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
 # A resumed session's history leaves out the user messages that start like these (Gemini's
 # convertSessionToClientHistory), and with them the hook context Gemini put into them.
 DROPPED_ON_RESUME = ("/", "?", "<session_context>", "<hook_context>")
@@ -31,8 +34,8 @@ def restored_text(payload: dict) -> str | None:
     if not isinstance(path, str) or not path:
         return None
     try:
-        lines = [line for file in session_files(path) for line in _read(file).splitlines()]
-    except (OSError, UnicodeDecodeError):
+        lines = [line for file in session_files(path) for line in read_text(file, MAX_TRANSCRIPT_BYTES).splitlines()]
+    except (OSError, UnicodeDecodeError):  # UnreadableFile (a FIFO, too large) is an OSError
         return None
     # Every message the files record, by id. A resumed run starts by rewriting the list with only its own
     # first message (`$set`), possibly while the hook runs: the union is what Gemini loads.
@@ -63,11 +66,6 @@ def session_files(transcript: str) -> list[str]:
         names = []
     others = [os.path.join(folder, n) for n in names if n.startswith("session-") and n.endswith("-" + session)]
     return [transcript] + [file for file in others if file != transcript]
-
-
-def _read(path: str) -> str:
-    with open(path, encoding="utf-8") as handle:
-        return handle.read()
 
 
 def _dropped(content: object) -> bool:
