@@ -244,10 +244,12 @@ def _can_be_prefix(anchor: Anchor) -> bool:
 
 
 def _estimated_df(conn: sqlite3.Connection, anchor: Anchor, prefix: bool = False) -> int:
-    """How many memories hold the anchor's likeliest term: one lookup in the row vocabulary."""
+    """How many memories hold the anchor's likeliest term: one lookup in the row vocabulary. The word's
+    terms are looked up as prefixes where `_add` reads them so (``prefix``), its glued names never."""
+    as_prefix = anchor.word.prefix or prefix
     best = 0
-    for term in anchor.word.terms + anchor.joined:
-        if anchor.word.prefix or prefix:
+    for term, wide in [(term, as_prefix) for term in anchor.word.terms] + [(term, False) for term in anchor.joined]:
+        if wide:
             (df,) = tuple_cursor(conn).execute(PREFIX_DF_SQL, (term, term + "\uffff")).fetchone()
         else:
             df = next(iter(tuple_cursor(conn).execute(DF_SQL, (term,)).fetchone() or ()), 0)
