@@ -75,14 +75,22 @@ def open_usable(path: str, thorough: bool = False) -> sqlite3.Connection | None:
         conn = sqlite3.connect(sqlite_uri(path), uri=True)
         conn.row_factory = sqlite3.Row
         check_schema(conn, path)
-        meta = read_meta(conn)
-        outdated = meta.get("tokenizer") != terms.TOKENIZER_VERSION or meta.get("compiler") != COMPILER_VERSION
-        if outdated or (thorough and conn.execute("PRAGMA quick_check").fetchone()[0] != "ok"):
+        unusable = built_by_another_version(read_meta(conn))
+        if unusable or (thorough and conn.execute("PRAGMA quick_check").fetchone()[0] != "ok"):
             conn.close()
             return None
         return conn
     except (sqlite3.DatabaseError, IndexFileError):
         return None
+
+
+def built_by_another_version(meta: dict[str, str]) -> str | None:
+    """What of an index's tokenizer and compiler differs from this engram's, as a phrase; None when
+    both match. Its terms then differ from the queries' (other stems, other stopwords)."""
+    built, ours = (meta.get("tokenizer"), meta.get("compiler")), (terms.TOKENIZER_VERSION, COMPILER_VERSION)
+    if built == ours:
+        return None
+    return f"built by another engram (tokenizer {built[0]}, compiler {built[1]}; this one reads {ours[0]}, {ours[1]})"
 
 
 def stored_file(conn: sqlite3.Connection | None, rel: str):

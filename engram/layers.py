@@ -17,7 +17,7 @@ import time
 
 from . import gate
 from .errors import debug
-from .freshness import ignore_patterns, needs_refresh, open_current
+from .freshness import built_by_another_version, ignore_patterns, needs_refresh, open_current
 from .index import IndexFileError, open_index, read_meta
 from .paths import read_bytes, sqlite_uri
 from .sources import MAX_FILE_BYTES, MEMORY_FOLDERS, Root
@@ -105,6 +105,10 @@ def open_prebuilt(
         check_pinned(path, pin, state)
     conn = open_index(path)
     meta = read_meta(conn)
+    mismatch = built_by_another_version(meta)
+    if mismatch:
+        conn.close()
+        raise IndexFileError(f"{path}: {mismatch}; rebuild it with `engram index --output`")
     return Layer(scope, conn, path, recorded_sources(path, meta), True)
 
 

@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from . import gate
+from .freshness import built_by_another_version
 from .graph import references, related_edges
 from .index import PRINTED_COLUMNS, IndexFileError, fingerprint, open_index, printed_digest, read_meta
 from .paths import sha256_file
@@ -39,6 +40,9 @@ def _findings(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> list[st
         findings.append(f"{path}: SQLite integrity check failed ({status}); {REBUILD}")
     meta = read_meta(conn)
     findings += [f"{path}: meta key '{key}' is missing; {REBUILD}" for key in REQUIRED_META if key not in meta]
+    mismatch = built_by_another_version(meta) if "tokenizer" in meta else None  # a missing key is said above
+    if mismatch:
+        findings.append(f"{path}: {mismatch}; {REBUILD}")
     rows = conn.execute(f"SELECT rowid, rel, {', '.join(PRINTED_COLUMNS)}, text_sha256 FROM memories ORDER BY rel")
     for row in rows:
         where = f"{gate.name(row['id'])} ({gate.path(row['rel'])})"

@@ -361,6 +361,28 @@ def test_prebuilt_index_from_an_older_schema_is_refused(base, run_engram):
     assert run_engram(["verify", "--index", "team.db"], cwd=base).returncode == 1
 
 
+def test_prebuilt_index_of_another_tokenizer_is_refused_and_a_global_one_left_out(base, run_engram):
+    """Its terms were made by other stems and stopwords than the query's: routing over it would
+    quietly miss, so it is refused with one line, and as the global index the project still loads."""
+    assert run_engram(["index", "--output", "team.db"], cwd=base).returncode == 0
+    conn = sqlite3.connect(base / "team.db")
+    conn.execute("UPDATE meta SET value = 'engram-terms-0' WHERE key = 'tokenizer'")
+    conn.commit()
+    conn.close()
+    proc = run_engram(["load", "--index", "team.db", "llamas"], cwd=base)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert "team.db" in proc.stderr and "engram-terms-0" in proc.stderr and "--output" in proc.stderr
+    verify = run_engram(["verify", "--index", "team.db"], cwd=base)
+    assert verify.returncode == 1 and "engram-terms-0" in verify.stdout + verify.stderr
+
+    (base / ".agents/.engram/engram.config.json").write_text(json.dumps({"global_index": str(base / "team.db")}))
+    proc = run_engram(["load", "llamas"], cwd=base)
+    assert proc.returncode == 0, proc.stderr
+    assert "The good memory about llamas." in proc.stdout
+    assert len(lines_naming(proc.stderr, "team.db")) == 1 and "global index not used" in proc.stderr
+
+
 def test_prebuilt_index_is_never_modified_by_load(base, run_engram):
     assert run_engram(["index", "--output", "team.db"], cwd=base).returncode == 0
     team = base / "team.db"
