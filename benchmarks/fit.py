@@ -91,7 +91,9 @@ def subset_cases(fitting: list[Case], work: Path, seed: int = 7) -> list[Case]:
     for case in fitting:
         by_folder[case.folder.source].append(case)
     out = []
-    for _, cases in sorted(by_folder.items()):
+    # In the order of the sets and their folders' names, not their paths: the parts drawn, and so
+    # the weights, are the same in every checkout.
+    for _, cases in sorted(by_folder.items(), key=lambda item: (item[1][0].set, item[0].parts[-3:])):
         files = dict(cases[0].folder.layers[0].conn.execute("SELECT id, rel FROM memories"))
         for size in (s for s in SUBSET_SIZES if s < len(files)):
             for draw in range(SUBSET_DRAWS):
@@ -320,10 +322,10 @@ def fit(fitting: list[Case]) -> tuple[relevance.Model, dict[str, dict]]:
         )
     thresholds["body"] = calibrated(fitting, BODY_PRECISION, thresholds["select"])
     thresholds["plausible"] = min(thresholds["select"], calibrated(fitting, PLAUSIBLE_PRECISION, 0.01))
+    # The task model learns from out-of-fold candidate relevances (`cross_validate` left them in
+    # `Case.task`): like those it meets at run time on tasks the candidate model never saw.
+    query = fit_tasks(fitting)
     candidate = fit_candidates(fitting)
-    for case in fitting:
-        case.score(model_of(candidate, relevance.FITTED.query))
-    query = fit_tasks(fitting)  # on in-sample relevances now: the final candidate model's
     print("thresholds:", thresholds)
     return model_of(candidate, query, thresholds), cv
 
