@@ -348,12 +348,17 @@ def test_unusable_prebuilt_index_is_a_one_line_error(base, run_engram, case):
     assert not any(line.startswith("OK ") for line in out)
 
 
-def test_prebuilt_index_from_an_older_schema_is_refused(base, run_engram):
+def _shared_index_altered(base: Path, run_engram, sql: str) -> None:
+    """`team.db` built from the project by `engram index --output`, then changed by ``sql``."""
     assert run_engram(["index", "--output", "team.db"], cwd=base).returncode == 0
     conn = sqlite3.connect(base / "team.db")
-    conn.execute("PRAGMA user_version = 0")
+    conn.execute(sql)
     conn.commit()
     conn.close()
+
+
+def test_prebuilt_index_from_an_older_schema_is_refused(base, run_engram):
+    _shared_index_altered(base, run_engram, "PRAGMA user_version = 0")
     proc = run_engram(["load", "--index", "team.db", "llamas"], cwd=base)
     assert proc.returncode == 1
     assert len(proc.stderr.strip().splitlines()) == 1
@@ -364,11 +369,7 @@ def test_prebuilt_index_from_an_older_schema_is_refused(base, run_engram):
 def test_prebuilt_index_of_another_tokenizer_is_refused_and_a_global_one_left_out(base, run_engram):
     """Its terms were made by other stems and stopwords than the query's: routing over it would
     quietly miss, so it is refused with one line, and as the global index the project still loads."""
-    assert run_engram(["index", "--output", "team.db"], cwd=base).returncode == 0
-    conn = sqlite3.connect(base / "team.db")
-    conn.execute("UPDATE meta SET value = 'engram-terms-0' WHERE key = 'tokenizer'")
-    conn.commit()
-    conn.close()
+    _shared_index_altered(base, run_engram, "UPDATE meta SET value = 'engram-terms-0' WHERE key = 'tokenizer'")
     proc = run_engram(["load", "--index", "team.db", "llamas"], cwd=base)
     assert proc.returncode == 1 and proc.stdout == ""
     assert len(proc.stderr.strip().splitlines()) == 1
