@@ -13,7 +13,7 @@ import os
 import sqlite3
 from collections.abc import Iterable
 
-from . import terms
+from . import gate, terms
 from .config import Config
 from .errors import Problem
 from .graph import cycle_problems, dependency_problems
@@ -90,7 +90,8 @@ def built_by_another_version(meta: dict[str, str]) -> str | None:
     built, ours = (meta.get("tokenizer"), meta.get("compiler")), (terms.TOKENIZER_VERSION, COMPILER_VERSION)
     if built == ours:
         return None
-    return f"built by another engram (tokenizer {built[0]}, compiler {built[1]}; this one reads {ours[0]}, {ours[1]})"
+    tokenizer, compiler = (gate.name(value) for value in built)  # the file's own words: screened like a memory's
+    return f"built by another engram (tokenizer {tokenizer}, compiler {compiler}; this one reads {ours[0]}, {ours[1]})"
 
 
 def stored_file(conn: sqlite3.Connection | None, rel: str):

@@ -383,6 +383,10 @@ def test_prebuilt_index_of_another_tokenizer_is_refused_and_a_global_one_left_ou
     assert "The good memory about llamas." in proc.stdout
     assert len(lines_naming(proc.stderr, "team.db")) == 1 and "global index not used" in proc.stderr
 
+    _shared_index_altered(base, run_engram, "UPDATE meta SET value = 'terms\x1b]0;owned\x07' WHERE key = 'tokenizer'")
+    proc = run_engram(["load", "--index", "team.db", "llamas"], cwd=base)
+    assert proc.returncode == 1 and "(withheld)" in proc.stderr and "\x1b" not in proc.stderr
+
 
 def test_prebuilt_index_is_never_modified_by_load(base, run_engram):
     assert run_engram(["index", "--output", "team.db"], cwd=base).returncode == 0
