@@ -127,6 +127,9 @@ def with_prerequisites(ranked: list[Candidate], options: Options, limit: int | N
     for cand in ranked:
         if cand.key in keys:
             continue
+        if limit is not None and len(out) >= limit:  # full: no need to look its prerequisites up
+            cand.omission = "limit"
+            continue
         needed = [p for p in _prerequisites(cand, options) if p.key not in keys]
         if out and limit is not None and len(out) + len(needed) + 1 > limit:
             cand.omission = "limit"

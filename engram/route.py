@@ -272,9 +272,11 @@ def path_memories(layers: list[Layer], paths: list[str], options: Options) -> li
     for layer in layers:
         # Globs first, from their own index; whole rows only for the memories that match.
         globs = layer.conn.execute("SELECT rowid, applies_to FROM memories WHERE applies_to != '[]'").fetchall()
-        specificity = {
-            rowid: best for rowid, raw in globs if (best := _specificity(json.loads(raw), paths)) is not None
-        }
+        by_globs: dict[str, int | None] = {}  # many memories share their globs: each list is matched once
+        for _, raw in globs:
+            if raw not in by_globs:
+                by_globs[raw] = _specificity(json.loads(raw), paths)
+        specificity = {rowid: best for rowid, raw in globs if (best := by_globs[raw]) is not None}
         where = "m.rowid IN (SELECT value FROM json_each(:rowids))"
         for cand in visible_candidates([layer], where, options, {"rowids": json.dumps(list(specificity))}):
             ranked.append((-specificity[cand.row["rowid"]], cand.scope != "workspace", cand.id, cand))
