@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import contextlib
 import json
 import os
 import platform
@@ -22,8 +23,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -413,6 +414,31 @@ def engram_cases(engram: str, project: Path, size: int, seeds: list[Seed], runs:
     ]
 
 
+WATCHED = ("load", "hook prompt", "hook file")  # the reads an `engram watch` spares the walk
+
+
+def watched_cases(cases: list[Case]) -> list[Case]:
+    """The same reads with `engram watch` running, in sessions of their own (so the hooks inject)."""
+    return [
+        replace(case, name=f"{case.name}, watch", stdin=lambda i, case=case: case.stdin(i + 100_000))
+        for case in cases
+        if case.name in WATCHED
+    ]
+
+
+@contextlib.contextmanager
+def watching(engram: str, project: Path, env: dict[str, str]) -> Iterator[bool]:
+    """`engram watch` in the project while the block runs; False where it cannot run (not Linux)."""
+    proc = subprocess.Popen([engram, "watch"], cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdout is not None
+    started = proc.stdout.readline().startswith(b"watching ")
+    try:
+        yield started
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
 # --- one corpus size ----------------------------------------------------------------------------
 
 
@@ -447,9 +473,14 @@ def bench_size(spawner: Spawner, base: Path, engram: str, size: int, seeds: list
     python = Case("python -c pass", always([sys.executable, "-c", "pass"]), BASELINE_RUNS)
     baseline = summarize(measure(spawner, python, project, env), None, python.ok)
     metrics = {}
-    for case in engram_cases(engram, project, size, seeds, runs):
+    cases = engram_cases(engram, project, size, seeds, runs)
+    for case in cases:
         progress(f"{size:,} memories: {case.name} x{case.runs}")
         metrics[case.name] = summarize(measure(spawner, case, project, env), baseline.p50_ms, case.ok)
+    with watching(engram, project, env) as running:
+        for case in watched_cases(cases) if running else []:
+            progress(f"{size:,} memories: {case.name} x{case.runs}")
+            metrics[case.name] = summarize(measure(spawner, case, project, env), baseline.p50_ms, case.ok)
     metrics["compile"].memories_per_s = round(size / (metrics["compile"].p50_ms / 1000))
     index_bytes = (project / ".agents" / ".engram" / "index.db").stat().st_size
     shutil.rmtree(project)

@@ -107,6 +107,14 @@ def index(
 
 
 @app.command()
+def watch() -> None:
+    """Keep the workspace index current from file events (Linux), so load and hooks skip checking every file; Ctrl-C stops."""
+    from .watch import serve
+
+    raise typer.Exit(serve(open_workspace()))
+
+
+@app.command()
 def check(as_json: bool = typer.Option(False, "--json", help="Print the findings as JSON.")) -> None:
     """CI gate, on a fresh clone too: exit 1 when a memory is invalid or flagged, or a generated file is not what `engram index` writes now."""
     from .commands import run_check

@@ -27,6 +27,7 @@ from . import terms
 from .config import Config
 from .errors import EngramError, Problem
 from .freshness import (
+    file_stamp,
     ignore_digest,
     ignore_patterns,
     ignore_rules,
@@ -370,15 +371,6 @@ def compile_root(root: Root, config: Config, progress: bool = False, deadline: f
             if current is not None:
                 current.close()
     return result
-
-
-def file_stamp(path: str) -> str | None:
-    """What changes whenever a file is written, replaced or touched: size, mtime, ctime, inode."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return f"{st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}"
 
 
 def _checked_stamp(root: Root) -> str | None:

@@ -6,20 +6,30 @@ whose stat differs is hashed, so touching a file is not a change.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
 import os
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from . import gate, terms
 from .config import Config
-from .errors import Problem
+from .errors import Problem, debug
 from .graph import cycle_problems, dependency_problems
 from .index import COMPILER_VERSION, IndexFileError, check_schema, read_meta, sha256_text
 from .paths import read_bytes, read_text, shown_path, sqlite_uri
-from .sources import INDEX_FILE, MAX_FILE_BYTES, Root, SourceFile, display_path, stat_lines, walk_memory_files
+from .sources import (
+    INDEX_FILE,
+    MAX_FILE_BYTES,
+    WATCH_SOCKET,
+    Root,
+    SourceFile,
+    display_path,
+    stat_lines,
+    walk_memory_files,
+)
 
 UPDATE = "`engram index` updates it"  # the hint for a local index behind its sources
 
@@ -106,14 +116,72 @@ def stat_unchanged(stored, source: SourceFile) -> bool:
     return stored is not None and tuple(stored[:3]) == (source.size, source.mtime_ns, source.ctime_ns)
 
 
-def needs_refresh(root: Root, conn: sqlite3.Connection | None, patterns: list[str]) -> bool:
-    """True when any source differs from the index by stat, or the ignore rules changed."""
+def needs_refresh(root: Root, conn: sqlite3.Connection | None, patterns: list[str], vouched: str | None = None) -> bool:
+    """True when any source differs from the index by stat, or the ignore rules changed. ``vouched``:
+    the index stamp an `engram watch` of the root vouched for before ``conn`` was opened
+    (`watcher_vouches`); while the index file still has it, no memory file needs a look."""
     if conn is None:
         return os.path.isdir(root.path)
     meta = read_meta(conn)
     if meta.get("ignore_digest") != ignore_digest(patterns):
         return True
+    if vouched is not None and vouched == file_stamp(root.index_path):
+        debug("freshness: vouched for by engram watch, no walk")
+        return False
     return meta.get("stat_digest") != stat_digest(sorted(stat_lines(root)))
+
+
+def file_stamp(path: str) -> str | None:
+    """What changes whenever a file is written, replaced or touched: size, mtime, ctime, inode."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return f"{st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}"
+
+
+WATCH_TIMEOUT_S = 0.8  # a watcher indexing an edit answers when done: as long as an inline refresh may take
+WATCH_ANSWER_BYTES = 200
+
+
+def watcher_vouches(root: Root) -> str | None:
+    """The stamp of the index an `engram watch` of this root says is current: every change to a
+    memory file made before this call is in it. None when there is no watcher or it cannot say.
+    Ask before opening the index: the watcher may replace it while it answers."""
+    answer = watcher_answers(root)
+    if answer is None or not answer.startswith(b"clean "):
+        return None
+    return answer[len(b"clean ") :].rstrip(b"\n").decode("ascii", "replace")
+
+
+def watcher_answers(root: Root) -> bytes | None:
+    """The answer of the root's watcher, None when none answers (no socket, or one left by a watcher that died)."""
+    if not os.path.exists(os.path.join(root.path, WATCH_SOCKET)):
+        return None
+    import socket  # 2 ms: only where a watcher may be running
+
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client, watch_address(root) as address:
+            client.settimeout(WATCH_TIMEOUT_S)
+            client.connect(address)
+            return client.recv(WATCH_ANSWER_BYTES)
+    except OSError:
+        return None
+
+
+@contextlib.contextmanager
+def watch_address(root: Root) -> Iterator[str]:
+    """The watcher's socket path; past the length a socket address may have, the same file through a
+    descriptor of the root (Linux's /proc/self/fd), which every deep checkout can use."""
+    path = os.path.join(root.path, WATCH_SOCKET)
+    if len(os.fsencode(path)) < 100:
+        yield path
+        return
+    folder = os.open(root.path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        yield f"/proc/self/fd/{folder}/{WATCH_SOCKET}"
+    finally:
+        os.close(folder)
 
 
 DIGEST_CHUNK = 4096

@@ -17,7 +17,7 @@ import time
 
 from . import gate
 from .errors import debug
-from .freshness import built_by_another_version, ignore_patterns, needs_refresh, open_current
+from .freshness import built_by_another_version, ignore_patterns, needs_refresh, open_current, watcher_vouches
 from .index import IndexFileError, open_index, read_meta
 from .paths import read_bytes, sqlite_uri
 from .sources import MAX_FILE_BYTES, MEMORY_FOLDERS, Root
@@ -124,8 +124,9 @@ def recorded_sources(index_path: str, meta: dict[str, str]) -> str | None:
 def _root_layer(ws: Workspace, root: Root, messages: list[str]) -> Layer | None:
     if not os.path.isdir(root.path):
         return None
+    vouched = watcher_vouches(root) if root.scope == "workspace" else None  # before the index is opened
     conn = open_current(root)
-    behind = needs_refresh(root, conn, ignore_patterns(root, ws.config))
+    behind = needs_refresh(root, conn, ignore_patterns(root, ws.config), vouched)
     if behind and _refresh(ws, root, messages):
         behind = False
         if conn is not None:

@@ -1,0 +1,234 @@
+"""`engram watch`: keep a workspace's index current from file events, so reads need not walk.
+
+Linux only (inotify, through ctypes). Every folder of the root's memory folders is watched; on a
+change under them the index is refreshed in a thread (`compile_root`, as `engram index` does). A
+`load` or hook asks the watcher through its socket in the root whether the index is current
+(`freshness.watcher_vouches`); the watcher first reads every event the kernel has queued, so an
+edit finished before the question is counted, and answers ``clean <stamp>`` (the stamp of the
+index it vouches for) only when no change is pending. Anything else (no watcher, a stale socket,
+a pending change, an index rebuilt by someone else) and the reader walks, as it always does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import threading
+
+from .compile import compile_root
+from .errors import EngramError, out, say
+from .freshness import file_stamp, watch_address, watcher_answers
+from .sources import MEMORY_FOLDERS, WATCH_SOCKET, Root
+from .workspace import Workspace
+
+# inotify(7)
+IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8
+IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x40, 0x80, 0x100, 0x200
+IN_DELETE_SELF, IN_MOVE_SELF, IN_Q_OVERFLOW, IN_ISDIR = 0x400, 0x800, 0x4000, 0x40000000
+IN_NONBLOCK, IN_CLOEXEC = 0o4000, 0o2000000
+# Every change to a file's stat (what the walk compares), and to a folder's entries.
+FOLDER_EVENTS = (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE) | (
+    IN_DELETE_SELF | IN_MOVE_SELF
+)
+ROOT_EVENTS = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO  # a memory folder appears or goes
+HEADER = struct.Struct("iIII")  # wd, mask, cookie, length of the name that follows
+SETTLE_S = 0.05  # a burst of events (a git checkout) is indexed once it settles
+
+
+class Inotify:
+    """An inotify instance read without blocking, and the folder each watch is for."""
+
+    def __init__(self) -> None:
+        if not hasattr(os, "sched_getaffinity"):  # Linux only
+            raise EngramError("engram watch needs Linux (inotify); elsewhere load and hooks check every file")
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = self.libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
+        if self.fd < 0:
+            raise EngramError(f"cannot watch files: {os.strerror(ctypes.get_errno())}")
+        self.folders: dict[int, str] = {}
+
+    def add(self, folder: str, mask: int) -> None:
+        wd = self.libc.inotify_add_watch(self.fd, os.fsencode(folder), mask)
+        if wd >= 0:
+            self.folders[wd] = folder
+        elif ctypes.get_errno() == errno.ENOSPC:
+            raise EngramError("the system's inotify watch limit is reached (sysctl fs.inotify.max_user_watches)")
+
+    def events(self) -> list[tuple[str, int, str]]:
+        """(folder, mask, name) of every event queued now; an overflow as ("", IN_Q_OVERFLOW, "")."""
+        found: list[tuple[str, int, str]] = []
+        while True:
+            try:
+                data = os.read(self.fd, 64 * 1024)
+            except BlockingIOError:
+                return found
+            offset = 0
+            while offset + HEADER.size <= len(data):
+                wd, mask, _cookie, length = HEADER.unpack_from(data, offset)
+                name = data[offset + HEADER.size : offset + HEADER.size + length].rstrip(b"\0")
+                found.append((self.folders.get(wd, ""), mask, os.fsdecode(name)))
+                offset += HEADER.size + length
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+class Watcher:
+    """The watches, the changes seen, and the stamp of the index a refresh last made current."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.root: Root = ws.root
+        self.inotify = Inotify()
+        self.changes = 0  # changes seen
+        self.indexed = -1  # `changes` when the last refresh that succeeded started
+        self.stamp: str | None = None  # the index's stamp after it
+        self.worker: threading.Thread | None = None
+        self.done_r, self.done_w = os.pipe()  # the worker's "finished": wakes the loop at once
+        self.waiting: list[tuple[socket.socket, int]] = []  # readers, and the changes their answer must cover
+
+    def watch_all(self) -> None:
+        self.inotify.add(self.root.path, ROOT_EVENTS)
+        for folder in MEMORY_FOLDERS:
+            top = os.path.join(self.root.path, folder)
+            seen: set[tuple[int, int]] = set()  # links may loop
+            for path, dirs, _files in os.walk(top, followlinks=True):
+                st = os.stat(path)
+                if (st.st_dev, st.st_ino) in seen:
+                    dirs[:] = []
+                    continue
+                seen.add((st.st_dev, st.st_ino))
+                self.inotify.add(path, FOLDER_EVENTS)  # a folder watched already keeps its watch
+
+    def read_events(self) -> None:
+        """Count what changed; a new folder, or events lost to an overflow, mean watching everything again."""
+        rewatch = False
+        for folder, mask, name in self.inotify.events():
+            if folder == self.root.path and name not in MEMORY_FOLDERS:
+                continue  # the index, its lock and state files: engram's own
+            if not (mask & (IN_ISDIR | IN_Q_OVERFLOW | IN_DELETE_SELF | IN_MOVE_SELF) or name.endswith(".md")):
+                continue  # an editor's swap file: no memory
+            rewatch = rewatch or bool(mask & (IN_ISDIR | IN_Q_OVERFLOW))
+            self.changes += 1
+        if rewatch:
+            self.watch_all()
+
+    @property
+    def busy(self) -> bool:
+        return self.worker is not None and self.worker.is_alive()
+
+    def current(self, needed: int) -> bool:
+        """Whether the index covers the first ``needed`` changes and is still the one refreshed."""
+        return self.indexed >= needed and self.stamp is not None and self.stamp == file_stamp(self.root.index_path)
+
+    def ask(self, client: socket.socket) -> None:
+        """Answer a reader at once when the index is current, else once a refresh has covered every
+        change seen until now: an edit finished before the question is in the index it is told about."""
+        self.read_events()
+        if not self.busy and self.indexed == self.changes and not self.current(self.changes):
+            self.changes += 1  # rebuilt or removed by someone else: checked again before it is vouched for
+        self.waiting.append((client, self.changes))
+        self.answer_waiting()
+
+    def answer_waiting(self) -> None:
+        still = []
+        for client, needed in self.waiting:
+            if self.current(needed):
+                _send(client, f"clean {self.stamp}\n".encode())
+            elif self.busy or self.indexed < self.changes:
+                still.append((client, needed))
+                continue
+            else:  # the refresh failed: the reader checks for itself
+                _send(client, b"dirty\n")
+        self.waiting = still
+        if self.waiting and not self.busy:
+            self.start_refresh()
+
+    def start_refresh(self) -> None:
+        self.worker = threading.Thread(target=self.refresh, args=(self.changes,), daemon=True)
+        self.worker.start()
+
+    def refresh(self, started: int) -> None:
+        """Index what changed until `started` (a change during the refresh keeps one pending)."""
+        try:
+            compile_root(self.root, self.ws.config)
+            self.stamp, self.indexed = file_stamp(self.root.index_path), started
+        except (EngramError, OSError) as exc:
+            say(f"cannot refresh the index: {exc}")
+        finally:
+            os.write(self.done_w, b".")
+
+
+def serve(ws: Workspace) -> int:
+    """Watch until interrupted (Ctrl-C, SIGTERM); a line when it starts and one per failed refresh."""
+    if watcher_answers(ws.root):
+        raise EngramError(f"another engram watch is running for {ws.root.path}")
+    watcher = Watcher(ws)
+    listener = _listen(ws.root)
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        watcher.watch_all()
+        watcher.refresh(0)
+        out(f"watching {len(watcher.inotify.folders) - 1} folders of {ws.root.path}; Ctrl-C stops")
+        sys.stdout.flush()  # whoever started it in the background can tell it is ready
+        _loop(watcher, listener)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        listener.close()
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(ws.root.path, WATCH_SOCKET))
+        watcher.inotify.close()
+    return 0
+
+
+def _interrupt(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _loop(watcher: Watcher, listener: socket.socket) -> None:
+    """Readers first; changes are indexed once they settle (SETTLE_S without a new one)."""
+    sources = [listener, watcher.inotify.fd, watcher.done_r]
+    while True:
+        settling = watcher.indexed < watcher.changes and not watcher.busy
+        readable, _, _ = select.select(sources, [], [], SETTLE_S if settling else None)
+        if watcher.done_r in readable and watcher.worker is not None:
+            os.read(watcher.done_r, 64)
+            watcher.worker.join()  # it has only its return left: `busy` is False from here
+        if watcher.inotify.fd in readable:
+            watcher.read_events()
+        if listener in readable:
+            with contextlib.suppress(OSError):
+                client, _ = listener.accept()
+                watcher.ask(client)
+        elif not readable and settling:
+            watcher.start_refresh()
+        watcher.answer_waiting()
+
+
+def _send(client: socket.socket, answer: bytes) -> None:
+    with contextlib.suppress(OSError), client:
+        client.settimeout(0.5)
+        client.sendall(answer)
+
+
+def _listen(root: Root) -> socket.socket:
+    """The socket readers ask through, for this user only; one left by a watcher that died is replaced."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(os.path.join(root.path, WATCH_SOCKET))
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old_mask = os.umask(0o177)
+    try:
+        with watch_address(root) as address:
+            listener.bind(address)
+    finally:
+        os.umask(old_mask)
+    listener.listen(16)
+    return listener

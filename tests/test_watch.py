@@ -1,0 +1,169 @@
+"""`engram watch`: while it runs, `load` and hooks skip the walk, and still see every edit at once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from helpers import ENGRAM_BIN, Project, engram_env, git
+
+pytestmark = [
+    pytest.mark.installed,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="engram watch uses inotify (Linux)"),
+]
+
+VOUCHED = "engram: freshness: vouched for by engram watch, no walk"
+
+
+class Watch:
+    """An `engram watch` process of a project, started and waited for."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self.env = engram_env(project.cfg, ENGRAM_DEBUG="1")
+        self.proc = subprocess.Popen(
+            [ENGRAM_BIN, "watch"], cwd=project.path, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        assert self.proc.stdout is not None
+        self.started = self.proc.stdout.readline().decode()
+
+    def load(self, query: str) -> tuple[str, str]:
+        proc = subprocess.run(
+            [ENGRAM_BIN, "load", query], cwd=self.project.path, env=self.env, capture_output=True, text=True, timeout=30
+        )
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout, proc.stderr
+
+    def stop(self, how: int = signal.SIGTERM) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(how)
+        return self.proc.wait(timeout=10)
+
+
+@pytest.fixture
+def watched(project: Project) -> Iterator[Watch]:
+    project.write("deploy", "Ship with the canary, version ONE.", tags=["deploy"])
+    project.index()
+    watch = Watch(project)
+    yield watch
+    watch.stop(signal.SIGKILL)
+
+
+def _rewrite(path: Path, old: str, new: str) -> None:
+    path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+
+
+def test_it_says_what_it_watches_and_readers_skip_the_walk(watched: Watch) -> None:
+    assert watched.started == f"watching 3 folders of {watched.project.root}; Ctrl-C stops\n"
+    mode = os.stat(watched.project.root / "watch.sock").st_mode
+    assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600  # this user's only
+    stdout, stderr = watched.load("deploy")
+    assert "version ONE" in stdout and VOUCHED in stderr
+
+
+def test_every_way_of_editing_is_seen_by_the_next_load(watched: Watch) -> None:
+    rule = watched.project.root / "rules" / "deploy.md"
+    _rewrite(rule, "ONE", "TWO")  # in place
+    stdout, stderr = watched.load("deploy")
+    assert "version TWO" in stdout and VOUCHED in stderr
+    temp = rule.with_name(".deploy.md.swp")  # an editor's safe write: a new file renamed over the old
+    temp.write_text(rule.read_text(encoding="utf-8").replace("TWO", "SIX"), encoding="utf-8")
+    os.replace(temp, rule)
+    assert "version SIX" in watched.load("deploy")[0]
+    _rewrite(rule, "SIX", "TEN")  # the same size, and the mtime set back
+    os.utime(rule, ns=(10**18, 10**18))
+    assert "version TEN" in watched.load("deploy")[0]
+    folder = watched.project.root / "rules" / "later" / "deeper"
+    folder.mkdir(parents=True)  # a new folder, watched as soon as it appears
+    watched.project.write("rollback", "Roll back the canary.", tags=["deploy"], folder="rules/later/deeper")
+    stdout, stderr = watched.load("deploy rollback")
+    assert "Roll back the canary." in stdout and VOUCHED in stderr
+    (folder / "rollback.md").unlink()
+    assert "Roll back the canary." not in watched.load("deploy rollback")[0]
+
+
+def test_a_git_checkout_is_seen(watched: Watch) -> None:
+    project = watched.project
+    git(project.path, "init", "-q")
+    git(project.path, "add", "-A")
+    git(project.path, "commit", "-qm", "one")
+    _rewrite(project.root / "rules" / "deploy.md", "ONE", "TWO")
+    assert "version TWO" in watched.load("deploy")[0]
+    git(project.path, "checkout", "--", ".")
+    stdout, stderr = watched.load("deploy")
+    assert "version ONE" in stdout and VOUCHED in stderr
+
+
+def test_an_index_replaced_or_removed_behind_its_back_is_checked_before_it_is_vouched_for(watched: Watch) -> None:
+    root = watched.project.root
+    (root / "index.db").unlink()
+    stdout, stderr = watched.load("deploy")  # the watcher builds it again before it answers
+    assert "version ONE" in stdout and VOUCHED in stderr and (root / "index.db").exists()
+    _rewrite(root / "rules" / "deploy.md", "ONE", "TWO")
+    build = subprocess.run([ENGRAM_BIN, "index"], cwd=watched.project.path, env=watched.env, capture_output=True)
+    assert build.returncode == 0  # another engram rebuilt it (or found the watcher had)
+    stdout, stderr = watched.load("deploy")
+    assert "version TWO" in stdout and VOUCHED in stderr
+
+
+def test_a_second_watcher_is_refused_and_a_dead_ones_socket_is_replaced(watched: Watch) -> None:
+    second = subprocess.run(
+        [ENGRAM_BIN, "watch"], cwd=watched.project.path, env=watched.env, capture_output=True, text=True, timeout=30
+    )
+    assert second.returncode == 1
+    assert second.stderr == f"engram: error: another engram watch is running for {watched.project.root}\n"
+    watched.stop(signal.SIGKILL)  # leaves its socket behind
+    assert (watched.project.root / "watch.sock").exists()
+    _rewrite(watched.project.root / "rules" / "deploy.md", "ONE", "TWO")
+    stdout, stderr = watched.load("deploy")
+    assert "version TWO" in stdout and VOUCHED not in stderr  # nobody answers: the load walks
+    again = Watch(watched.project)
+    try:
+        assert again.started.startswith("watching 3 folders")
+        assert VOUCHED in again.load("deploy")[1]
+    finally:
+        again.stop()
+
+
+def test_it_stops_on_sigterm_and_removes_its_socket(watched: Watch) -> None:
+    assert watched.stop(signal.SIGTERM) == 0
+    assert not (watched.project.root / "watch.sock").exists()
+    stdout, stderr = watched.load("deploy")
+    assert "version ONE" in stdout and VOUCHED not in stderr
+
+
+def test_without_a_watcher_the_read_path_opens_no_socket(project: Project) -> None:
+    """No socket file, no socket module: readers pay nothing for a watcher they do not run."""
+    project.write("deploy", "Ship with the canary.", tags=["deploy"])
+    project.index()
+    code = "import sys; sys.argv = ['engram', 'load', 'deploy']; from engram.entry import main\ntry:\n    main()\n"
+    code += "except SystemExit:\n    pass\nprint('socket' in sys.modules, file=sys.stderr)"
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=project.path, env=engram_env(project.cfg), capture_output=True, text=True
+    )
+    assert "Ship with the canary." in proc.stdout and proc.stderr.strip() == "False"
+
+
+def test_a_slow_answer_is_no_answer(project: Project) -> None:
+    """A watcher that hangs (stopped with SIGSTOP) costs a load at most the wait, then it walks."""
+    project.write("deploy", "Ship with the canary, version ONE.", tags=["deploy"])
+    project.index()
+    watch = Watch(project)
+    try:
+        watch.proc.send_signal(signal.SIGSTOP)
+        _rewrite(project.root / "rules" / "deploy.md", "ONE", "TWO")
+        started = time.monotonic()
+        stdout, stderr = watch.load("deploy")
+        assert "version TWO" in stdout and VOUCHED not in stderr
+        assert time.monotonic() - started < 10
+    finally:
+        watch.proc.send_signal(signal.SIGCONT)
+        watch.stop(signal.SIGKILL)
