@@ -12,14 +12,11 @@ from .errors import EngramError, error, say
 
 def main() -> None:
     command = sys.argv[1] if len(sys.argv) > 1 else ""
-    if command == "hook":
-        from .hook import main as hook_main
+    if command in READS:
+        from .remote import answered
 
-        sys.exit(hook_main(sys.argv[2:]))
-    if command == "load":
-        from .load import main as load_main
-
-        sys.exit(guarded(load_main, sys.argv[2:]))
+        code = answered(command, sys.argv[2:])  # by a running `engram watch`; None: run here
+        sys.exit(run_read(command, sys.argv[2:]) if code is None else code)
     if sys.argv[1:] == ["index"]:
         from .commands import run_index
 
@@ -27,6 +24,20 @@ def main() -> None:
     from .cli import app
 
     sys.exit(guarded(lambda _: app(), sys.argv[1:]))
+
+
+READS = ("hook", "load")  # the commands of every prompt and file event
+
+
+def run_read(command: str, argv: list[str]) -> int:
+    """`engram hook` or `engram load` in this process (here, or inside `engram watch` for a reader)."""
+    if command == "hook":
+        from .hook import main as hook_main
+
+        return hook_main(argv)
+    from .load import main as load_main
+
+    return guarded(load_main, argv)
 
 
 def guarded(command: Callable[[list[str]], int], argv: list[str]) -> int:

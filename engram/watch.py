@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import io
 import os
 import select
 import signal
@@ -21,10 +22,13 @@ import socket
 import struct
 import sys
 import threading
+from collections.abc import Iterator
 
 from .compile import compile_root
+from .entry import run_read
 from .errors import EngramError, out, say
-from .freshness import file_stamp, watch_address, watcher_answers
+from .freshness import FRESH, VOUCHED_HERE, file_stamp, watch_address, watcher_answers
+from .remote import GO, READY, RUN, decode, encode
 from .sources import MEMORY_FOLDERS, WATCH_SOCKET, Root
 from .workspace import Workspace
 
@@ -40,6 +44,9 @@ FOLDER_EVENTS = (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOV
 ROOT_EVENTS = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO  # a memory folder appears or goes
 HEADER = struct.Struct("iIII")  # wd, mask, cookie, length of the name that follows
 SETTLE_S = 0.05  # a burst of events (a git checkout) is indexed once it settles
+REQUEST_TIMEOUT_S = 1.0  # a reader sends its request at once
+MAX_REQUEST_BYTES = 16 * 1024 * 1024  # a hook's stdin (8 MB at most) and the environment
+RUN_FIELDS = ("argv", "cwd", "env", "stdin")
 
 
 class Inotify:
@@ -92,7 +99,8 @@ class Watcher:
         self.stamp: str | None = None  # the index's stamp after it
         self.worker: threading.Thread | None = None
         self.done_r, self.done_w = os.pipe()  # the worker's "finished": wakes the loop at once
-        self.waiting: list[tuple[socket.socket, int]] = []  # readers, and the changes their answer must cover
+        # readers, the changes their answer must cover, and the command to run for them (None: a question)
+        self.waiting: list[tuple[socket.socket, int, list[bytes] | None]] = []
 
     def watch_all(self) -> None:
         self.inotify.add(self.root.path, ROOT_EVENTS)
@@ -128,28 +136,47 @@ class Watcher:
         """Whether the index covers the first ``needed`` changes and is still the one refreshed."""
         return self.indexed >= needed and self.stamp is not None and self.stamp == file_stamp(self.root.index_path)
 
-    def ask(self, client: socket.socket) -> None:
-        """Answer a reader at once when the index is current, else once a refresh has covered every
-        change seen until now: an edit finished before the question is in the index it is told about."""
+    def ask(self, client: socket.socket, run: list[bytes] | None) -> None:
+        """Answer a reader once the index covers every change seen until now (at once when it does):
+        an edit finished before the question is in the index it is told about, or runs on. ``run``:
+        the fields of a command to run here (`remote`), else the question is whether it is current."""
         self.read_events()
         if not self.busy and self.indexed == self.changes and not self.current(self.changes):
             self.changes += 1  # rebuilt or removed by someone else: checked again before it is vouched for
-        self.waiting.append((client, self.changes))
+        self.waiting.append((client, self.changes, run))
         self.answer_waiting()
 
     def answer_waiting(self) -> None:
         still = []
-        for client, needed in self.waiting:
-            if self.current(needed):
+        for client, needed, run in self.waiting:
+            if self.current(needed) and run is None:
                 _send(client, f"clean {self.stamp}\n".encode())
+            elif self.current(needed) and not self.busy and run is not None:
+                self.run(client, run)
             elif self.busy or self.indexed < self.changes:
-                still.append((client, needed))
-                continue
+                still.append((client, needed, run))
             else:  # the refresh failed: the reader checks for itself
                 _send(client, b"dirty\n")
         self.waiting = still
         if self.waiting and not self.busy:
             self.start_refresh()
+
+    def run(self, client: socket.socket, fields: list[bytes]) -> None:
+        """Run a reader's command here once it says go (`remote`), with the index vouched for."""
+        with client:
+            try:
+                client.sendall(READY)
+                if client.recv(1) != GO:
+                    return
+            except OSError:
+                return
+            VOUCHED_HERE[self.root.path] = self.stamp or ""
+            try:
+                answer = run_here(fields)
+            finally:
+                VOUCHED_HERE.clear()
+            with contextlib.suppress(OSError):
+                client.sendall(answer)
 
     def start_refresh(self) -> None:
         self.worker = threading.Thread(target=self.refresh, args=(self.changes,), daemon=True)
@@ -205,12 +232,74 @@ def _loop(watcher: Watcher, listener: socket.socket) -> None:
         if watcher.inotify.fd in readable:
             watcher.read_events()
         if listener in readable:
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError, ValueError):
                 client, _ = listener.accept()
-                watcher.ask(client)
+                watcher.ask(client, _request(client))
         elif not readable and settling:
             watcher.start_refresh()
         watcher.answer_waiting()
+
+
+def _request(client: socket.socket) -> list[bytes] | None:
+    """A command's fields (`remote.encode`), or None for the question whether the index is current."""
+    client.settimeout(REQUEST_TIMEOUT_S)
+    data = b""
+    while not data.startswith(RUN) or len(fields := _fields(data[len(RUN) :])) < len(RUN_FIELDS):
+        if data == FRESH or len(data) > MAX_REQUEST_BYTES:
+            return None
+        chunk = client.recv(1 << 16)
+        if not chunk:
+            raise ValueError("the reader left")
+        data += chunk
+        if not RUN.startswith(data[: len(RUN)]) and not FRESH.startswith(data[: len(FRESH)]):
+            raise ValueError("not a request")
+    return fields
+
+
+def _fields(data: bytes) -> list[bytes]:
+    try:
+        return decode(data)
+    except ValueError:
+        return []  # not all of it yet
+
+
+def run_here(fields: list[bytes]) -> bytes:
+    """Run `engram COMMAND ARGS` in this process as a process of its own would run it, with the
+    reader's folder, environment and stdin; its exit code, stdout and stderr, encoded."""
+    argv_field, cwd, env_field, stdin = fields
+    argv = [os.fsdecode(a) for a in argv_field.split(b"\0")]
+    env = dict(os.fsdecode(pair).split("=", 1) for pair in env_field.split(b"\0") if b"=" in pair)
+    stdout, stderr = io.BytesIO(), io.BytesIO()
+    streams = (
+        io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8", errors="surrogateescape"),
+        io.TextIOWrapper(stdout, encoding="utf-8", errors="surrogateescape", write_through=True),
+        io.TextIOWrapper(stderr, encoding="utf-8", errors="backslashreplace", write_through=True),
+    )
+    with _process_state(os.fsdecode(cwd), env, streams):
+        try:
+            code = run_read(argv[0], argv[1:])
+        except Exception as exc:  # noqa: BLE001 - the reader gets the line a process would print
+            say(f"error: {type(exc).__name__}: {exc}")
+            code = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+    return encode(code, stdout.getvalue(), stderr.getvalue())
+
+
+@contextlib.contextmanager
+def _process_state(cwd: str, env: dict[str, str], streams: tuple) -> Iterator[None]:
+    saved = (sys.stdin, sys.stdout, sys.stderr, os.getcwd(), dict(os.environ))
+    try:
+        sys.stdin, sys.stdout, sys.stderr = streams
+        os.environ.clear()
+        os.environ.update(env)
+        os.chdir(cwd)
+        yield
+    finally:
+        sys.stdin, sys.stdout, sys.stderr, cwd_before, env_before = saved
+        os.chdir(cwd_before)
+        os.environ.clear()
+        os.environ.update(env_before)
 
 
 def _send(client: socket.socket, answer: bytes) -> None:

@@ -167,3 +167,65 @@ def test_a_slow_answer_is_no_answer(project: Project) -> None:
     finally:
         watch.proc.send_signal(signal.SIGCONT)
         watch.stop(signal.SIGKILL)
+
+
+# --- reads answered by the watcher ----------------------------------------------------------------
+
+PROBE = """
+import sys
+sys.argv = ["engram", *sys.argv[1:]]
+from engram.entry import main
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+print(code, "engram.load" in sys.modules, "engram.hook" in sys.modules, "socket" in sys.modules, file=sys.stderr)
+"""
+
+
+def _probe(project: Project, env: dict[str, str], *args: str, stdin: str = "") -> tuple[str, list[str]]:
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], cwd=project.path, env=env, input=stdin, capture_output=True, text=True
+    )
+    *_, last = proc.stderr.splitlines()
+    return proc.stdout, last.split()
+
+
+def test_the_watcher_runs_loads_and_hooks_and_their_output_is_a_process_s_own(watched: Watch) -> None:
+    """Served: nothing of the read path is imported here (not even `socket`); stdout, stderr and the exit
+    code are what the command prints when it runs in a process of its own."""
+    project, env = watched.project, engram_env(watched.project.cfg)
+    payload = (
+        f'{{"session_id": "s1", "cwd": "{project.path}", "hook_event_name": "UserPromptSubmit", "prompt": "deploy"}}'
+    )
+    served = [
+        _probe(project, env, "load", "deploy"),
+        _probe(project, env, "load", "--json", "deploy"),
+        _probe(project, env, "load", "--no-such-option"),
+        _probe(project, env, "hook", "--host", "claude", stdin=payload),
+        _probe(project, env, "hook", "--host", "claude", stdin=payload),  # delivered once: "already loaded"
+    ]
+    for _, status in served:
+        assert status[1:] == ["False", "False", "False"]  # engram.load, engram.hook, socket
+    watched.stop()
+    (project.root / "state.db").unlink()  # the hook's session starts again
+    here = [
+        _probe(project, env, "load", "deploy"),
+        _probe(project, env, "load", "--json", "deploy"),
+        _probe(project, env, "load", "--no-such-option"),
+        _probe(project, env, "hook", "--host", "claude", stdin=payload),
+        _probe(project, env, "hook", "--host", "claude", stdin=payload),
+    ]
+    assert [(out, status[0]) for out, status in served] == [(out, status[0]) for out, status in here]
+    assert here[0][1][1] == "True"  # run here: the read path was imported
+    assert "already loaded: deploy" in served[4][0] and served[2][1][0] == "2"
+
+
+def test_a_hook_for_another_project_is_answered_for_that_project(watched: Watch, tmp_path: Path) -> None:
+    other = Project(tmp_path / "elsewhere")
+    other.write("rollback", "Roll back the canary.", tags=["rollback"])
+    payload = (
+        f'{{"session_id": "s9", "cwd": "{other.path}", "hook_event_name": "UserPromptSubmit", "prompt": "rollback"}}'
+    )
+    stdout, status = _probe(watched.project, engram_env(watched.project.cfg), "hook", "--host", "claude", stdin=payload)
+    assert "Roll back the canary." in stdout and status[1:] == ["False", "False", "False"]

@@ -1,0 +1,132 @@
+"""`load` and `hook` answered by a running `engram watch`: no imports, no walk, a warm index.
+
+The console script sends the command, its working folder, environment and (for a hook) stdin
+to the watcher of the nearest memory root (`watch.sock`), which runs the very same code
+in-process with them and sends back the exit code, stdout and stderr. Where no watcher answers
+at once (none runs, its socket is stale, another root is nearer) the command runs here, as it
+always does. Two steps keep a command from running twice: the watcher says it is ready to run
+it ("A"), the client says go ("G"); a client that gave up before that runs the command itself,
+and one that said go waits for the answer. Stdlib only, and only `_socket` beyond what the
+entry point imports.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from _socket import socket
+
+ROOT_DIR = os.path.join(".agents", ".engram")  # sources.ROOT_DIR, without importing sources
+SOCKET = "watch.sock"  # sources.WATCH_SOCKET
+MAX_HOOK_STDIN = 1024 * 1024 + 1  # hook.MAX_PAYLOAD_BYTES + 1: a larger payload is refused there
+READY_TIMEOUT_S = 0.8  # the watcher answers once it has indexed every edit made before the question
+RUN_TIMEOUT_S = 55.0  # a host's hook timeout is 60 s: past this the command is given up
+RUN = b"run\n"
+READY, GO = b"A", b"G"
+
+
+def answered(command: str, argv: list[str]) -> int | None:
+    """The exit code of `engram COMMAND ARGV` run by the watcher, its output printed; None when no
+    watcher took it (stdin, for a hook, is then given back to this process unread)."""
+    path = _nearest_socket(os.path.realpath(os.getcwd()))
+    if path is None:
+        return None
+    stdin = sys.stdin.buffer.read(MAX_HOOK_STDIN) if command == "hook" and sys.stdin is not None else b""
+    request = RUN + encode([command, *argv], os.getcwd(), dict(os.environ), stdin)
+    code = _ask(path, request)
+    if code is None and command == "hook":
+        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8", errors="surrogateescape")
+    return code
+
+
+def _nearest_socket(start: str) -> str | None:
+    """The watcher socket of the memory root `find_project` would pick first; None when that root has none."""
+    folder = start
+    while True:
+        root = os.path.join(folder, ROOT_DIR)
+        if os.path.isdir(root):
+            path = os.path.join(root, SOCKET)
+            return path if os.path.exists(path) and len(os.fsencode(path)) < 100 else None
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _ask(path: str, request: bytes) -> int | None:
+    import _socket  # the C module: `socket` costs 7 ms of imports (enum, selectors) on every call
+
+    client = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        try:
+            client.settimeout(READY_TIMEOUT_S)
+            client.connect(path)
+            client.sendall(request)
+            if client.recv(1) != READY:
+                return None
+            client.sendall(GO)
+        except OSError:
+            return None
+        return _print_answer(client)
+    finally:
+        client.close()
+
+
+def _print_answer(client: socket) -> int:
+    """Print what the watcher's run printed and give its exit code; a watcher that stops mid-run
+    is reported as the command failing (it may have run: running it again could repeat it)."""
+    client.settimeout(RUN_TIMEOUT_S)
+    try:
+        code, stdout, stderr = decode(_read_all(client))
+        sys.stdout.buffer.write(stdout)
+        sys.stdout.flush()
+        sys.stderr.buffer.write(stderr)
+        sys.stderr.flush()
+        return int(code)
+    except (OSError, ValueError):
+        sys.stderr.write("engram: error: engram watch stopped while answering; run the command again\n")
+        return 1
+
+
+def _read_all(client: socket) -> bytes:
+    chunks = []
+    while chunk := client.recv(1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def encode(*fields: object) -> bytes:
+    """Netstrings (`<length>:<bytes>,`); a list is its items joined by NUL, a dict its k=v pairs."""
+    out = []
+    for field in fields:
+        data = _bytes(field)
+        out.append(b"%d:%s," % (len(data), data))
+    return b"".join(out)
+
+
+def _bytes(field: object) -> bytes:
+    if isinstance(field, bytes):
+        return field
+    if isinstance(field, list):
+        return b"\0".join(map(os.fsencode, field))
+    if isinstance(field, dict):
+        return b"\0".join(os.fsencode(f"{k}={v}") for k, v in field.items())
+    return os.fsencode(str(field))
+
+
+def decode(data: bytes) -> list[bytes]:
+    """The fields of `encode`, as bytes; ValueError on anything else."""
+    fields, offset = [], 0
+    while offset < len(data):
+        colon = data.index(b":", offset)
+        length = int(data[offset:colon])
+        end = colon + 1 + length
+        if data[end : end + 1] != b",":
+            raise ValueError("not a netstring")
+        fields.append(data[colon + 1 : end])
+        offset = end + 1
+    return fields
