@@ -275,7 +275,7 @@ def run_here(fields: list[bytes]) -> bytes:
         io.TextIOWrapper(stdout, encoding="utf-8", errors="surrogateescape", write_through=True),
         io.TextIOWrapper(stderr, encoding="utf-8", errors="backslashreplace", write_through=True),
     )
-    with _process_state(os.fsdecode(cwd), env, streams):
+    with process_state(os.fsdecode(cwd), env, streams):
         try:
             code = run_read(argv[0], argv[1:])
         except Exception as exc:  # noqa: BLE001 - the reader gets the line a process would print
@@ -287,7 +287,8 @@ def run_here(fields: list[bytes]) -> bytes:
 
 
 @contextlib.contextmanager
-def _process_state(cwd: str, env: dict[str, str], streams: tuple) -> Iterator[None]:
+def process_state(cwd: str, env: dict[str, str], streams: tuple) -> Iterator[None]:
+    """This process as another one would be: its folder, environment, stdin, stdout and stderr."""
     saved = (sys.stdin, sys.stdout, sys.stderr, os.getcwd(), dict(os.environ))
     try:
         sys.stdin, sys.stdout, sys.stderr = streams

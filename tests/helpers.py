@@ -121,21 +121,17 @@ def run_in_process(argv: list[str], cwd: str, env: dict[str, str], stdin: bytes)
 
 @contextlib.contextmanager
 def _process_state(argv: list[str], cwd: str, env: dict[str, str], streams: tuple):
+    from engram.watch import process_state
+
     main_module = sys.modules["__main__"]
-    saved = (sys.argv, sys.stdin, sys.stdout, sys.stderr, os.getcwd(), dict(os.environ), main_module.__package__)
+    saved = (sys.argv, main_module.__package__)
     try:
         main_module.__package__ = None  # as in the console script: click names the program after argv[0], `engram`
         sys.argv = argv
-        sys.stdin, sys.stdout, sys.stderr = streams
-        os.environ.clear()
-        os.environ.update(env)
-        os.chdir(cwd)
-        yield
+        with process_state(cwd, env, streams):
+            yield
     finally:
-        sys.argv, sys.stdin, sys.stdout, sys.stderr, cwd_before, env_before, main_module.__package__ = saved
-        os.chdir(cwd_before)
-        os.environ.clear()
-        os.environ.update(env_before)
+        sys.argv, main_module.__package__ = saved
 
 
 def _exit_code(main) -> int:
