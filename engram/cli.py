@@ -108,7 +108,7 @@ def index(
 
 @app.command()
 def watch() -> None:
-    """Keep the workspace index current from file events (Linux), so load and hooks skip checking every file; Ctrl-C stops."""
+    """Keep the workspace index current from file events and answer load and hooks from this process (Linux); Ctrl-C stops."""
     from .watch import serve
 
     raise typer.Exit(serve(open_workspace()))

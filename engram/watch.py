@@ -28,7 +28,7 @@ from .compile import compile_root
 from .entry import run_read
 from .errors import EngramError, out, say
 from .freshness import FRESH, VOUCHED_HERE, file_stamp, watch_address, watcher_answers
-from .remote import GO, READY, RUN, decode, encode
+from .remote import GO, READY, RUN, code_stamp, decode, encode
 from .sources import MEMORY_FOLDERS, WATCH_SOCKET, Root
 from .workspace import Workspace
 
@@ -46,7 +46,11 @@ HEADER = struct.Struct("iIII")  # wd, mask, cookie, length of the name that foll
 SETTLE_S = 0.05  # a burst of events (a git checkout) is indexed once it settles
 REQUEST_TIMEOUT_S = 1.0  # a reader sends its request at once
 MAX_REQUEST_BYTES = 16 * 1024 * 1024  # a hook's stdin (8 MB at most) and the environment
-RUN_FIELDS = ("argv", "cwd", "env", "stdin")
+RUN_FIELDS = ("code", "argv", "cwd", "env", "stdin")
+
+
+class CodeChanged(Exception):
+    """A reader runs other engram code than this watcher loaded: the watcher stops."""
 
 
 class Inotify:
@@ -101,6 +105,7 @@ class Watcher:
         self.done_r, self.done_w = os.pipe()  # the worker's "finished": wakes the loop at once
         # readers, the changes their answer must cover, and the command to run for them (None: a question)
         self.waiting: list[tuple[socket.socket, int, list[bytes] | None]] = []
+        self.code = code_stamp().encode()  # the code this process runs (`remote.code_stamp`)
 
     def watch_all(self) -> None:
         self.inotify.add(self.root.path, ROOT_EVENTS)
@@ -164,6 +169,8 @@ class Watcher:
     def run(self, client: socket.socket, fields: list[bytes]) -> None:
         """Run a reader's command here once it says go (`remote`), with the index vouched for."""
         with client:
+            if fields[0] != self.code:
+                raise CodeChanged
             try:
                 client.sendall(READY)
                 if client.recv(1) != GO:
@@ -172,7 +179,7 @@ class Watcher:
                 return
             VOUCHED_HERE[self.root.path] = self.stamp or ""
             try:
-                answer = run_here(fields)
+                answer = run_here(fields[1:])
             finally:
                 VOUCHED_HERE.clear()
             with contextlib.suppress(OSError):
@@ -208,6 +215,9 @@ def serve(ws: Workspace) -> int:
         _loop(watcher, listener)
     except KeyboardInterrupt:
         pass
+    except CodeChanged:
+        say("engram changed since this watcher started (an upgrade?): stopped; start engram watch again")
+        return 1
     finally:
         listener.close()
         with contextlib.suppress(OSError):

@@ -229,3 +229,24 @@ def test_a_hook_for_another_project_is_answered_for_that_project(watched: Watch,
     )
     stdout, status = _probe(watched.project, engram_env(watched.project.cfg), "hook", "--host", "claude", stdin=payload)
     assert "Roll back the canary." in stdout and status[1:] == ["False", "False", "False"]
+
+
+def test_a_watcher_running_older_code_declines_and_stops(watched: Watch) -> None:
+    """An upgrade of engram while a watcher runs: the reader runs the command itself, the watcher says
+    why it stops."""
+    import engram.remote
+
+    module = Path(engram.remote.__file__)
+    before = module.stat()
+    os.utime(module, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+    try:
+        stdout, status = _probe(watched.project, engram_env(watched.project.cfg), "load", "deploy")
+    finally:
+        os.utime(module, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert "version ONE" in stdout and status[1] == "True"  # run here
+    assert watched.proc.wait(timeout=10) == 1
+    assert watched.proc.stderr is not None
+    assert watched.proc.stderr.read().decode() == (
+        "engram: engram changed since this watcher started (an upgrade?): stopped; start engram watch again\n"
+    )
+    assert not (watched.project.root / "watch.sock").exists()
