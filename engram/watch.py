@@ -49,8 +49,11 @@ MAX_REQUEST_BYTES = 16 * 1024 * 1024  # a hook's stdin (8 MB at most) and the en
 RUN_FIELDS = ("code", "argv", "cwd", "env", "stdin")
 
 
-class CodeChanged(Exception):
+class CodeChanged(EngramError):
     """A reader runs other engram code than this watcher loaded: the watcher stops."""
+
+    def __init__(self) -> None:
+        super().__init__("engram changed since this watcher started (an upgrade?): stopped; start engram watch again")
 
 
 class Inotify:
@@ -215,9 +218,6 @@ def serve(ws: Workspace) -> int:
         _loop(watcher, listener)
     except KeyboardInterrupt:
         pass
-    except CodeChanged:
-        say("engram changed since this watcher started (an upgrade?): stopped; start engram watch again")
-        return 1
     finally:
         listener.close()
         with contextlib.suppress(OSError):

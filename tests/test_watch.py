@@ -247,6 +247,6 @@ def test_a_watcher_running_older_code_declines_and_stops(watched: Watch) -> None
     assert watched.proc.wait(timeout=10) == 1
     assert watched.proc.stderr is not None
     assert watched.proc.stderr.read().decode() == (
-        "engram: engram changed since this watcher started (an upgrade?): stopped; start engram watch again\n"
+        "engram: error: engram changed since this watcher started (an upgrade?): stopped; start engram watch again\n"
     )
     assert not (watched.project.root / "watch.sock").exists()
