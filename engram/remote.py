@@ -38,7 +38,7 @@ def answered(command: str, argv: list[str]) -> int | None:
         return None
     stdin = sys.stdin.buffer.read(MAX_HOOK_STDIN) if command == "hook" and sys.stdin is not None else b""
     request = RUN + encode(code_stamp(), [command, *argv], os.getcwd(), dict(os.environ), stdin)
-    code = _ask(path, request)
+    code = _ask(path, request, command == "hook")
     if code is None and command == "hook":
         sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8", errors="surrogateescape")
     return code
@@ -69,7 +69,7 @@ def _nearest_socket(start: str) -> str | None:
         folder = parent
 
 
-def _ask(path: str, request: bytes) -> int | None:
+def _ask(path: str, request: bytes, hook: bool) -> int | None:
     import _socket  # the C module: `socket` costs 7 ms of imports (enum, selectors) on every call
 
     client = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
@@ -83,14 +83,15 @@ def _ask(path: str, request: bytes) -> int | None:
             client.sendall(GO)
         except OSError:
             return None
-        return _print_answer(client)
+        return _print_answer(client, hook)
     finally:
         client.close()
 
 
-def _print_answer(client: socket) -> int:
-    """Print what the watcher's run printed and give its exit code; a watcher that stops mid-run
-    is reported as the command failing (it may have run: running it again could repeat it)."""
+def _print_answer(client: socket, hook: bool) -> int:
+    """Print what the watcher's run printed and give its exit code. A watcher that stops mid-run
+    may have run the command (running it again could repeat it): a hook answers `{}` as for any
+    failure, `load` fails with one line."""
     client.settimeout(RUN_TIMEOUT_S)
     try:
         code, stdout, stderr = decode(_read_all(client))
@@ -100,6 +101,9 @@ def _print_answer(client: socket) -> int:
         sys.stderr.flush()
         return int(code)
     except (OSError, ValueError):
+        if hook:
+            sys.stdout.write("{}\n")
+            return 0
         sys.stderr.write("engram: error: engram watch stopped while answering; run the command again\n")
         return 1
 

@@ -250,3 +250,42 @@ def test_a_watcher_running_older_code_declines_and_stops(watched: Watch) -> None
         "engram: error: engram changed since this watcher started (an upgrade?): stopped; start engram watch again\n"
     )
     assert not (watched.project.root / "watch.sock").exists()
+
+
+def test_a_watcher_that_stops_mid_run_fails_the_load_and_gives_the_hook_an_empty_answer(project: Project) -> None:
+    """A watcher that said it was ready and then went away may have run the command: the client does
+    not run it again. `load` says so in one line; a hook answers `{}`, as for every failure."""
+    import socket
+    import threading
+
+    project.write("deploy", "Ship with the canary.", tags=["deploy"])
+    project.index()
+
+    def vanish(listener: socket.socket) -> None:
+        for _ in range(2):
+            client, _ = listener.accept()
+            client.recv(1 << 20)
+            client.sendall(b"A")
+            client.recv(1)
+            client.close()
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(str(project.root / "watch.sock"))
+        listener.listen(2)
+        threading.Thread(target=vanish, args=(listener,), daemon=True).start()
+        env = engram_env(project.cfg)
+        load = subprocess.run([ENGRAM_BIN, "load", "deploy"], cwd=project.path, env=env, capture_output=True, text=True)
+        payload = (
+            f'{{"session_id": "s", "cwd": "{project.path}", "hook_event_name": "UserPromptSubmit", "prompt": "deploy"}}'
+        )
+        hook = subprocess.run(
+            [ENGRAM_BIN, "hook", "--host", "claude"],
+            cwd=project.path,
+            env=env,
+            input=payload,
+            capture_output=True,
+            text=True,
+        )
+    assert (load.returncode, load.stdout) == (1, "")
+    assert load.stderr == "engram: error: engram watch stopped while answering; run the command again\n"
+    assert (hook.returncode, hook.stdout) == (0, "{}\n")
