@@ -1,12 +1,13 @@
-"""`engram watch`: keep a workspace's index current from file events, so reads need not walk.
+"""`engram watch`: keep a workspace's index current from file events, and run reads on it.
 
 Linux only (inotify, through ctypes). Every folder of the root's memory folders is watched; on a
-change under them the index is refreshed in a thread (`compile_root`, as `engram index` does). A
-`load` or hook asks the watcher through its socket in the root whether the index is current
-(`freshness.watcher_vouches`); the watcher first reads every event the kernel has queued, so an
-edit finished before the question is counted, and answers ``clean <stamp>`` (the stamp of the
-index it vouches for) only when no change is pending. Anything else (no watcher, a stale socket,
-a pending change, an index rebuilt by someone else) and the reader walks, as it always does.
+change under them the index is refreshed in a thread (`compile_root`, as `engram index` does).
+Readers reach the watcher through its socket in the root: the console script sends `load` and
+`hook` calls to be run here (`remote`), and a reader running in its own process asks whether the
+index is current (`freshness.watcher_vouches`). Either way the watcher first reads every event the
+kernel has queued, so an edit finished before the call is counted, and answers (``clean <stamp>``,
+or runs the call) only once the index covers it. When it cannot (a refresh failed), it declines
+and the reader walks, as it does without a watcher. Stdlib only, as the read path is.
 """
 
 from __future__ import annotations
@@ -38,9 +39,8 @@ IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x40, 0x80, 0x100, 0x200
 IN_DELETE_SELF, IN_MOVE_SELF, IN_Q_OVERFLOW, IN_ISDIR = 0x400, 0x800, 0x4000, 0x40000000
 IN_NONBLOCK, IN_CLOEXEC = 0o4000, 0o2000000
 # Every change to a file's stat (what the walk compares), and to a folder's entries.
-FOLDER_EVENTS = (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE) | (
-    IN_DELETE_SELF | IN_MOVE_SELF
-)
+FOLDER_EVENTS = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
+FOLDER_EVENTS |= IN_DELETE_SELF | IN_MOVE_SELF
 ROOT_EVENTS = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO  # a memory folder appears or goes
 HEADER = struct.Struct("iIII")  # wd, mask, cookie, length of the name that follows
 SETTLE_S = 0.05  # a burst of events (a git checkout) is indexed once it settles
@@ -103,6 +103,7 @@ class Watcher:
         self.inotify = Inotify()
         self.changes = 0  # changes seen
         self.indexed = -1  # `changes` when the last refresh that succeeded started
+        self.tried = -1  # ... when the last refresh, failed or not, started
         self.stamp: str | None = None  # the index's stamp after it
         self.worker: threading.Thread | None = None
         self.done_r, self.done_w = os.pipe()  # the worker's "finished": wakes the loop at once
@@ -116,7 +117,10 @@ class Watcher:
             top = os.path.join(self.root.path, folder)
             seen: set[tuple[int, int]] = set()  # links may loop
             for path, dirs, _files in os.walk(top, followlinks=True):
-                st = os.stat(path)
+                try:
+                    st = os.stat(path)
+                except OSError:  # gone since it was listed: its parent's event says so
+                    continue
                 if (st.st_dev, st.st_ino) in seen:
                     dirs[:] = []
                     continue
@@ -155,25 +159,30 @@ class Watcher:
         self.answer_waiting()
 
     def answer_waiting(self) -> None:
+        """Answer the readers whose changes the index now covers; decline for those a failed refresh left
+        uncovered (they check for themselves); refresh for the others."""
         still = []
         for client, needed, run in self.waiting:
             if self.current(needed) and run is None:
                 _send(client, f"clean {self.stamp}\n".encode())
             elif self.current(needed) and not self.busy and run is not None:
                 self.run(client, run)
-            elif self.busy or self.indexed < self.changes:
+            elif self.busy or self.tried < needed:
                 still.append((client, needed, run))
-            else:  # the refresh failed: the reader checks for itself
+            else:
                 _send(client, b"dirty\n")
         self.waiting = still
-        if self.waiting and not self.busy:
+        if not self.busy and any(self.tried < needed for _, needed, _ in still):
             self.start_refresh()
 
     def run(self, client: socket.socket, fields: list[bytes]) -> None:
-        """Run a reader's command here once it says go (`remote`), with the index vouched for."""
+        """Run a reader's command here once it says go (`remote`), with the index vouched for; a call
+        from other engram code stops the watcher, one from a folder that is gone is declined."""
         with client:
             if fields[0] != self.code:
                 raise CodeChanged
+            if not os.path.isdir(fields[2]):
+                return
             try:
                 client.sendall(READY)
                 if client.recv(1) != GO:
@@ -188,6 +197,11 @@ class Watcher:
             with contextlib.suppress(OSError):
                 client.sendall(answer)
 
+    @property
+    def settling(self) -> bool:
+        """Changes no refresh has tried yet, and none running: indexed once they settle."""
+        return self.tried < self.changes and not self.busy
+
     def start_refresh(self) -> None:
         self.worker = threading.Thread(target=self.refresh, args=(self.changes,), daemon=True)
         self.worker.start()
@@ -200,6 +214,7 @@ class Watcher:
         except (EngramError, OSError) as exc:
             say(f"cannot refresh the index: {exc}")
         finally:
+            self.tried = started
             os.write(self.done_w, b".")
 
 
@@ -234,7 +249,7 @@ def _loop(watcher: Watcher, listener: socket.socket) -> None:
     """Readers first; changes are indexed once they settle (SETTLE_S without a new one)."""
     sources = [listener, watcher.inotify.fd, watcher.done_r]
     while True:
-        settling = watcher.indexed < watcher.changes and not watcher.busy
+        settling = watcher.settling
         readable, _, _ = select.select(sources, [], [], SETTLE_S if settling else None)
         if watcher.done_r in readable and watcher.worker is not None:
             os.read(watcher.done_r, 64)
