@@ -165,11 +165,15 @@ def watcher_answers(root: Root) -> bytes | None:
         return None
     import _socket  # the C module: `socket` costs 7 ms of imports (enum, selectors)
 
+    from .remote import same_user
+
     client = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         with watch_address(root) as address:
             client.settimeout(WATCH_TIMEOUT_S)
             client.connect(address)
+            if not same_user(client):
+                return None
             client.sendall(FRESH)
             return client.recv(WATCH_ANSWER_BYTES)
     except OSError:

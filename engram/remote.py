@@ -77,6 +77,8 @@ def _ask(path: str, request: bytes, hook: bool) -> int | None:
         try:
             client.settimeout(READY_TIMEOUT_S)
             client.connect(path)
+            if not same_user(client):
+                return None
             client.sendall(request)
             if client.recv(1) != READY:
                 return None
@@ -86,6 +88,19 @@ def _ask(path: str, request: bytes, hook: bool) -> int | None:
         return _print_answer(client, hook)
     finally:
         client.close()
+
+
+def same_user(client: socket) -> bool:
+    """Whether the process listening on the other end runs as this user (Linux's SO_PEERCRED: pid,
+    uid, gid): a socket another user could plant in a shared folder gets neither our environment
+    nor a say in what we print."""
+    import _socket
+
+    try:
+        credentials = client.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
+    except (OSError, AttributeError):
+        return False
+    return int.from_bytes(credentials[4:8], sys.byteorder) == os.getuid()
 
 
 def _print_answer(client: socket, hook: bool) -> int:

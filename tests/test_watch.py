@@ -289,3 +289,45 @@ def test_a_watcher_that_stops_mid_run_fails_the_load_and_gives_the_hook_an_empty
     assert (load.returncode, load.stdout) == (1, "")
     assert load.stderr == "engram: error: engram watch stopped while answering; run the command again\n"
     assert (hook.returncode, hook.stdout) == (0, "{}\n")
+
+
+PLANTED = """
+import os, socket, sys
+listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+listener.bind(sys.argv[1])
+os.chmod(sys.argv[1], 0o666)
+os.setgid(65534)
+os.setuid(65534)  # listening as another user: what SO_PEERCRED reports
+listener.listen(4)
+print("ready", flush=True)
+listener.settimeout(5)
+received = 0
+try:
+    while True:
+        client, _ = listener.accept()
+        client.settimeout(1)
+        try:
+            received += len(client.recv(1 << 20))
+        except OSError:
+            pass
+        client.sendall(b"A")
+        client.close()
+except OSError:
+    pass
+print(received, flush=True)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to listen as another user")
+def test_a_socket_another_user_planted_gets_nothing_and_says_nothing(project: Project) -> None:
+    project.write("deploy", "Ship with the canary.", tags=["deploy"])
+    project.index()
+    planted = subprocess.Popen(
+        [sys.executable, "-c", PLANTED, str(project.root / "watch.sock")], stdout=subprocess.PIPE, text=True
+    )
+    assert planted.stdout is not None and planted.stdout.readline() == "ready\n"
+    env = engram_env(project.cfg, SECRET_TOKEN="do-not-send")
+    load = subprocess.run([ENGRAM_BIN, "load", "deploy"], cwd=project.path, env=env, capture_output=True, text=True)
+    planted.wait(timeout=20)
+    assert "Ship with the canary." in load.stdout  # run here
+    assert planted.stdout.readline() == "0\n"  # connected to, never written to
