@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 ROOT_DIR = os.path.join(".agents", ".engram")  # sources.ROOT_DIR, without importing sources
 SOCKET = "watch.sock"  # sources.WATCH_SOCKET
-MAX_HOOK_STDIN = 1024 * 1024 + 1  # hook.MAX_PAYLOAD_BYTES + 1: a larger payload is refused there
+MAX_HOOK_STDIN = 8 * 1024 * 1024 + 1  # hook.MAX_PAYLOAD_BYTES + 1 (a test holds them equal): more is refused there
 READY_TIMEOUT_S = 0.8  # the watcher answers once it has indexed every edit made before the question
 RUN_TIMEOUT_S = 55.0  # a host's hook timeout is 60 s: past this the command is given up
 RUN = b"run\n"

@@ -331,3 +331,11 @@ def test_a_socket_another_user_planted_gets_nothing_and_says_nothing(project: Pr
     planted.wait(timeout=20)
     assert "Ship with the canary." in load.stdout  # run here
     assert planted.stdout.readline() == "0\n"  # connected to, never written to
+
+
+def test_the_client_reads_as_much_of_a_hook_s_stdin_as_the_hook_itself() -> None:
+    """`remote` cannot import `hook` (its imports are what the watcher spares): the two limits are one."""
+    from engram import hook, remote, sources
+
+    assert remote.MAX_HOOK_STDIN == hook.MAX_PAYLOAD_BYTES + 1
+    assert (remote.ROOT_DIR, remote.SOCKET) == (sources.ROOT_DIR, sources.WATCH_SOCKET)
