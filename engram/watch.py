@@ -27,7 +27,7 @@ from collections.abc import Iterator
 
 from .compile import compile_root
 from .entry import run_read
-from .errors import EngramError, out, say
+from .errors import EngramError, debug, out, say
 from .freshness import FRESH, VOUCHED_HERE, file_stamp, watch_address, watcher_answers
 from .remote import GO, READY, RUN, code_stamp, decode, encode
 from .sources import MEMORY_FOLDERS, WATCH_SOCKET, Root
@@ -196,6 +196,8 @@ class Watcher:
                 VOUCHED_HERE.clear()
             with contextlib.suppress(OSError):
                 client.sendall(answer)
+            command = os.fsdecode(fields[1].partition(b"\0")[0])
+            debug(f"watch: ran engram {command} for a reader")  # with the watcher's own ENGRAM_DEBUG=1
 
     @property
     def settling(self) -> bool:
