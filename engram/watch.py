@@ -253,9 +253,10 @@ def _loop(watcher: Watcher, listener: socket.socket) -> None:
     while True:
         settling = watcher.settling
         readable, _, _ = select.select(sources, [], [], SETTLE_S if settling else None)
-        if watcher.done_r in readable and watcher.worker is not None:
+        if watcher.done_r in readable:
             os.read(watcher.done_r, 64)
-            watcher.worker.join()  # it has only its return left: `busy` is False from here
+            if watcher.worker is not None:
+                watcher.worker.join()  # it has only its return left: `busy` is False from here
         if watcher.inotify.fd in readable:
             watcher.read_events()
         if listener in readable:

@@ -339,3 +339,15 @@ def test_the_client_reads_as_much_of_a_hook_s_stdin_as_the_hook_itself() -> None
 
     assert remote.MAX_HOOK_STDIN == hook.MAX_PAYLOAD_BYTES + 1
     assert (remote.ROOT_DIR, remote.SOCKET) == (sources.ROOT_DIR, sources.WATCH_SOCKET)
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def test_an_idle_watcher_sleeps(watched: Watch) -> None:
+    watched.load("deploy")  # one refresh and one call behind it
+    before = _cpu_seconds(watched.proc.pid)
+    time.sleep(1.5)
+    assert _cpu_seconds(watched.proc.pid) - before < 0.1
