@@ -6,8 +6,8 @@ in-process with them and sends back the exit code, stdout and stderr. Where no w
 at once (none runs, its socket is stale, another root is nearer) the command runs here, as it
 always does. Two steps keep a command from running twice: the watcher says it is ready to run
 it ("A"), the client says go ("G"); a client that gave up before that runs the command itself,
-and one that said go waits for the answer. A watcher running other code than the client's (engram
-was upgraded since it started) declines, and stops. Stdlib only, and only `_socket` beyond what the
+and one that said go waits for the answer. A watcher of another install of engram declines; one
+running other code than the client's (engram was upgraded since it started) declines, and stops. Stdlib only, and only `_socket` beyond what the
 entry point imports.
 """
 
@@ -45,14 +45,15 @@ def answered(command: str, argv: list[str]) -> int | None:
 
 
 def code_stamp() -> str:
-    """The size and mtime of every module of this engram: a watcher started before an upgrade (or an
-    edit of engram itself) runs other code, and must not answer for this one."""
+    """Where this engram is installed, then the size and mtime of each of its modules: a watcher of
+    another install leaves the call to this one, and one started before an upgrade (or an edit of
+    engram itself) runs other code and must not answer for this one."""
     package = os.path.dirname(os.path.abspath(__file__))
     parts = []
     for folder in (package, os.path.join(package, "hosts")):
         with os.scandir(folder) as entries:
             parts += [f"{e.name}:{e.stat().st_size}:{e.stat().st_mtime_ns}" for e in entries if e.name.endswith(".py")]
-    return ";".join(sorted(parts))
+    return package + "\n" + ";".join(sorted(parts))
 
 
 def _nearest_socket(start: str) -> str | None:

@@ -30,7 +30,7 @@ from .entry import run_read
 from .errors import EngramError, debug, out, say
 from .freshness import FRESH, VOUCHED_HERE, file_stamp, watch_address, watcher_answers
 from .remote import GO, READY, RUN, code_stamp, decode, encode
-from .sources import MEMORY_FOLDERS, WATCH_SOCKET, Root
+from .sources import MEMORY_FOLDERS, ROOT_DIR, WATCH_SOCKET, Root
 from .workspace import Workspace
 
 # inotify(7)
@@ -109,7 +109,8 @@ class Watcher:
         self.done_r, self.done_w = os.pipe()  # the worker's "finished": wakes the loop at once
         # readers, the changes their answer must cover, and the command to run for them (None: a question)
         self.waiting: list[tuple[socket.socket, int, list[bytes] | None]] = []
-        self.code = code_stamp().encode()  # the code this process runs (`remote.code_stamp`)
+        # the code this process runs (`remote.code_stamp`): where it is installed, and its modules
+        self.package, _, self.modules = code_stamp().encode().partition(b"\n")
 
     def watch_all(self) -> None:
         self.inotify.add(self.root.path, ROOT_EVENTS)
@@ -179,7 +180,10 @@ class Watcher:
         """Run a reader's command here once it says go (`remote`), with the index vouched for; a call
         from other engram code stops the watcher, one from a folder that is gone is declined."""
         with client:
-            if fields[0] != self.code:
+            package, _, modules = fields[0].partition(b"\n")
+            if package != self.package:
+                return  # another install of engram: it runs the call itself
+            if modules != self.modules:
                 raise CodeChanged
             if not os.path.isdir(fields[2]):
                 return
@@ -222,6 +226,8 @@ class Watcher:
 
 def serve(ws: Workspace) -> int:
     """Watch until interrupted (Ctrl-C, SIGTERM); a line when it starts and one per failed refresh."""
+    if not os.path.isdir(ws.root.path):
+        raise EngramError(f"no {ROOT_DIR} here or above; `engram init` creates one")
     if watcher_answers(ws.root):
         raise EngramError(f"another engram watch is running for {ws.root.path}")
     watcher = Watcher(ws)

@@ -351,3 +351,26 @@ def test_an_idle_watcher_sleeps(watched: Watch) -> None:
     before = _cpu_seconds(watched.proc.pid)
     time.sleep(1.5)
     assert _cpu_seconds(watched.proc.pid) - before < 0.1
+
+
+def test_a_watcher_of_another_install_leaves_the_call_to_the_caller_and_keeps_running(watched: Watch) -> None:
+    code = (
+        "import sys, engram.remote as remote\n"
+        "ours = remote.code_stamp\n"
+        "remote.code_stamp = lambda: '/another/install' + ours()[ours().index(chr(10)):]\n" + PROBE
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "load", "deploy"], cwd=watched.project.path,
+        env=engram_env(watched.project.cfg), capture_output=True, text=True,
+    )  # fmt: skip
+    assert "version ONE" in proc.stdout and proc.stderr.split()[1] == "True"  # run by the caller
+    assert watched.proc.poll() is None
+    assert VOUCHED in watched.load("deploy")[1]
+
+
+def test_outside_a_project_it_says_how_to_make_one(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [ENGRAM_BIN, "watch"], cwd=tmp_path, env=engram_env(tmp_path / "cfg"), capture_output=True, text=True
+    )
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr == "engram: error: no .agents/.engram here or above; `engram init` creates one\n"
