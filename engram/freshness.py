@@ -1,7 +1,9 @@
 """Is an index up to date with its sources? Stdlib only: `load` asks this on every call.
 
 A file whose size, mtime and ctime match the index is taken as unchanged; one
-whose stat differs is hashed, so touching a file is not a change.
+whose stat differs is hashed, so touching a file is not a change. Where an
+`engram watch` of the root runs, it is asked first (`watcher_vouches`): its
+answer spares the walk over every file.
 """
 
 from __future__ import annotations

@@ -57,7 +57,9 @@ def code_stamp() -> str:
 
 
 def _nearest_socket(start: str) -> str | None:
-    """The watcher socket of the memory root `find_project` would pick first; None when that root has none."""
+    """The watcher socket of the memory root `find_project` would pick first; None when that root has
+    none, or lies deeper than a socket address can name (about 100 bytes: its calls run here, and
+    still skip the walk through `freshness.watch_address`)."""
     folder = start
     while True:
         root = os.path.join(folder, ROOT_DIR)
