@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 
-from .errors import EngramError, error, say
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def main() -> None:
@@ -43,6 +44,8 @@ def run_read(command: str, argv: list[str]) -> int:
 def guarded(command: Callable[[list[str]], int], argv: list[str]) -> int:
     """The command's exit code; an `EngramError` is its one line and exit code, any other exception one
     line naming its type (a traceback only with ENGRAM_DEBUG=1)."""
+    from .errors import EngramError, error, say  # here: a call a watcher answers needs none of it (`remote`)
+
     try:
         return command(argv)
     except KeyboardInterrupt:

@@ -179,7 +179,8 @@ try:
     main()
 except SystemExit as exc:
     code = exc.code
-print(code, "engram.load" in sys.modules, "engram.hook" in sys.modules, "socket" in sys.modules, file=sys.stderr)
+modules = ("engram.load", "engram.hook", "socket", "engram.errors")
+print(code, *(name in sys.modules for name in modules), file=sys.stderr)
 """
 
 
@@ -206,7 +207,7 @@ def test_the_watcher_runs_loads_and_hooks_and_their_output_is_a_process_s_own(wa
         _probe(project, env, "hook", "--host", "claude", stdin=payload),  # delivered once: "already loaded"
     ]
     for _, status in served:
-        assert status[1:] == ["False", "False", "False"]  # engram.load, engram.hook, socket
+        assert status[1:] == ["False", "False", "False", "False"]  # engram.load, engram.hook, socket, engram.errors
     watched.stop()
     (project.root / "state.db").unlink()  # the hook's session starts again
     here = [
@@ -228,7 +229,7 @@ def test_a_hook_for_another_project_is_answered_for_that_project(watched: Watch,
         f'{{"session_id": "s9", "cwd": "{other.path}", "hook_event_name": "UserPromptSubmit", "prompt": "rollback"}}'
     )
     stdout, status = _probe(watched.project, engram_env(watched.project.cfg), "hook", "--host", "claude", stdin=payload)
-    assert "Roll back the canary." in stdout and status[1:] == ["False", "False", "False"]
+    assert "Roll back the canary." in stdout and status[1:] == ["False", "False", "False", "False"]
 
 
 def test_a_watcher_running_older_code_declines_and_stops(watched: Watch) -> None:
