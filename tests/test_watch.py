@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import stat
@@ -375,3 +376,19 @@ def test_outside_a_project_it_says_how_to_make_one(tmp_path: Path) -> None:
     )
     assert (proc.returncode, proc.stdout) == (1, "")
     assert proc.stderr == "engram: error: no .agents/.engram here or above; `engram init` creates one\n"
+
+
+def test_garbage_on_the_socket_is_dropped_and_the_watcher_keeps_serving(watched: Watch) -> None:
+    import socket
+
+    for junk in (b"GET / HTTP/1.1\r\n\r\n", b"run\n12:short,", b"\xff" * 100, b""):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+            client.settimeout(5)
+            client.connect(str(watched.project.root / "watch.sock"))
+            client.sendall(junk)
+            client.shutdown(socket.SHUT_WR)
+            with contextlib.suppress(OSError):
+                client.recv(100)
+    assert watched.proc.poll() is None
+    stdout, stderr = watched.load("deploy")
+    assert "version ONE" in stdout and VOUCHED in stderr
