@@ -392,3 +392,25 @@ def test_garbage_on_the_socket_is_dropped_and_the_watcher_keeps_serving(watched:
     assert watched.proc.poll() is None
     stdout, stderr = watched.load("deploy")
     assert "version ONE" in stdout and VOUCHED in stderr
+
+
+@pytest.mark.parametrize("host, payload", [
+    ("claude", {"hook_event_name": "UserPromptSubmit", "prompt": "deploy"}),
+    ("codex", {"hook_event_name": "UserPromptSubmit", "prompt": "deploy", "turn_id": "t1"}),
+    ("gemini", {"hook_event_name": "BeforeAgent", "prompt": "deploy"}),
+    ("cursor", {"hook_event_name": "sessionStart", "conversation_id": "c1"}),
+])  # fmt: skip
+def test_every_host_s_hook_answers_the_same_served_or_not(watched: Watch, host: str, payload: dict) -> None:
+    import json
+
+    project, env = watched.project, engram_env(watched.project.cfg)
+    watched.project.write("always-on", "Session conventions.", tags=["session-start", "deploy"])
+    stdin = json.dumps(
+        {"session_id": "s1", "cwd": str(project.path), "workspace_roots": [str(project.path)], **payload}
+    )
+    served = _probe(project, env, "hook", "--host", host, stdin=stdin)
+    watched.stop()
+    (project.root / "state.db").unlink()
+    here = _probe(project, env, "hook", "--host", host, stdin=stdin)
+    assert served[1][1:] == ["False", "False", "False", "False"] and here[1][2] == "True"
+    assert served[0] == here[0] and served[0].strip() not in ("", "{}")
