@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -274,3 +275,29 @@ def gemini_env(home: Path, mock: Mock, projects: list[Path]) -> dict[str, str]:
         json.dumps({str(p): "TRUST_FOLDER" for p in projects}), encoding="utf-8"
     )
     return base_env(home) | {"GEMINI_API_KEY": "mock-key", "GOOGLE_GEMINI_BASE_URL": mock.url}
+
+
+WATCH_LOG = "watch.log"  # beside the project: what `engram watch` (ENGRAM_DEBUG=1) says it ran
+RELEASE_RULE = Path(".agents", ".engram", "rules", "release-checklist.md")
+SERVED = "engram: watch: ran engram hook for a reader"
+
+
+@contextmanager
+def watching(engram: str, project: Path, env: dict[str, str]) -> Iterator[Path]:
+    """`engram watch` running in the project while the block runs; its log's path."""
+    log_path = project.parent / WATCH_LOG
+    with log_path.open("w") as log:
+        watcher = subprocess.Popen(
+            [engram, "watch"], cwd=project, env={**env, "ENGRAM_DEBUG": "1"}, stdout=subprocess.PIPE, stderr=log
+        )
+        assert watcher.stdout is not None and watcher.stdout.readline().startswith(b"watching ")
+        try:
+            yield log_path
+        finally:
+            watcher.terminate()
+            watcher.wait(timeout=30)
+
+
+def edit_release_rule(project: Path, marker: str) -> None:
+    rule = project / RELEASE_RULE
+    rule.write_text(rule.read_text(encoding="utf-8").replace("then tag and push", f"then tag, push and {marker}"))

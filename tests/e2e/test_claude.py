@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -142,33 +141,19 @@ def test_hook_rules_read_and_write_events(claude_hook_rules: Claude) -> None:
 @pytest.fixture(scope="module")
 def claude_watched(
     hosts_installed: None, engram_bin: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[Claude, subprocess.Popen]]:
-    """A linked project with `engram watch` running in it (its ENGRAM_DEBUG says what it ran)."""
+) -> Iterator[Claude]:
+    """A linked project with `engram watch` running in it."""
     host = Claude(tmp_path_factory.mktemp("claude-watched"), engram_bin, "native")
-    log = (host.project.parent / "watch.log").open("w")
-    watcher = subprocess.Popen(
-        [engram_bin, "watch"], cwd=host.project, env={**host.env, "ENGRAM_DEBUG": "1"},
-        stdout=subprocess.PIPE, stderr=log,
-    )  # fmt: skip
-    assert watcher.stdout is not None and watcher.stdout.readline().startswith(b"watching ")
-    try:
-        for served in harness.serving(host):
-            yield served, watcher
-    finally:
-        watcher.terminate()
-        watcher.wait(timeout=30)
-        log.close()
+    with harness.watching(engram_bin, host.project, host.env):
+        yield from harness.serving(host)
 
 
-def test_with_engram_watch_running_the_hooks_are_answered_by_it_and_see_an_edit_at_once(
-    claude_watched: tuple[Claude, subprocess.Popen],
-) -> None:
-    host, _ = claude_watched
+def test_with_engram_watch_running_the_hooks_are_answered_by_it_and_see_an_edit_at_once(claude_watched: Claude) -> None:
+    host = claude_watched
     _, requests = host.prompt("how do I cut a release?")
     assert copies(requests[-1], SESSION) == 1 and copies(requests[-1], RELEASE) == 1
-    rule = host.project / ".agents" / ".engram" / "rules" / "release-checklist.md"
-    rule.write_text(rule.read_text(encoding="utf-8").replace("then tag and push", "then tag, push and WATCHEDIT"))
+    harness.edit_release_rule(host.project, "WATCHEDIT")
     _, requests = host.prompt("how do I cut a release?")  # a new session, right after the edit
     assert "WATCHEDIT" in harness.body_text(requests[-1])
-    ran = (host.project.parent / "watch.log").read_text()
-    assert ran.count("engram: watch: ran engram hook for a reader") >= 4  # two sessions' start and prompt
+    served = (host.project.parent / harness.WATCH_LOG).read_text().count(harness.SERVED)
+    assert served >= 4  # two sessions' start and prompt

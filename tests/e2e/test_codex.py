@@ -78,3 +78,19 @@ def test_auto_compaction_resets_the_delivered_set(codex: Codex) -> None:
         codex.configure()
     assert any("context_limit" in harness.body_text(e) for e in codex.mock.entries(since))  # Codex compacted
     assert harness.delivered(codex.project, "codex")[session] == {"workspace:session-notes"}
+
+
+def test_with_engram_watch_running_the_hooks_are_answered_by_it_and_see_an_edit_at_once(
+    hosts_installed: None, engram_bin: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    host = Codex(tmp_path_factory.mktemp("codex-watched"), engram_bin)
+    try:
+        with harness.watching(engram_bin, host.project, host.env):
+            _, requests = host.exec("how do I cut a release?")
+            assert copies(requests[-1], SESSION) == 1 and copies(requests[-1], RELEASE) == 1
+            harness.edit_release_rule(host.project, "WATCHEDIT")
+            _, requests = host.exec("how do I cut a release?")
+            assert "WATCHEDIT" in harness.body_text(requests[-1])
+        assert (host.project.parent / harness.WATCH_LOG).read_text().count(harness.SERVED) >= 4
+    finally:
+        host.mock.stop()
