@@ -31,7 +31,7 @@ from .errors import EngramError, debug, out, say
 from .freshness import FRESH, VOUCHED_HERE, file_stamp, watch_address, watcher_answers
 from .remote import GO, READY, RUN, code_stamp, decode, encode
 from .sources import MEMORY_FOLDERS, ROOT_DIR, WATCH_SOCKET, Root
-from .workspace import Workspace
+from .workspace import Workspace, open_workspace
 
 # inotify(7)
 IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8
@@ -215,7 +215,8 @@ class Watcher:
     def refresh(self, started: int) -> None:
         """Index what changed until `started` (a change during the refresh keeps one pending)."""
         try:
-            compile_root(self.root, self.ws.config)
+            config = open_workspace(self.root.project).config  # as edited since: the ignore rules are in it
+            compile_root(self.root, config)
             self.stamp, self.indexed = file_stamp(self.root.index_path), started
         except (EngramError, OSError) as exc:
             say(f"cannot refresh the index: {exc}")

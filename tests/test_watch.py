@@ -414,3 +414,15 @@ def test_every_host_s_hook_answers_the_same_served_or_not(watched: Watch, host: 
     here = _probe(project, env, "hook", "--host", host, stdin=stdin)
     assert served[1][1:] == ["False", "False", "False", "False"] and here[1][2] == "True"
     assert served[0] == here[0] and served[0].strip() not in ("", "{}")
+
+
+def test_a_config_edited_while_it_runs_is_the_one_it_indexes_with(watched: Watch) -> None:
+    """`ignore.also` is read anew for each refresh: the index it vouches for leaves the memory out."""
+    project = watched.project
+    project.write("rollback", "Roll back the canary.", tags=["deploy"])
+    assert "Roll back the canary." in watched.load("deploy rollback")[0]
+    project.config({"ignore": {"also": ["rules/rollback.md"]}})
+    for _ in range(3):  # the call that sees the new rules, then the watcher's own refreshes behind it
+        stdout, stderr = watched.load("deploy rollback")
+        assert "Roll back the canary." not in stdout and "version ONE" in stdout
+    assert VOUCHED in stderr
