@@ -97,9 +97,8 @@ class Inotify:
 class Watcher:
     """The watches, the changes seen, and the stamp of the index a refresh last made current."""
 
-    def __init__(self, ws: Workspace) -> None:
-        self.ws = ws
-        self.root: Root = ws.root
+    def __init__(self, root: Root) -> None:
+        self.root = root
         self.inotify = Inotify()
         self.changes = 0  # changes seen
         self.indexed = -1  # `changes` when the last refresh that succeeded started
@@ -231,7 +230,7 @@ def serve(ws: Workspace) -> int:
         raise EngramError(f"no {ROOT_DIR} here or above; `engram init` creates one")
     if watcher_answers(ws.root):
         raise EngramError(f"another engram watch is running for {ws.root.path}")
-    watcher = Watcher(ws)
+    watcher = Watcher(ws.root)
     listener = _listen(ws.root)
     signal.signal(signal.SIGTERM, _interrupt)
     try:
