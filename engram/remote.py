@@ -113,17 +113,17 @@ def _print_answer(client: socket, hook: bool) -> int:
     client.settimeout(RUN_TIMEOUT_S)
     try:
         code, stdout, stderr = decode(_read_all(client))
-        sys.stdout.buffer.write(stdout)
-        sys.stdout.flush()
-        sys.stderr.buffer.write(stderr)
-        sys.stderr.flush()
-        return int(code)
+        exit_code = int(code)
     except (OSError, ValueError):
-        if hook:
-            sys.stdout.write("{}\n")
-            return 0
-        sys.stderr.write("engram: error: engram watch stopped while answering; run the command again\n")
-        return 1
+        exit_code, stdout = (0, b"{}\n") if hook else (1, b"")
+        stderr = b"" if hook else b"engram: error: engram watch stopped while answering; run the command again\n"
+    try:
+        for stream, data in ((sys.stdout, stdout), (sys.stderr, stderr)):
+            stream.buffer.write(data)
+            stream.flush()
+    except (OSError, ValueError, AttributeError):  # the caller closed its end: nobody reads the answer
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so the flush at exit has nothing to fail on
+    return exit_code
 
 
 def _read_all(client: socket) -> bytes:
