@@ -142,7 +142,6 @@ def file_stamp(path: str) -> str | None:
     return f"{st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}"
 
 
-FRESH = b"fresh?\n"  # the question; `remote.RUN` starts a command instead
 # Inside `engram watch`, running a reader's command: the stamp it vouches for, per root path.
 VOUCHED_HERE: dict[str, str] = {}
 WATCH_TIMEOUT_S = 0.8  # a watcher indexing an edit answers when done: as long as an inline refresh may take
@@ -165,19 +164,15 @@ def watcher_answers(root: Root) -> bytes | None:
     """The answer of the root's watcher, None when none answers (no socket, or one left by a watcher that died)."""
     if not os.path.exists(os.path.join(root.path, WATCH_SOCKET)):
         return None
-    import _socket  # the C module: `socket` costs 7 ms of imports (enum, selectors)
+    from .remote import FRESH, connect
 
-    from .remote import same_user
-
-    client = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    with watch_address(root) as address:
+        client = connect(address, WATCH_TIMEOUT_S)
+    if client is None:
+        return None
     try:
-        with watch_address(root) as address:
-            client.settimeout(WATCH_TIMEOUT_S)
-            client.connect(address)
-            if not same_user(client):
-                return None
-            client.sendall(FRESH)
-            return client.recv(WATCH_ANSWER_BYTES)
+        client.sendall(FRESH)
+        return client.recv(WATCH_ANSWER_BYTES)
     except OSError:
         return None
     finally:

@@ -26,7 +26,8 @@ SOCKET = "watch.sock"  # sources.WATCH_SOCKET
 MAX_HOOK_STDIN = 8 * 1024 * 1024 + 1  # hook.MAX_PAYLOAD_BYTES + 1 (a test holds them equal): more is refused there
 READY_TIMEOUT_S = 0.8  # the watcher answers once it has indexed every edit made before the question
 RUN_TIMEOUT_S = 55.0  # a host's hook timeout is 60 s: past this the command is given up
-RUN = b"run\n"
+RUN = b"run\n"  # a command to run; FRESH asks only whether the index is current (`freshness`)
+FRESH = b"fresh?\n"
 READY, GO = b"A", b"G"
 
 
@@ -73,15 +74,11 @@ def _nearest_socket(start: str) -> str | None:
 
 
 def _ask(path: str, request: bytes, hook: bool) -> int | None:
-    import _socket  # the C module: `socket` costs 7 ms of imports (enum, selectors) on every call
-
-    client = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    client = connect(path, READY_TIMEOUT_S)
+    if client is None:
+        return None
     try:
         try:
-            client.settimeout(READY_TIMEOUT_S)
-            client.connect(path)
-            if not same_user(client):
-                return None
             client.sendall(request)
             if client.recv(1) != READY:
                 return None
@@ -91,6 +88,23 @@ def _ask(path: str, request: bytes, hook: bool) -> int | None:
         return _print_answer(client, hook)
     finally:
         client.close()
+
+
+def connect(address: str, timeout: float) -> socket | None:
+    """A connection to the watcher at ``address``, None when none listens there or it runs as
+    another user (`same_user`)."""
+    import _socket  # the C module: `socket` costs 7 ms of imports (enum, selectors) on every call
+
+    client = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        client.settimeout(timeout)
+        client.connect(address)
+        if same_user(client):
+            return client
+    except OSError:
+        pass
+    client.close()
+    return None
 
 
 def same_user(client: socket) -> bool:

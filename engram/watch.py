@@ -28,8 +28,8 @@ from collections.abc import Iterator
 from .compile import compile_root
 from .entry import run_read
 from .errors import EngramError, debug, out, say
-from .freshness import FRESH, VOUCHED_HERE, file_stamp, watch_address, watcher_answers
-from .remote import GO, READY, RUN, code_stamp, decode, encode
+from .freshness import VOUCHED_HERE, file_stamp, watch_address, watcher_answers
+from .remote import FRESH, GO, READY, RUN, code_stamp, decode, encode
 from .sources import MEMORY_FOLDERS, ROOT_DIR, WATCH_SOCKET, Root
 from .workspace import Workspace, open_workspace
 
@@ -163,9 +163,10 @@ class Watcher:
         uncovered (they check for themselves); refresh for the others."""
         still = []
         for client, needed, run in self.waiting:
-            if self.current(needed) and run is None:
+            current = self.current(needed)
+            if current and run is None:
                 _send(client, f"clean {self.stamp}\n".encode())
-            elif self.current(needed) and not self.busy and run is not None:
+            elif current and not self.busy and run is not None:
                 self.run(client, run)
             elif self.busy or self.tried < needed:
                 still.append((client, needed, run))
