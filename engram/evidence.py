@@ -52,6 +52,10 @@ VOCAB_ROWS = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_rows USING fts5voca
 VOCAB_INSTANCES = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_instances USING fts5vocab(main, memories_fts, instance)"
 )
+VOCAB_COLUMNS = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_columns USING fts5vocab(main, memories_fts, col)"
+COLUMN_DF_SQL = "SELECT col, doc FROM temp.engram_columns WHERE term = ?"
+COUNT_MATCH_SQL = "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?"
+STRONG_FILTER = "{" + " ".join(COLUMNS[column] for column in sorted(STRONG_COLUMNS)) + "}"
 DF_SQL = "SELECT doc FROM temp.engram_rows WHERE term = ?"
 PREFIX_DF_SQL = "SELECT max(doc) FROM temp.engram_rows WHERE term >= ? AND term < ?"
 INSTANCES_SQL = "SELECT doc, col, count(*) FROM temp.engram_instances WHERE term = ? GROUP BY doc, col"
@@ -102,22 +106,30 @@ class Evidence:
         self.name_holders: dict[int, int] = {}  # per anchor, the memories holding it in the id or tags
         self.strong: set[int] = set()  # the anchors some memory holds in a strong field
         self.first: dict[int, float] = {}  # per memory, the cheap first score `window` ranks by
-        self.estimates = [_estimated_df(conn, anchor) for anchor in anchors]  # memories holding each, about
+        self.reach: list[str] = []  # an FTS5 phrase of each term read in full: what `found` holds
+        self.reach_rows = 0  # how many memories those terms reach, counted once per anchor
+        self.presence: dict[int, list[set[int]]] = {}  # per broad anchor, per column, the memories holding it
+        self.counted: set[int] = set()  # the memories whose counts of broad anchors are made (`score`)
+        self.term_df: dict[str, int] = {}  # memories holding a term: fts5vocab counts them by reading its doclist
+        self.estimates = [_estimated_df(conn, anchor, self.term_df) for anchor in anchors]  # about, per anchor
         # A word no memory holds, long enough to be a stem of its own (`memoize`), finds the longer
         # words of its family (`memoization`) as a prefix.
         unknown = [i for i, a in enumerate(anchors) if not self.estimates[i] and _can_be_prefix(a)]
         self.prefixed = set(unknown[:PREFIX_LOOKUPS])  # the first ones: a pasted log has hundreds
         for i in self.prefixed:
-            self.estimates[i] = _estimated_df(conn, anchors[i], prefix=True)
+            self.estimates[i] = _estimated_df(conn, anchors[i], self.term_df, prefix=True)
         held = sorted((i for i, df in enumerate(self.estimates) if df), key=self.estimates.__getitem__)
         self.looked_up = set(held[:LOOKED_UP])
         broad_from = max(BROAD_DF, BROAD_SHARE * self.total)
-        broad = [i for i in held[:LOOKED_UP] if _can_be_broad(anchors[i]) and self.estimates[i] > broad_from]
+        broad = [
+            i for i in held[:LOOKED_UP]
+            if _can_be_broad(anchors[i]) and i not in self.prefixed and self.estimates[i] > broad_from
+        ]  # fmt: skip
         self.df = [0] * len(anchors)
         for index in sorted(self.looked_up.difference(broad)):
             self.df[index] = self._add(conn, index, anchors[index])
-        for index in broad:  # rarest first: read in full while the rarer anchors reach too few memories to judge
-            self.df[index] = self._add(conn, index, anchors[index], broad=len(self.found) >= WINDOW)
+        for index in broad:  # rarest first: joining them while they reach too few memories to judge
+            self.df[index] = self._add(conn, index, anchors[index], broad=True, whole=len(self.found) < WINDOW)
         self.idf = [idf(self.total, df) for df in self.df]
         self.top_idf = idf(self.total, 1)  # a word only one memory holds: what `specificity` scales to
 
@@ -125,10 +137,13 @@ class Evidence:
         """An anchor's IDF as a share of the highest one this folder allows: comparable across folder sizes."""
         return self.idf[anchor] / self.top_idf if self.df[anchor] and self.top_idf else 0.0
 
-    def _add(self, conn: sqlite3.Connection, index: int, anchor: Anchor, broad: bool = False) -> int:
+    def _add(
+        self, conn: sqlite3.Connection, index: int, anchor: Anchor, broad: bool = False, whole: bool = False
+    ) -> int:
         """Record the anchor's counts in every memory holding it; return how many do. On the way,
         what whole-folder passes would otherwise count: name holders, strong anchors, first scores.
-        A ``broad`` anchor's word (`BROAD_DF`) is recorded by `_add_broad`, its glued names here."""
+        A ``broad`` anchor's word (`BROAD_DF`) is recorded by `_add_broad` (``whole``: its holders
+        join `found`), its glued names here."""
         word = anchor.word
         prefix = word.prefix or index in self.prefixed
         terms = [] if broad else [(term, prefix, False) for term in word.terms]
@@ -156,9 +171,8 @@ class Evidence:
                     if column in STRONG_COLUMNS:
                         strong_rows.add(rowid)
                 counts[column] += count * scale
-        holders, strong_elsewhere = len(held), False
-        if broad:
-            holders, strong_elsewhere = self._add_broad(conn, word.terms[0], weight, held, named, strong_rows)
+            self.reach.append(_phrase(term, prefix, strong_only))
+        self.reach_rows += len(held)
         found_all, one_word = self.found, 0 if anchor.pair else 1
         for rowid, counts in held.items():
             found = found_all.get(rowid)
@@ -168,35 +182,83 @@ class Evidence:
             found.words += one_word
         for rowid in strong_rows:
             found_all[rowid].strong = True
-        if named:
-            self.name_holders[index] = len(named)
+        holders, name_holders, strong_elsewhere = len(held), len(named), False
+        if broad:
+            holders, name_holders, strong_elsewhere = self._add_broad(
+                conn, index, word.terms[0], weight, held, named, whole
+            )
+        if name_holders:
+            self.name_holders[index] = name_holders
         if strong_rows or strong_elsewhere:
             self.strong.add(index)
         return holders
 
     def _add_broad(
-        self, conn: sqlite3.Connection, term: str, weight: float, held: dict, named: set[int], strong_rows: set[int]
-    ) -> tuple[int, bool]:
-        """A broad word: which memories hold it in which column, from one FTS query per column (no
-        per-memory counts); recorded, one count per column, in the memories that rarer anchors or its
-        glued names reached. The name holders, how many memories hold it and whether one holds it in a
-        strong field (returned) cover the whole folder."""
-        columns = [_rowids(conn, f'{{{name}}}: "{term}"') for name in COLUMNS]
-        holders = set().union(*columns)
-        named |= columns[0] | columns[1]
-        first, reached = self.first, self.found.keys() | held.keys()
-        for column, holding in enumerate(columns):
-            bonus, strong = weight * COLUMN_WEIGHTS[column], column in STRONG_COLUMNS
-            for rowid in holding.intersection(reached):
-                counts = held.get(rowid)
-                if counts is None:
-                    counts = held[rowid] = [0.0] * len(COLUMNS)
-                if not counts[column]:
-                    first[rowid] = first.get(rowid, 0.0) + bonus
-                    if strong:
-                        strong_rows.add(rowid)
-                counts[column] += 1.0
-        return len(holders.union(held)), any(columns[column] for column in STRONG_COLUMNS)
+        self,
+        conn: sqlite3.Connection,
+        index: int,
+        term: str,
+        weight: float,
+        glued: dict,
+        named: set[int],
+        whole: bool,
+    ) -> tuple[int, int, bool]:
+        """A broad word: which memories hold it in which column, from one FTS query per column that
+        holds it, recorded as one count per column (`presence`, made counts by `score`). While rarer
+        anchors reach fewer than a WINDOW of memories its holders join them; after that it only adds
+        to the memories they (or its ``glued`` names) reached, and FTS5 intersects it with their terms
+        (`reach`) where that is the shorter read, skipping through its long doclist. Returned, over
+        the whole folder: how many memories hold it, how many in their id or tags, and whether one
+        holds it in a strong field."""
+        conn.execute(VOCAB_COLUMNS)
+        column_df = dict(tuple_cursor(conn).execute(COLUMN_DF_SQL, (term,)))
+        phrase, reached = _phrase(term), self.found.keys()
+        columns: list[set[int]] = []
+        for name in COLUMNS:
+            docs = column_df.get(name, 0)
+            if not docs:
+                columns.append(set())
+            elif whole:
+                columns.append(_rowids(conn, f"{{{name}}}: {phrase}"))
+            elif self.reach_rows < docs:
+                columns.append(_rowids(conn, f"{{{name}}}: {phrase} AND ({' OR '.join(self.reach)})"))
+            else:
+                columns.append(_rowids(conn, f"{{{name}}}: {phrase}").intersection(reached))
+        holding = set().union(*columns)
+        self._record_presence(index, weight, columns, holding, glued)
+        if whole:
+            self.reach.append(phrase)
+            self.reach_rows += len(holding)
+        name_docs = [column_df.get(name, 0) for name in COLUMNS[:2]]
+        if all(name_docs):  # held in ids and in tags: FTS5 counts the memories holding it in either
+            match = f"{{{COLUMNS[0]} {COLUMNS[1]}}}: {phrase}"
+            (name_holders,) = tuple_cursor(conn).execute(COUNT_MATCH_SQL, (match,)).fetchone()
+        else:
+            name_holders = sum(name_docs)
+        name_holders += len(named.difference(columns[0], columns[1]))  # its glued names' holders without it
+        strong_elsewhere = any(column_df.get(COLUMNS[column]) for column in STRONG_COLUMNS)
+        return _df(conn, term, self.term_df) + len(glued.keys() - holding), name_holders, strong_elsewhere
+
+    def _record_presence(
+        self, index: int, weight: float, columns: list[set[int]], holding: set[int], glued: dict
+    ) -> None:
+        """A broad word's holders (``columns``, per column) in `found`: their first scores, held words
+        and strong fields now, their counts when scored. Set operations and one addition per memory and
+        column: thousands of memories hold such a word."""
+        found_all, first = self.found, self.first
+        for rowid in holding.difference(found_all):
+            found_all[rowid] = Found(rowid)
+        for rowid in holding.difference(glued):  # a glued name's holder already counts the anchor
+            found_all[rowid].words += 1
+        for column, rows in enumerate(columns):
+            counted = [rowid for rowid, counts in glued.items() if counts[column]]  # by a glued name
+            bonus = weight * COLUMN_WEIGHTS[column]
+            for rowid in rows.difference(counted) if counted else rows:
+                first[rowid] = first.get(rowid, 0.0) + bonus
+            if column in STRONG_COLUMNS:
+                for rowid in rows:
+                    found_all[rowid].strong = True
+        self.presence[index] = columns
 
     def window(self, rowids: list[int]) -> list[int]:
         """The WINDOW memories worth scoring, by a cheap first score (`_add`): the IDF of each anchor
@@ -205,7 +267,8 @@ class Evidence:
         return sorted(rowids, key=self.first.__getitem__, reverse=True)[:WINDOW] if len(rowids) > WINDOW else rowids
 
     def score(self, conn: sqlite3.Connection, rowids: list[int]) -> None:
-        """BM25F of some memories over the anchors each holds."""
+        """BM25F of some memories over the anchors each holds (broad ones' counts made here)."""
+        self._count_presence(rowids)
         lengths = _lengths(conn, rowids)
         rows = max(1, self.total)
         averages = [max(1.0, total / rows) for total in self.averages[1:]] or [1.0] * len(COLUMNS)
@@ -219,6 +282,19 @@ class Evidence:
                 for anchor, counts in found.counts.items()
             )
 
+    def _count_presence(self, rowids: list[int]) -> None:
+        """Some memories' counts of the broad anchors they hold: one per column holding it, added to
+        what a glued name of the anchor counted (once a memory: scoring it again adds nothing)."""
+        rowids = [rowid for rowid in rowids if rowid not in self.counted]
+        self.counted.update(rowids)
+        for index, columns in self.presence.items():
+            for rowid in rowids:
+                held = [1.0 if rowid in rows else 0.0 for rows in columns]
+                if any(held):
+                    counts = self.found[rowid].counts
+                    glued = counts.get(index)
+                    counts[index] = [a + b for a, b in zip(glued, held)] if glued else held
+
 
 def _saturate(weighted: float) -> float:
     return weighted * (K1 + 1) / (weighted + K1)
@@ -227,6 +303,19 @@ def _saturate(weighted: float) -> float:
 def idf(total: int, df: int | float) -> float:
     """BM25's IDF, never negative (a word in most memories weighs little, not less than nothing)."""
     return math.log(1 + (total - df + 0.5) / (df + 0.5))
+
+
+def _phrase(term: str, prefix: bool = False, strong_only: bool = False) -> str:
+    """A term as an FTS5 query: quoted (the index holds it as one token), as a prefix, in strong fields."""
+    quoted = '"' + term.replace('"', '""') + '"' + (" *" if prefix else "")
+    return f"{STRONG_FILTER}: {quoted}" if strong_only else quoted
+
+
+def _df(conn: sqlite3.Connection, term: str, known: dict[str, int]) -> int:
+    """How many memories hold the term (the row vocabulary), remembered in ``known``."""
+    if term not in known:
+        known[term] = next(iter(tuple_cursor(conn).execute(DF_SQL, (term,)).fetchone() or ()), 0)
+    return known[term]
 
 
 def _rowids(conn: sqlite3.Connection, match: str) -> set[int]:
@@ -243,7 +332,7 @@ def _can_be_prefix(anchor: Anchor) -> bool:
     return _can_be_broad(anchor) and len(anchor.word.terms[0]) >= PREFIX_FROM and anchor.word.terms[0].isalpha()
 
 
-def _estimated_df(conn: sqlite3.Connection, anchor: Anchor, prefix: bool = False) -> int:
+def _estimated_df(conn: sqlite3.Connection, anchor: Anchor, known: dict[str, int], prefix: bool = False) -> int:
     """How many memories hold the anchor's likeliest term: one lookup in the row vocabulary. The word's
     terms are looked up as prefixes where `_add` reads them so (``prefix``), its glued names never."""
     as_prefix = anchor.word.prefix or prefix
@@ -252,7 +341,7 @@ def _estimated_df(conn: sqlite3.Connection, anchor: Anchor, prefix: bool = False
         if wide:
             (df,) = tuple_cursor(conn).execute(PREFIX_DF_SQL, (term, term + "\uffff")).fetchone()
         else:
-            df = next(iter(tuple_cursor(conn).execute(DF_SQL, (term,)).fetchone() or ()), 0)
+            df = _df(conn, term, known)
         best = max(best, df or 0)
     return best
 

@@ -223,15 +223,19 @@ def test_below_the_fitted_folder_size_the_task_decision_stays_out(tmp_path) -> N
 
 
 def _evidence(project: Path, task: str) -> tuple[evidence.Evidence, dict[int, str]]:
+    """The evidence of a task, every memory it reaches scored (a broad word's counts are made then)."""
     conn = open_layers(open_workspace(str(project)), None, [])[0].conn
     anchors = [a for a in anchors_of(task)[0] if not a.is_type_word]
     ids = dict(conn.execute("SELECT rowid, id FROM memories"))
-    return evidence.Evidence(conn, anchors), ids
+    found = evidence.Evidence(conn, anchors)
+    found.score(conn, list(found.found))
+    return found, ids
 
 
 def test_a_broad_word_adds_to_what_rarer_words_reach(tmp_path, monkeypatch) -> None:
     """In a folder where a word is broad (`evidence.BROAD_DF`, lowered here) and rarer words reach a
-    window of memories, it is read per field, not per memory: what they reach holds the same evidence
+    window of memories, it is read per field, not per memory (intersected with them by FTS5 in the
+    fields where it is common, by a set where it is rare): what they reach holds the same evidence
     where the broad word appears once in a field, its counts over the folder stay exact, and a memory
     holding only broad words is no candidate."""
     from helpers import Project
@@ -246,6 +250,7 @@ def test_a_broad_word_adds_to_what_rarer_words_reach(tmp_path, monkeypatch) -> N
     project.index()
     task = "kestrel api endpoints"
     exact, ids = _evidence(project.path, task)
+    exact_broad_only, _ = _evidence(project.path, "api endpoints")
     monkeypatch.setattr(evidence, "BROAD_DF", 3)
     monkeypatch.setattr(evidence, "BROAD_SHARE", 0.0)
     monkeypatch.setattr(evidence, "WINDOW", 2)  # the two memories "kestrel" reaches are enough to judge
@@ -256,8 +261,10 @@ def test_a_broad_word_adds_to_what_rarer_words_reach(tmp_path, monkeypatch) -> N
         assert found.counts == exact.found[rowid].counts
         assert (found.words, found.strong) == (exact.found[rowid].words, exact.found[rowid].strong)
     assert (broad.df, broad.name_holders, broad.strong) == (exact.df, exact.name_holders, exact.strong)
-    only_broad, _ = _evidence(project.path, "api endpoints")  # the rarest broad word is read in full
-    assert sorted(only_broad.found) == sorted(r for r in exact.found if ids[r] != "kestrel-jobs")
+    assert broad.first == {r: exact.first[r] for r in broad.found}
+    only_broad, _ = _evidence(project.path, "api endpoints")  # the rarest broad word's holders join
+    assert sorted(only_broad.found) == sorted(exact_broad_only.found)
+    assert {r: f.words for r, f in only_broad.found.items()} == {r: f.words for r, f in exact_broad_only.found.items()}
 
 
 def test_only_the_first_unknown_words_are_looked_up_as_prefixes(rules) -> None:
