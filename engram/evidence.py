@@ -35,12 +35,14 @@ K1, B = 1.2, 0.75  # BM25's term saturation and length normalisation
 LOOKED_UP = 48
 # Memories scored with BM25F (by a cheap first score): far above any pack (load.limit <= 32).
 WINDOW = 128
-# An anchor more memories hold than this (and than BROAD_SHARE of the folder) is broad there
-# ("add", "api", "users" in a big folder): it weighs little, and reading where each of thousands of
-# memories holds it would cost more than the rest of routing. Once rarer anchors reach a WINDOW
-# of memories, such an anchor only adds to those, one count per field that holds it
-# (docs/routing.md). No bundled folder has a word this broad.
-BROAD_DF = 1000
+# An anchor more memories hold than this is read per field, not per memory: one count per field
+# that holds it instead of its occurrences, read with one FTS query per field. Reading each of
+# thousands of holders' occurrences was most of a query's cost in big folders; applied from 20
+# memories on over the 257-rule folders it moved no set's hit by more than 0.03 (docs/routing.md).
+PER_FIELD_DF = 1000
+# Such an anchor held by more than this share of the folder too is broad there ("add", "api",
+# "users" in a big folder): it weighs little. Once rarer anchors reach a WINDOW of memories, it
+# only adds to those (docs/routing.md). No bundled folder has a word this common.
 BROAD_SHARE = 0.05
 PREFIX_FROM = 6  # letters of a stem that may stand for its longer family (docs/routing.md)
 PREFIX_LOOKUPS = 16  # unknown words looked up as prefixes at most (a range query each, 0.2 ms at 10,000)
@@ -108,8 +110,8 @@ class Evidence:
         self.first: dict[int, float] = {}  # per memory, the cheap first score `window` ranks by
         self.reach: list[str] = []  # an FTS5 phrase of each term read in full: what `found` holds
         self.reach_rows = 0  # how many memories those terms reach, counted once per anchor
-        self.presence: dict[int, list[set[int]]] = {}  # per broad anchor, per column, the memories holding it
-        self.counted: set[int] = set()  # the memories whose counts of broad anchors are made (`score`)
+        self.presence: dict[int, list[set[int]]] = {}  # per anchor read per field, the memories holding it
+        self.counted: set[int] = set()  # the memories whose counts of those anchors are made (`score`)
         self.term_df: dict[str, int] = {}  # memories holding a term: fts5vocab counts them by reading its doclist
         self.estimates = [_estimated_df(conn, anchor, self.term_df) for anchor in anchors]  # about, per anchor
         # A word no memory holds, long enough to be a stem of its own (`memoize`), finds the longer
@@ -120,16 +122,17 @@ class Evidence:
             self.estimates[i] = _estimated_df(conn, anchors[i], self.term_df, prefix=True)
         held = sorted((i for i, df in enumerate(self.estimates) if df), key=self.estimates.__getitem__)
         self.looked_up = set(held[:LOOKED_UP])
-        broad_from = max(BROAD_DF, BROAD_SHARE * self.total)
-        broad = [
-            i for i in held[:LOOKED_UP]
-            if _can_be_broad(anchors[i]) and i not in self.prefixed and self.estimates[i] > broad_from
-        ]  # fmt: skip
+        common = {
+            i for i in self.looked_up
+            if _can_be_per_field(anchors[i]) and i not in self.prefixed and self.estimates[i] > PER_FIELD_DF
+        }  # fmt: skip
+        broad_from = max(PER_FIELD_DF, BROAD_SHARE * self.total)
+        broad = [i for i in held[:LOOKED_UP] if i in common and self.estimates[i] > broad_from]
         self.df = [0] * len(anchors)
         for index in sorted(self.looked_up.difference(broad)):
-            self.df[index] = self._add(conn, index, anchors[index])
+            self.df[index] = self._add(conn, index, anchors[index], per_field=index in common)
         for index in broad:  # rarest first: joining them while they reach too few memories to judge
-            self.df[index] = self._add(conn, index, anchors[index], broad=True, whole=len(self.found) < WINDOW)
+            self.df[index] = self._add(conn, index, anchors[index], per_field=True, whole=len(self.found) < WINDOW)
         self.idf = [idf(self.total, df) for df in self.df]
         self.top_idf = idf(self.total, 1)  # a word only one memory holds: what `specificity` scales to
 
@@ -138,15 +141,15 @@ class Evidence:
         return self.idf[anchor] / self.top_idf if self.df[anchor] and self.top_idf else 0.0
 
     def _add(
-        self, conn: sqlite3.Connection, index: int, anchor: Anchor, broad: bool = False, whole: bool = False
+        self, conn: sqlite3.Connection, index: int, anchor: Anchor, per_field: bool = False, whole: bool = True
     ) -> int:
         """Record the anchor's counts in every memory holding it; return how many do. On the way,
         what whole-folder passes would otherwise count: name holders, strong anchors, first scores.
-        A ``broad`` anchor's word (`BROAD_DF`) is recorded by `_add_broad` (``whole``: its holders
-        join `found`), its glued names here."""
+        The word of an anchor read ``per_field`` (`PER_FIELD_DF`) is recorded by `_add_per_field`
+        (unless ``whole``, its holders only add to `found`: a broad word), its glued names here."""
         word = anchor.word
         prefix = word.prefix or index in self.prefixed
-        terms = [] if broad else [(term, prefix, False) for term in word.terms]
+        terms = [] if per_field else [(term, prefix, False) for term in word.terms]
         parts = terms + [(term, False, True) for term in anchor.joined]
         share = 1 / len(word.terms) if word.cjk else 1.0  # a CJK word is held in part by each of its bigrams
         weight = idf(self.total, self.estimates[index])  # for the first score: the df estimate is enough
@@ -183,8 +186,8 @@ class Evidence:
         for rowid in strong_rows:
             found_all[rowid].strong = True
         holders, name_holders, strong_elsewhere = len(held), len(named), False
-        if broad:
-            holders, name_holders, strong_elsewhere = self._add_broad(
+        if per_field:
+            holders, name_holders, strong_elsewhere = self._add_per_field(
                 conn, index, word.terms[0], weight, held, named, whole
             )
         if name_holders:
@@ -193,7 +196,7 @@ class Evidence:
             self.strong.add(index)
         return holders
 
-    def _add_broad(
+    def _add_per_field(
         self,
         conn: sqlite3.Connection,
         index: int,
@@ -203,13 +206,13 @@ class Evidence:
         named: set[int],
         whole: bool,
     ) -> tuple[int, int, bool]:
-        """A broad word: which memories hold it in which column, from one FTS query per column that
-        holds it, recorded as one count per column (`presence`, made counts by `score`). While rarer
-        anchors reach fewer than a WINDOW of memories its holders join them; after that it only adds
-        to the memories they (or its ``glued`` names) reached, and FTS5 intersects it with their terms
-        (`reach`) where that is the shorter read, skipping through its long doclist. Returned, over
-        the whole folder: how many memories hold it, how many in their id or tags, and whether one
-        holds it in a strong field."""
+        """A common word: which memories hold it in which column, from one FTS query per column that
+        holds it, recorded as one count per column (`presence`, made counts by `score`). Read
+        ``whole``, its holders join `found`; a broad word read once rarer anchors reach a WINDOW of
+        memories only adds to the memories they (or its ``glued`` names) reached, and FTS5
+        intersects it with their terms (`reach`) where that is the shorter read, skipping through its
+        long doclist. Returned, over the whole folder: how many memories hold it, how many in their
+        id or tags, and whether one holds it in a strong field."""
         conn.execute(VOCAB_COLUMNS)
         column_df = dict(tuple_cursor(conn).execute(COLUMN_DF_SQL, (term,)))
         phrase, reached = _phrase(term), self.found.keys()
@@ -242,7 +245,7 @@ class Evidence:
     def _record_presence(
         self, index: int, weight: float, columns: list[set[int]], holding: set[int], glued: dict
     ) -> None:
-        """A broad word's holders (``columns``, per column) in `found`: their first scores, held words
+        """A common word's holders (``columns``, per column) in `found`: their first scores, held words
         and strong fields now, their counts when scored. Set operations and one addition per memory and
         column: thousands of memories hold such a word."""
         found_all, first = self.found, self.first
@@ -267,7 +270,7 @@ class Evidence:
         return sorted(rowids, key=self.first.__getitem__, reverse=True)[:WINDOW] if len(rowids) > WINDOW else rowids
 
     def score(self, conn: sqlite3.Connection, rowids: list[int]) -> None:
-        """BM25F of some memories over the anchors each holds (broad ones' counts made here)."""
+        """BM25F of some memories over the anchors each holds (the counts of those read per field made here)."""
         self._count_presence(rowids)
         lengths = _lengths(conn, rowids)
         rows = max(1, self.total)
@@ -283,7 +286,7 @@ class Evidence:
             )
 
     def _count_presence(self, rowids: list[int]) -> None:
-        """Some memories' counts of the broad anchors they hold: one per column holding it, added to
+        """Some memories' counts of the anchors read per field: one per column holding it, added to
         what a glued name of the anchor counted (once a memory: scoring it again adds nothing)."""
         rowids = [rowid for rowid in rowids if rowid not in self.counted]
         self.counted.update(rowids)
@@ -323,13 +326,13 @@ def _rowids(conn: sqlite3.Connection, match: str) -> set[int]:
     return set(map(int, joined.split(","))) if joined else set()
 
 
-def _can_be_broad(anchor: Anchor) -> bool:
+def _can_be_per_field(anchor: Anchor) -> bool:
     """One plain term: no CJK bigrams (each holds the word in part), not a two-word name (strong fields only)."""
     return len(anchor.word.terms) == 1 and not anchor.word.cjk and not anchor.pair
 
 
 def _can_be_prefix(anchor: Anchor) -> bool:
-    return _can_be_broad(anchor) and len(anchor.word.terms[0]) >= PREFIX_FROM and anchor.word.terms[0].isalpha()
+    return _can_be_per_field(anchor) and len(anchor.word.terms[0]) >= PREFIX_FROM and anchor.word.terms[0].isalpha()
 
 
 def _estimated_df(conn: sqlite3.Connection, anchor: Anchor, known: dict[str, int], prefix: bool = False) -> int:

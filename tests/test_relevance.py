@@ -233,7 +233,7 @@ def _evidence(project: Path, task: str) -> tuple[evidence.Evidence, dict[int, st
 
 
 def test_a_broad_word_adds_to_what_rarer_words_reach(tmp_path, monkeypatch) -> None:
-    """In a folder where a word is broad (`evidence.BROAD_DF`, lowered here) and rarer words reach a
+    """In a folder where a word is broad (`evidence.PER_FIELD_DF`, lowered here) and rarer words reach a
     window of memories, it is read per field, not per memory (intersected with them by FTS5 in the
     fields where it is common, by a set where it is rare): what they reach holds the same evidence
     where the broad word appears once in a field, its counts over the folder stay exact, and a memory
@@ -251,7 +251,7 @@ def test_a_broad_word_adds_to_what_rarer_words_reach(tmp_path, monkeypatch) -> N
     task = "kestrel api endpoints"
     exact, ids = _evidence(project.path, task)
     exact_broad_only, _ = _evidence(project.path, "api endpoints")
-    monkeypatch.setattr(evidence, "BROAD_DF", 3)
+    monkeypatch.setattr(evidence, "PER_FIELD_DF", 3)
     monkeypatch.setattr(evidence, "BROAD_SHARE", 0.0)
     monkeypatch.setattr(evidence, "WINDOW", 2)  # the two memories "kestrel" reaches are enough to judge
     broad, _ = _evidence(project.path, task)
@@ -265,6 +265,9 @@ def test_a_broad_word_adds_to_what_rarer_words_reach(tmp_path, monkeypatch) -> N
     only_broad, _ = _evidence(project.path, "api endpoints")  # the rarest broad word's holders join
     assert sorted(only_broad.found) == sorted(exact_broad_only.found)
     assert {r: f.words for r, f in only_broad.found.items()} == {r: f.words for r, f in exact_broad_only.found.items()}
+    for rowid, found in only_broad.found.items():  # read per field: one count in each field holding it
+        presence = {i: [float(bool(n)) for n in counts] for i, counts in exact_broad_only.found[rowid].counts.items()}
+        assert found.counts == presence
 
 
 def test_only_the_first_unknown_words_are_looked_up_as_prefixes(rules) -> None:
