@@ -146,7 +146,7 @@ class Evidence:
         """Record the anchor's counts in every memory holding it; return how many do. On the way,
         what whole-folder passes would otherwise count: name holders, strong anchors, first scores.
         The word of an anchor read ``per_field`` (`PER_FIELD_DF`) is recorded by `_add_per_field`
-        (unless ``whole``, its holders only add to `found`: a broad word), its glued names here."""
+        (read not ``whole``, a broad word only adds to the memories already found), its glued names here."""
         word = anchor.word
         prefix = word.prefix or index in self.prefixed
         terms = [] if per_field else [(term, prefix, False) for term in word.terms]
