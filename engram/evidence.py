@@ -127,7 +127,9 @@ class Evidence:
             if _can_be_per_field(anchors[i]) and i not in self.prefixed and self.estimates[i] > PER_FIELD_DF
         }  # fmt: skip
         broad_from = max(PER_FIELD_DF, BROAD_SHARE * self.total)
-        broad = [i for i in held[:LOOKED_UP] if i in common and self.estimates[i] > broad_from]
+        broad = [
+            i for i in held[:LOOKED_UP] if i in common and self.estimates[i] > broad_from and _can_be_broad(anchors[i])
+        ]  # fmt: skip
         self.df = [0] * len(anchors)
         for index in sorted(self.looked_up.difference(broad)):
             self.df[index] = self._add(conn, index, anchors[index], per_field=index in common)
@@ -188,7 +190,7 @@ class Evidence:
         holders, name_holders, strong_elsewhere = len(held), len(named), False
         if per_field:
             holders, name_holders, strong_elsewhere = self._add_per_field(
-                conn, index, word.terms[0], weight, held, named, whole
+                conn, index, word.terms, weight, held, named, whole
             )
         if name_holders:
             self.name_holders[index] = name_holders
@@ -200,25 +202,25 @@ class Evidence:
         self,
         conn: sqlite3.Connection,
         index: int,
-        term: str,
+        terms: tuple[str, ...],
         weight: float,
         glued: dict,
         named: set[int],
         whole: bool,
     ) -> tuple[int, int, bool]:
-        """A common word: which memories hold it in which column, from one FTS query per column that
-        holds it, recorded as one count per column (`presence`, made counts by `score`). Read
-        ``whole``, its holders join `found`; a broad word read once rarer anchors reach a WINDOW of
-        memories only adds to the memories they (or its ``glued`` names) reached, and FTS5
-        intersects it with their terms (`reach`) where that is the shorter read, skipping through its
-        long doclist. Returned, over the whole folder: how many memories hold it, how many in their
-        id or tags, and whether one holds it in a strong field."""
-        conn.execute(VOCAB_COLUMNS)
-        column_df = dict(tuple_cursor(conn).execute(COLUMN_DF_SQL, (term,)))
-        phrase, reached = _phrase(term), self.found.keys()
+        """A common word (any of its ``terms``: `postgres` is `postgr` or `postgresql`): which memories
+        hold it in which column, from one FTS query per column that holds it, recorded as one count
+        per column (`presence`, made counts by `score`). Read ``whole``, its holders join `found`; a
+        broad word read once rarer anchors reach a WINDOW of memories only adds to the memories they
+        (or its ``glued`` names) reached, and FTS5 intersects it with their terms (`reach`) where
+        that is the shorter read, skipping through its long doclist. Returned, over the whole folder:
+        how many memories hold it, how many in their id or tags, and whether one holds it in a
+        strong field."""
+        column_df = _column_df(conn, terms)
+        phrase, reached = _phrase_of(terms), self.found.keys()
         columns: list[set[int]] = []
         for name in COLUMNS:
-            docs = column_df.get(name, 0)
+            docs = sum(column_df.get(name, {}).values())  # at most: a memory may hold two of the terms
             if not docs:
                 columns.append(set())
             elif whole:
@@ -232,15 +234,16 @@ class Evidence:
         if whole:
             self.reach.append(phrase)
             self.reach_rows += len(holding)
-        name_docs = [column_df.get(name, 0) for name in COLUMNS[:2]]
-        if all(name_docs):  # held in ids and in tags: FTS5 counts the memories holding it in either
-            match = f"{{{COLUMNS[0]} {COLUMNS[1]}}}: {phrase}"
-            (name_holders,) = tuple_cursor(conn).execute(COUNT_MATCH_SQL, (match,)).fetchone()
+        name_docs = [docs for name in COLUMNS[:2] for docs in column_df.get(name, {}).values()]
+        if len(name_docs) > 1:  # more than one term or name column: FTS5 counts the memories holding one
+            name_holders = _count(conn, f"{{{COLUMNS[0]} {COLUMNS[1]}}}: {phrase}")
         else:
             name_holders = sum(name_docs)
         name_holders += len(named.difference(columns[0], columns[1]))  # its glued names' holders without it
         strong_elsewhere = any(column_df.get(COLUMNS[column]) for column in STRONG_COLUMNS)
-        return _df(conn, term, self.term_df) + len(glued.keys() - holding), name_holders, strong_elsewhere
+        # A shorthand with its full name is read whole (`_can_be_broad`): its holders are all read.
+        holders = _df(conn, terms[0], self.term_df) if len(terms) == 1 else len(holding)
+        return holders + len(glued.keys() - holding), name_holders, strong_elsewhere
 
     def _record_presence(
         self, index: int, weight: float, columns: list[set[int]], holding: set[int], glued: dict
@@ -314,6 +317,26 @@ def _phrase(term: str, prefix: bool = False, strong_only: bool = False) -> str:
     return f"{STRONG_FILTER}: {quoted}" if strong_only else quoted
 
 
+def _phrase_of(terms: tuple[str, ...]) -> str:
+    """Any of a word's terms as an FTS5 query."""
+    return _phrase(terms[0]) if len(terms) == 1 else "(" + " OR ".join(map(_phrase, terms)) + ")"
+
+
+def _column_df(conn: sqlite3.Connection, terms: tuple[str, ...]) -> dict[str, dict[str, int]]:
+    """Per column, how many memories hold each of the terms there (the column vocabulary)."""
+    conn.execute(VOCAB_COLUMNS)
+    out: dict[str, dict[str, int]] = {}
+    for term in terms:
+        for column, docs in tuple_cursor(conn).execute(COLUMN_DF_SQL, (term,)):
+            out.setdefault(column, {})[term] = docs
+    return out
+
+
+def _count(conn: sqlite3.Connection, match: str) -> int:
+    (count,) = tuple_cursor(conn).execute(COUNT_MATCH_SQL, (match,)).fetchone()
+    return count
+
+
 def _df(conn: sqlite3.Connection, term: str, known: dict[str, int]) -> int:
     """How many memories hold the term (the row vocabulary), remembered in ``known``."""
     if term not in known:
@@ -327,12 +350,19 @@ def _rowids(conn: sqlite3.Connection, match: str) -> set[int]:
 
 
 def _can_be_per_field(anchor: Anchor) -> bool:
-    """One plain term: no CJK bigrams (each holds the word in part), not a two-word name (strong fields only)."""
-    return len(anchor.word.terms) == 1 and not anchor.word.cjk and not anchor.pair
+    """Plain terms: no CJK bigrams (each holds the word in part), not a two-word name (strong fields only)."""
+    return not anchor.word.cjk and not anchor.pair
+
+
+def _can_be_broad(anchor: Anchor) -> bool:
+    """One term: a shorthand read with its full name (`postgres`: `postgr`, `postgresql`) names a
+    technology, whose holders stay candidates however common it is (docs/routing.md)."""
+    return len(anchor.word.terms) == 1
 
 
 def _can_be_prefix(anchor: Anchor) -> bool:
-    return _can_be_per_field(anchor) and len(anchor.word.terms[0]) >= PREFIX_FROM and anchor.word.terms[0].isalpha()
+    terms = anchor.word.terms
+    return _can_be_per_field(anchor) and len(terms) == 1 and len(terms[0]) >= PREFIX_FROM and terms[0].isalpha()
 
 
 def _estimated_df(conn: sqlite3.Connection, anchor: Anchor, known: dict[str, int], prefix: bool = False) -> int:

@@ -15,7 +15,7 @@ import sqlite3
 
 from . import relevance
 from .evidence import Evidence, Found
-from .index import tuple_cursor
+from .index import MAY_BE_HIDDEN, tuple_cursor
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
@@ -29,7 +29,8 @@ SKILL_BOOST = 1.25  # `workflow` in the query routes to skill memories
 MANY_ANCHORS = 4  # the anchor rule: a query with this many words needs two hits or a strong one
 
 # Why a memory is hidden from a normal load (NULL when visible): the one rule of visibility,
-# for routed, tagged, path-matched and fetched memories alike. Its columns have a covering index.
+# for routed, tagged, path-matched and fetched memories alike. A partial covering index holds its
+# columns for the memories it may hide (`index.MAY_BE_HIDDEN`).
 HIDDEN_SQL = """CASE
     WHEN m.ignored THEN 'ignored'
     WHEN :roles != '[]' AND m.roles != '[]' AND NOT EXISTS (
@@ -38,7 +39,9 @@ HIDDEN_SQL = """CASE
     WHEN coalesce(m.valid_until, '') != '' AND m.valid_until < :today THEN 'lifecycle'
     WHEN m.confidence = 'low' AND NOT :include_low THEN 'confidence'
 END"""
-HIDDEN_ROWS_SQL = f"SELECT m.rowid, {HIDDEN_SQL} AS hidden FROM memories AS m WHERE hidden IS NOT NULL"
+HIDDEN_ROWS_SQL = (  # read from the partial index of the memories that may be hidden alone
+    f"SELECT m.rowid, {HIDDEN_SQL} AS hidden FROM memories AS m WHERE ({MAY_BE_HIDDEN}) AND hidden IS NOT NULL"
+)
 FACTS_SQL = (
     "SELECT rowid, id, lifecycle, confidence, type, rel, source_sha256, name_terms FROM memories WHERE rowid IN ({})"
 )

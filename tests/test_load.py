@@ -13,8 +13,11 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from engram.index import PRINTED_COLUMNS, printed_digest, state_migrations
+from engram.index import PRINTED_COLUMNS, create_index, printed_digest, state_migrations
+from engram.match import HIDDEN_ROWS_SQL, HIDDEN_SQL
 from helpers import (
     COUNT_LINE,
     EMPTY_COUNT_LINE,
@@ -190,6 +193,41 @@ def test_low_confidence_is_hidden_from_normal_load_but_shown_by_all(project):
     assert "GUESSBODY" in everything.stdout and "KNOWNBODY" in everything.stdout
     assert everything.counts() == (2, 2)
 
+
+
+VISIBILITY_VALUES = st.fixed_dictionaries({
+    "ignored": st.sampled_from([0, 1]),
+    "roles": st.sampled_from(["[]", '["backend"]', '["frontend", "ops"]']),
+    "lifecycle": st.sampled_from(["active", "review_due", "archived", "superseded"]),
+    "valid_until": st.sampled_from([None, "", "2020-01-01", "2999-12-31"]),
+    "confidence": st.sampled_from(["high", "medium", "low"]),
+})  # fmt: skip
+LOAD_OPTIONS = st.fixed_dictionaries({
+    "roles": st.sampled_from(["[]", '["backend"]', '["ops"]']),
+    "today": st.just("2026-12-02"),
+    "include_low": st.sampled_from([0, 1]),
+})  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(VISIBILITY_VALUES, min_size=1, max_size=12), LOAD_OPTIONS)
+def test_the_hidden_set_read_from_the_partial_index_is_every_memory_the_rule_hides(rows, options):
+    """A load reads the hidden set from the partial index of the memories that may be hidden
+    (`index.MAY_BE_HIDDEN`): it must be every memory the visibility rule hides, in the real schema."""
+    conn = sqlite3.connect(":memory:")
+    create_index(conn)
+    for number, values in enumerate(rows):
+        conn.execute(
+            "INSERT INTO memories (id, rel, type, authority, level, tags, directive, summary, title, triggers,"
+            " applies_to, depends_on, body, text_sha256, source_sha256, tokens, name_terms, ignored, roles,"
+            " lifecycle, valid_until, confidence) VALUES (:id, :id, 'rule', 'team', 0, '[]', '', '', '', '[]',"
+            " '[]', '[]', '', '', '', 0, '', :ignored, :roles, :lifecycle, :valid_until, :confidence)",
+            {"id": f"m{number}", **values},
+        )
+    every = f"SELECT m.rowid, {HIDDEN_SQL} AS hidden FROM memories AS m WHERE hidden IS NOT NULL"
+    assert sorted(conn.execute(HIDDEN_ROWS_SQL, options)) == sorted(conn.execute(every, options))
+    plan = " ".join(str(row) for row in conn.execute(f"EXPLAIN QUERY PLAN {HIDDEN_ROWS_SQL}", options))
+    assert "COVERING INDEX memories_hideable" in plan
 
 # --- multipliers: order of two memories identical except one field -----------------------------
 
