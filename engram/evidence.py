@@ -37,12 +37,14 @@ LOOKED_UP = 48
 WINDOW = 128
 # An anchor more memories hold than this is read per field, not per memory: one count per field
 # that holds it instead of its occurrences, read with one FTS query per field. Reading each of
-# thousands of holders' occurrences was most of a query's cost in big folders; applied from 20
+# hundreds of holders' occurrences was most of a query's cost in big folders; applied from 20
 # memories on over the 257-rule folders it moved no set's hit by more than 0.03 (docs/routing.md).
-PER_FIELD_DF = 1000
-# Such an anchor held by more than this share of the folder too is broad there ("add", "api",
-# "users" in a big folder): it weighs little. Once rarer anchors reach a WINDOW of memories, it
-# only adds to those (docs/routing.md). No bundled folder has a word this common.
+# Above the largest labelled folder (257 memories): no labelled pack changes.
+PER_FIELD_DF = 300
+# Such an anchor held by more than BROAD_DF memories and this share of the folder is broad there
+# ("add", "api", "users" in a big folder): it weighs little. Once rarer anchors reach a WINDOW of
+# memories, it only adds to those (docs/routing.md). No bundled folder has a word this common.
+BROAD_DF = 1000
 BROAD_SHARE = 0.05
 PREFIX_FROM = 6  # letters of a stem that may stand for its longer family (docs/routing.md)
 PREFIX_LOOKUPS = 16  # unknown words looked up as prefixes at most (a range query each, 0.2 ms at 10,000)
@@ -126,7 +128,7 @@ class Evidence:
             i for i in self.looked_up
             if _can_be_per_field(anchors[i]) and i not in self.prefixed and self.estimates[i] > PER_FIELD_DF
         }  # fmt: skip
-        broad_from = max(PER_FIELD_DF, BROAD_SHARE * self.total)
+        broad_from = max(BROAD_DF, BROAD_SHARE * self.total)
         broad = [
             i for i in held[:LOOKED_UP] if i in common and self.estimates[i] > broad_from and _can_be_broad(anchors[i])
         ]  # fmt: skip

@@ -233,7 +233,7 @@ def _evidence(project: Path, task: str) -> tuple[evidence.Evidence, dict[int, st
 
 
 def test_a_broad_word_adds_to_what_rarer_words_reach(tmp_path, monkeypatch) -> None:
-    """In a folder where a word is broad (`evidence.PER_FIELD_DF`, lowered here) and rarer words reach a
+    """In a folder where a word is broad (`evidence.PER_FIELD_DF` and `BROAD_DF`, lowered here) and rarer words reach a
     window of memories, it is read per field, not per memory (intersected with them by FTS5 in the
     fields where it is common, by a set where it is rare): what they reach holds the same evidence
     where the broad word appears once in a field, its counts over the folder stay exact, and a memory
@@ -252,6 +252,7 @@ def test_a_broad_word_adds_to_what_rarer_words_reach(tmp_path, monkeypatch) -> N
     exact, ids = _evidence(project.path, task)
     exact_broad_only, _ = _evidence(project.path, "api endpoints")
     monkeypatch.setattr(evidence, "PER_FIELD_DF", 3)
+    monkeypatch.setattr(evidence, "BROAD_DF", 3)
     monkeypatch.setattr(evidence, "BROAD_SHARE", 0.0)
     monkeypatch.setattr(evidence, "WINDOW", 2)  # the two memories "kestrel" reaches are enough to judge
     broad, _ = _evidence(project.path, task)
@@ -268,6 +269,38 @@ def test_a_broad_word_adds_to_what_rarer_words_reach(tmp_path, monkeypatch) -> N
     for rowid, found in only_broad.found.items():  # read per field: one count in each field holding it
         presence = {i: [float(bool(n)) for n in counts] for i, counts in exact_broad_only.found[rowid].counts.items()}
         assert found.counts == presence
+
+
+
+def test_a_common_shorthand_is_read_per_field_and_never_broad(tmp_path, monkeypatch) -> None:
+    """A shorthand read with its full name (`postgres`: `postgr` or `postgresql`) held by more than
+    PER_FIELD_DF memories is read per field like a one-term word: one count in each field holding
+    either term. It is never broad: once a rarer word reaches a WINDOW of memories, every holder
+    still joins the candidates, as when read per memory, and its counts over the folder stay exact."""
+    from helpers import Project
+
+    project = Project(tmp_path)
+    project.write("postgres", "Postgres tips: vacuum, then analyze. Postgres again.", tags=["postgresql"])
+    project.write("pg-indexes", "Index the PostgreSQL foreign keys.", tags=["indexes"], directive="Postgres indexes.")
+    project.write("kestrel-db", "Kestrel jobs keep their state in postgres.", tags=["kestrel"])
+    project.write("redis-cache", "Cache sessions in Redis.", tags=["redis"])
+    project.index()
+    task = "kestrel postgres"
+    exact, ids = _evidence(project.path, task)
+    monkeypatch.setattr(evidence, "PER_FIELD_DF", 2)
+    monkeypatch.setattr(evidence, "BROAD_DF", 2)
+    monkeypatch.setattr(evidence, "BROAD_SHARE", 0.0)
+    monkeypatch.setattr(evidence, "WINDOW", 1)  # "kestrel" alone reaches enough to judge
+    per_field, _ = _evidence(project.path, task)
+    shorthand = exact.df.index(3)
+    assert shorthand in per_field.presence and shorthand not in exact.presence
+    assert sorted(ids[r] for r in per_field.found) == ["kestrel-db", "pg-indexes", "postgres"]
+    assert sorted(per_field.found) == sorted(exact.found)
+    assert (per_field.df, per_field.name_holders, per_field.strong) == (exact.df, exact.name_holders, exact.strong)
+    assert exact.found[next(r for r in ids if ids[r] == "postgres")].counts[shorthand][5] == 2  # two in the body
+    for rowid, found in per_field.found.items():
+        held = exact.found[rowid].counts.get(shorthand)
+        assert found.counts.get(shorthand) == ([float(bool(n)) for n in held] if held else None)
 
 
 def test_only_the_first_unknown_words_are_looked_up_as_prefixes(rules) -> None:
