@@ -194,7 +194,6 @@ def test_low_confidence_is_hidden_from_normal_load_but_shown_by_all(project):
     assert everything.counts() == (2, 2)
 
 
-
 VISIBILITY_VALUES = st.fixed_dictionaries({
     "ignored": st.sampled_from([0, 1]),
     "roles": st.sampled_from(["[]", '["backend"]', '["frontend", "ops"]']),
@@ -228,6 +227,7 @@ def test_the_hidden_set_read_from_the_partial_index_is_every_memory_the_rule_hid
     assert sorted(conn.execute(HIDDEN_ROWS_SQL, options)) == sorted(conn.execute(every, options))
     plan = " ".join(str(row) for row in conn.execute(f"EXPLAIN QUERY PLAN {HIDDEN_ROWS_SQL}", options))
     assert "COVERING INDEX memories_hideable" in plan
+
 
 # --- multipliers: order of two memories identical except one field -----------------------------
 

@@ -271,7 +271,6 @@ def test_a_broad_word_adds_to_what_rarer_words_reach(tmp_path, monkeypatch) -> N
         assert found.counts == presence
 
 
-
 def test_a_common_shorthand_is_read_per_field_and_never_broad(tmp_path, monkeypatch) -> None:
     """A shorthand read with its full name (`postgres`: `postgr` or `postgresql`) held by more than
     PER_FIELD_DF memories is read per field like a one-term word: one count in each field holding
