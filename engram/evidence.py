@@ -221,26 +221,23 @@ class Evidence:
         column_df = _column_df(conn, terms)
         phrase, reached = _phrase_of(terms), self.found.keys()
         columns: list[set[int]] = []
-        for name in COLUMNS:
+        every: dict[int, set[int]] = {}  # per column read in full, every memory holding the word there
+        for column, name in enumerate(COLUMNS):
             docs = sum(column_df.get(name, {}).values())  # at most: a memory may hold two of the terms
             if not docs:
                 columns.append(set())
-            elif whole:
-                columns.append(_rowids(conn, f"{{{name}}}: {phrase}"))
-            elif self.reach_rows < docs:
+                every[column] = columns[-1]
+            elif self.reach_rows < docs and not whole:
                 columns.append(_rowids(conn, f"{{{name}}}: {phrase} AND ({' OR '.join(self.reach)})"))
             else:
-                columns.append(_rowids(conn, f"{{{name}}}: {phrase}").intersection(reached))
+                every[column] = _rowids(conn, f"{{{name}}}: {phrase}")
+                columns.append(every[column] if whole else every[column].intersection(reached))
         holding = set().union(*columns)
         self._record_presence(index, weight, columns, holding, glued)
         if whole:
             self.reach.append(phrase)
             self.reach_rows += len(holding)
-        name_docs = [docs for name in COLUMNS[:2] for docs in column_df.get(name, {}).values()]
-        if len(name_docs) > 1:  # more than one term or name column: FTS5 counts the memories holding one
-            name_holders = _count(conn, f"{{{COLUMNS[0]} {COLUMNS[1]}}}: {phrase}")
-        else:
-            name_holders = sum(name_docs)
+        name_holders = _name_holders(conn, phrase, column_df, every)
         name_holders += len(named.difference(columns[0], columns[1]))  # its glued names' holders without it
         strong_elsewhere = any(column_df.get(COLUMNS[column]) for column in STRONG_COLUMNS)
         # A shorthand with its full name is read whole (`_can_be_broad`): its holders are all read.
@@ -332,6 +329,20 @@ def _column_df(conn: sqlite3.Connection, terms: tuple[str, ...]) -> dict[str, di
         for column, docs in tuple_cursor(conn).execute(COLUMN_DF_SQL, (term,)):
             out.setdefault(column, {})[term] = docs
     return out
+
+
+def _name_holders(
+    conn: sqlite3.Connection, phrase: str, column_df: dict[str, dict[str, int]], every: dict[int, set[int]]
+) -> int:
+    """How many memories hold a common word in their id or tags: the column vocabulary's count for
+    one term in one name column, else the union of the two columns where both were read in full,
+    else FTS5's count."""
+    name_docs = [docs for name in COLUMNS[:2] for docs in column_df.get(name, {}).values()]
+    if len(name_docs) <= 1:
+        return sum(name_docs)
+    if 0 in every and 1 in every:
+        return len(every[0] | every[1])
+    return _count(conn, f"{{{COLUMNS[0]} {COLUMNS[1]}}}: {phrase}")
 
 
 def _count(conn: sqlite3.Connection, match: str) -> int:
