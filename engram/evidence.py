@@ -16,6 +16,7 @@ import math
 import sqlite3
 
 from .index import FTS_COLUMNS, tuple_cursor
+from .reads import Reads
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
@@ -101,10 +102,10 @@ class Found:
 class Evidence:
     """What one index holds for a query's anchors: every memory holding one, and each anchor's rarity."""
 
-    def __init__(self, conn: sqlite3.Connection, anchors: list[Anchor]) -> None:
-        conn.execute(VOCAB_ROWS)
-        conn.execute(VOCAB_INSTANCES)
-        self.averages = _averages(conn)
+    def __init__(self, reads: Reads, anchors: list[Anchor]) -> None:
+        reads.conn.execute(VOCAB_ROWS)
+        reads.conn.execute(VOCAB_INSTANCES)
+        self.averages = _averages(reads)
         self.total = self.averages[0] if self.averages else 0
         self.found: dict[int, Found] = {}
         self.name_holders: dict[int, int] = {}  # per anchor, the memories holding it in the id or tags
@@ -115,13 +116,13 @@ class Evidence:
         self.presence: dict[int, list[set[int]]] = {}  # per anchor read per field, the memories holding it
         self.counted: set[int] = set()  # the memories whose counts of those anchors are made (`score`)
         self.term_df: dict[str, int] = {}  # memories holding a term: fts5vocab counts them by reading its doclist
-        self.estimates = [_estimated_df(conn, anchor, self.term_df) for anchor in anchors]  # about, per anchor
+        self.estimates = [_estimated_df(reads, anchor, self.term_df) for anchor in anchors]  # about, per anchor
         # A word no memory holds, long enough to be a stem of its own (`memoize`), finds the longer
         # words of its family (`memoization`) as a prefix.
         unknown = [i for i, a in enumerate(anchors) if not self.estimates[i] and _can_be_prefix(a)]
         self.prefixed = set(unknown[:PREFIX_LOOKUPS])  # the first ones: a pasted log has hundreds
         for i in self.prefixed:
-            self.estimates[i] = _estimated_df(conn, anchors[i], self.term_df, prefix=True)
+            self.estimates[i] = _estimated_df(reads, anchors[i], self.term_df, prefix=True)
         held = sorted((i for i, df in enumerate(self.estimates) if df), key=self.estimates.__getitem__)
         self.looked_up = set(held[:LOOKED_UP])
         common = {
@@ -134,9 +135,9 @@ class Evidence:
         ]  # fmt: skip
         self.df = [0] * len(anchors)
         for index in sorted(self.looked_up.difference(broad)):
-            self.df[index] = self._add(conn, index, anchors[index], per_field=index in common)
+            self.df[index] = self._add(reads, index, anchors[index], per_field=index in common)
         for index in broad:  # rarest first: joining them while they reach too few memories to judge
-            self.df[index] = self._add(conn, index, anchors[index], per_field=True, whole=len(self.found) < WINDOW)
+            self.df[index] = self._add(reads, index, anchors[index], per_field=True, whole=len(self.found) < WINDOW)
         self.idf = [idf(self.total, df) for df in self.df]
         self.top_idf = idf(self.total, 1)  # a word only one memory holds: what `specificity` scales to
 
@@ -144,9 +145,7 @@ class Evidence:
         """An anchor's IDF as a share of the highest one this folder allows: comparable across folder sizes."""
         return self.idf[anchor] / self.top_idf if self.df[anchor] and self.top_idf else 0.0
 
-    def _add(
-        self, conn: sqlite3.Connection, index: int, anchor: Anchor, per_field: bool = False, whole: bool = True
-    ) -> int:
+    def _add(self, reads: Reads, index: int, anchor: Anchor, per_field: bool = False, whole: bool = True) -> int:
         """Record the anchor's counts in every memory holding it; return how many do. On the way,
         what whole-folder passes would otherwise count: name holders, strong anchors, first scores.
         The word of an anchor read ``per_field`` (`PER_FIELD_DF`) is recorded by `_add_per_field`
@@ -164,7 +163,7 @@ class Evidence:
         for term, prefix, strong_only in parts:
             strong_only = strong_only or anchor.pair  # a name is a memory's subject only where subjects are named
             scale = 1.0 if strong_only else share
-            for rowid, name, count in _instances(conn, term, prefix):
+            for rowid, name, count in _instances(reads, term, prefix):
                 column = COLUMN_INDEX[name]
                 if strong_only and column not in STRONG_COLUMNS:
                     continue
@@ -192,7 +191,7 @@ class Evidence:
         holders, name_holders, strong_elsewhere = len(held), len(named), False
         if per_field:
             holders, name_holders, strong_elsewhere = self._add_per_field(
-                conn, index, word.terms, weight, held, named, whole
+                reads, index, word.terms, weight, held, named, whole
             )
         if name_holders:
             self.name_holders[index] = name_holders
@@ -202,7 +201,7 @@ class Evidence:
 
     def _add_per_field(
         self,
-        conn: sqlite3.Connection,
+        reads: Reads,
         index: int,
         terms: tuple[str, ...],
         weight: float,
@@ -218,7 +217,7 @@ class Evidence:
         that is the shorter read, skipping through its long doclist. Returned, over the whole folder:
         how many memories hold it, how many in their id or tags, and whether one holds it in a
         strong field."""
-        column_df = _column_df(conn, terms)
+        column_df = _column_df(reads, terms)
         phrase, reached = _phrase_of(terms), self.found.keys()
         columns: list[set[int]] = []
         every: dict[int, set[int]] = {}  # per column read in full, every memory holding the word there
@@ -228,20 +227,20 @@ class Evidence:
                 columns.append(set())
                 every[column] = columns[-1]
             elif self.reach_rows < docs and not whole:
-                columns.append(_rowids(conn, f"{{{name}}}: {phrase} AND ({' OR '.join(self.reach)})"))
+                columns.append(_rowids(reads, f"{{{name}}}: {phrase} AND ({' OR '.join(self.reach)})"))
             else:
-                every[column] = _rowids(conn, f"{{{name}}}: {phrase}")
+                every[column] = _rowids(reads, f"{{{name}}}: {phrase}")
                 columns.append(every[column] if whole else every[column].intersection(reached))
         holding = set().union(*columns)
         self._record_presence(index, weight, columns, holding, glued)
         if whole:
             self.reach.append(phrase)
             self.reach_rows += len(holding)
-        name_holders = _name_holders(conn, phrase, column_df, every)
+        name_holders = _name_holders(reads, phrase, column_df, every)
         name_holders += len(named.difference(columns[0], columns[1]))  # its glued names' holders without it
         strong_elsewhere = any(column_df.get(COLUMNS[column]) for column in STRONG_COLUMNS)
         # A shorthand with its full name is read whole (`_can_be_broad`): its holders are all read.
-        holders = _df(conn, terms[0], self.term_df) if len(terms) == 1 else len(holding)
+        holders = _df(reads, terms[0], self.term_df) if len(terms) == 1 else len(holding)
         return holders + len(glued.keys() - holding), name_holders, strong_elsewhere
 
     def _record_presence(
@@ -321,19 +320,17 @@ def _phrase_of(terms: tuple[str, ...]) -> str:
     return _phrase(terms[0]) if len(terms) == 1 else "(" + " OR ".join(map(_phrase, terms)) + ")"
 
 
-def _column_df(conn: sqlite3.Connection, terms: tuple[str, ...]) -> dict[str, dict[str, int]]:
+def _column_df(reads: Reads, terms: tuple[str, ...]) -> dict[str, dict[str, int]]:
     """Per column, how many memories hold each of the terms there (the column vocabulary)."""
-    conn.execute(VOCAB_COLUMNS)
+    reads.conn.execute(VOCAB_COLUMNS)
     out: dict[str, dict[str, int]] = {}
     for term in terms:
-        for column, docs in tuple_cursor(conn).execute(COLUMN_DF_SQL, (term,)):
+        for column, docs in reads.rows(COLUMN_DF_SQL, (term,)):
             out.setdefault(column, {})[term] = docs
     return out
 
 
-def _name_holders(
-    conn: sqlite3.Connection, phrase: str, column_df: dict[str, dict[str, int]], every: dict[int, set[int]]
-) -> int:
+def _name_holders(reads: Reads, phrase: str, column_df: dict[str, dict[str, int]], every: dict[int, set[int]]) -> int:
     """How many memories hold a common word in their id or tags: the column vocabulary's count for
     one term in one name column, else the union of the two columns where both were read in full,
     else FTS5's count."""
@@ -342,23 +339,24 @@ def _name_holders(
         return sum(name_docs)
     if 0 in every and 1 in every:
         return len(every[0] | every[1])
-    return _count(conn, f"{{{COLUMNS[0]} {COLUMNS[1]}}}: {phrase}")
+    return _count(reads, f"{{{COLUMNS[0]} {COLUMNS[1]}}}: {phrase}")
 
 
-def _count(conn: sqlite3.Connection, match: str) -> int:
-    (count,) = tuple_cursor(conn).execute(COUNT_MATCH_SQL, (match,)).fetchone()
+def _count(reads: Reads, match: str) -> int:
+    ((count,),) = reads.rows(COUNT_MATCH_SQL, (match,))
     return count
 
 
-def _df(conn: sqlite3.Connection, term: str, known: dict[str, int]) -> int:
+def _df(reads: Reads, term: str, known: dict[str, int]) -> int:
     """How many memories hold the term (the row vocabulary), remembered in ``known``."""
     if term not in known:
-        known[term] = next(iter(tuple_cursor(conn).execute(DF_SQL, (term,)).fetchone() or ()), 0)
+        rows = reads.rows(DF_SQL, (term,))
+        known[term] = rows[0][0] if rows else 0
     return known[term]
 
 
-def _rowids(conn: sqlite3.Connection, match: str) -> set[int]:
-    (joined,) = tuple_cursor(conn).execute(COLUMN_MATCH_SQL, (match,)).fetchone()
+def _rowids(reads: Reads, match: str) -> set[int]:
+    ((joined,),) = reads.rows(COLUMN_MATCH_SQL, (match,))
     return set(map(int, joined.split(","))) if joined else set()
 
 
@@ -378,30 +376,30 @@ def _can_be_prefix(anchor: Anchor) -> bool:
     return _can_be_per_field(anchor) and len(terms) == 1 and len(terms[0]) >= PREFIX_FROM and terms[0].isalpha()
 
 
-def _estimated_df(conn: sqlite3.Connection, anchor: Anchor, known: dict[str, int], prefix: bool = False) -> int:
+def _estimated_df(reads: Reads, anchor: Anchor, known: dict[str, int], prefix: bool = False) -> int:
     """How many memories hold the anchor's likeliest term: one lookup in the row vocabulary. The word's
     terms are looked up as prefixes where `_add` reads them so (``prefix``), its glued names never."""
     as_prefix = anchor.word.prefix or prefix
     best = 0
     for term, wide in [(term, as_prefix) for term in anchor.word.terms] + [(term, False) for term in anchor.joined]:
         if wide:
-            (df,) = tuple_cursor(conn).execute(PREFIX_DF_SQL, (term, term + "\uffff")).fetchone()
+            ((df,),) = reads.rows(PREFIX_DF_SQL, (term, term + "\uffff"))
         else:
-            df = _df(conn, term, known)
+            df = _df(reads, term, known)
         best = max(best, df or 0)
     return best
 
 
-def _instances(conn: sqlite3.Connection, term: str, prefix: bool) -> sqlite3.Cursor:
+def _instances(reads: Reads, term: str, prefix: bool) -> list[tuple]:
     if prefix:
-        return tuple_cursor(conn).execute(PREFIX_SQL, (term, term + "\uffff"))
-    return tuple_cursor(conn).execute(INSTANCES_SQL, (term,))
+        return reads.rows(PREFIX_SQL, (term, term + "\uffff"))
+    return reads.rows(INSTANCES_SQL, (term,))
 
 
-def _averages(conn: sqlite3.Connection) -> list[int]:
+def _averages(reads: Reads) -> list[int]:
     """FTS5's averages record: the row count, then the total tokens of each column."""
-    row = conn.execute(AVERAGES_SQL).fetchone()
-    return _varints(row[0]) if row and row[0] else []
+    rows = reads.rows(AVERAGES_SQL)
+    return _varints(rows[0][0]) if rows and rows[0][0] else []
 
 
 def _lengths(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, tuple[int, ...]]:

@@ -17,9 +17,17 @@ import time
 
 from . import gate
 from .errors import debug
-from .freshness import built_by_another_version, ignore_patterns, needs_refresh, open_current, watcher_vouches
+from .freshness import (
+    built_by_another_version,
+    file_stamp,
+    ignore_patterns,
+    needs_refresh,
+    open_current,
+    watcher_vouches,
+)
 from .index import IndexFileError, open_index, read_meta
 from .paths import read_bytes, sqlite_uri
+from .reads import reads_for
 from .sources import MAX_FILE_BYTES, MEMORY_FOLDERS, Root
 from .trust import Pin, check_pinned
 from .workspace import Workspace
@@ -31,10 +39,17 @@ class Layer:
     """One index the read path routes over."""
 
     def __init__(
-        self, scope: str, conn: sqlite3.Connection, index_path: str, source_root: str | None, check_sources: bool
+        self,
+        scope: str,
+        conn: sqlite3.Connection,
+        index_path: str,
+        source_root: str | None,
+        check_sources: bool,
+        stamp: str | None = None,
     ) -> None:
         self.scope = scope
         self.conn = conn
+        self.reads = reads_for(conn, index_path, stamp)  # ``stamp``: the index file is one a watcher vouched for
         self.index_path = index_path
         self.source_root = source_root  # where its sources are, when present
         self.check_sources = check_sources  # True when the index may be behind its sources
@@ -127,6 +142,8 @@ def _root_layer(ws: Workspace, root: Root, messages: list[str]) -> Layer | None:
     vouched = watcher_vouches(root) if root.scope == "workspace" else None  # before the index is opened
     conn = open_current(root)
     behind = needs_refresh(root, conn, ignore_patterns(root, ws.config), vouched)
+    # The file a watcher vouched for: its answers are kept across the watcher's calls (`reads`).
+    kept_as = vouched if not behind and vouched is not None and vouched == file_stamp(root.index_path) else None
     if behind and _refresh(ws, root, messages):
         behind = False
         if conn is not None:
@@ -134,7 +151,7 @@ def _root_layer(ws: Workspace, root: Root, messages: list[str]) -> Layer | None:
         conn = open_current(root)
     if conn is None:
         return None
-    return Layer(root.scope, conn, root.index_path, root.path, behind)
+    return Layer(root.scope, conn, root.index_path, root.path, behind, kept_as)
 
 
 def _refresh(ws: Workspace, root: Root, messages: list[str]) -> bool:

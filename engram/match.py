@@ -16,6 +16,7 @@ import sqlite3
 from . import relevance
 from .evidence import Evidence, Found
 from .index import MAY_BE_HIDDEN, tuple_cursor
+from .reads import Reads
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
@@ -87,11 +88,11 @@ def match_layer(
 ) -> LayerMatch | None:
     """Judge the layer's memories the anchors reach (the best `evidence.WINDOW`, or all of them
     with ``everything``); None when no anchor is in this index."""
-    evidence = Evidence(layer.conn, anchors)
+    evidence = Evidence(layer.reads, anchors)
     if not evidence.found:
         return None
     found = LayerMatch(layer, evidence)
-    hidden = _hidden_by_reason(layer.conn, options)
+    hidden = _hidden_by_reason(layer.reads, options)
     out_of_sight = layer.shadowed.union(*hidden.values())  # the workspace copy of an id wins over the global one
     many = sum(not a.pair for a in anchors) >= MANY_ANCHORS
     for rowid, held in evidence.found.items():
@@ -165,10 +166,10 @@ def _apply_multipliers(layer: Layer, j: Judged, facts: tuple, options: Options, 
     j.rescore(j.relevance)
 
 
-def _hidden_by_reason(conn: sqlite3.Connection, options: Options) -> dict[str, set[int]]:
+def _hidden_by_reason(reads: Reads, options: Options) -> dict[str, set[int]]:
     """The layer's hidden memories, by reason (`HIDDEN_SQL`)."""
     sql = f"SELECT hidden, group_concat(rowid) FROM ({HIDDEN_ROWS_SQL}) GROUP BY hidden"
-    rows = tuple_cursor(conn).execute(sql, options.visibility_params())
+    rows = reads.rows(sql, options.visibility_params())
     return {reason: set(map(int, joined.split(","))) for reason, joined in rows if joined}
 
 

@@ -271,7 +271,7 @@ def path_memories(layers: list[Layer], paths: list[str], options: Options) -> li
     ranked = []
     for layer in layers:
         # Globs first, from their own index; whole rows only for the memories that match.
-        globs = layer.conn.execute("SELECT rowid, applies_to FROM memories WHERE applies_to != '[]'").fetchall()
+        globs = layer.reads.rows("SELECT rowid, applies_to FROM memories WHERE applies_to != '[]'")
         by_globs: dict[str, int | None] = {}  # many memories share their globs: each list is matched once
         for _, raw in globs:
             if raw not in by_globs:

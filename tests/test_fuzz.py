@@ -370,6 +370,7 @@ def test_evidence_counts_each_word_where_it_is_written(memories, query):
     import sqlite3
 
     from engram.evidence import COLUMNS, Evidence
+    from engram.reads import Reads
     from engram.route import anchors_of
 
     conn = sqlite3.connect(":memory:")
@@ -379,7 +380,7 @@ def test_evidence_counts_each_word_where_it_is_written(memories, query):
             f"INSERT INTO memories_fts (rowid, {', '.join(COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (rowid, *columns)
         )
     anchors = [a for a in anchors_of(" ".join(query))[0] if not a.pair]
-    evidence = Evidence(conn, anchors)
+    evidence = Evidence(Reads(conn), anchors)
     for index, anchor in enumerate(anchors):
         word = anchor.word.text
         holders = {r for r, columns in enumerate(memories, 1) if any(word in text.split() for text in columns)}

@@ -10,6 +10,7 @@ import pytest
 
 from engram import evidence, relevance, relevance_weights
 from engram.layers import open_layers
+from engram.reads import Reads
 from engram.route import Options, anchors_of, route
 from engram.workspace import open_workspace
 
@@ -227,7 +228,7 @@ def _evidence(project: Path, task: str) -> tuple[evidence.Evidence, dict[int, st
     conn = open_layers(open_workspace(str(project)), None, [])[0].conn
     anchors = [a for a in anchors_of(task)[0] if not a.is_type_word]
     ids = dict(conn.execute("SELECT rowid, id FROM memories"))
-    found = evidence.Evidence(conn, anchors)
+    found = evidence.Evidence(Reads(conn), anchors)
     found.score(conn, list(found.found))
     return found, ids
 
@@ -310,6 +311,6 @@ def test_only_the_first_unknown_words_are_looked_up_as_prefixes(rules) -> None:
         f"qzxunknownword{chr(97 + i)}{chr(97 + j)}" for i in range(8) for j in range(8)
     )
     anchors = [a for a in anchors_of(log)[0] if not a.is_type_word]
-    found = evidence.Evidence(conn, anchors)
+    found = evidence.Evidence(Reads(conn), anchors)
     assert len(found.prefixed) == evidence.PREFIX_LOOKUPS and 0 in found.prefixed
     assert found.df[0] > 0

@@ -91,6 +91,18 @@ def test_every_way_of_editing_is_seen_by_the_next_load(watched: Watch) -> None:
     assert "Roll back the canary." not in watched.load("deploy rollback")[0]
 
 
+def test_what_the_watcher_keeps_of_an_index_follows_every_edit(watched: Watch) -> None:
+    """The watcher keeps an index's answers across calls (`reads`): a word's holders change with an edit."""
+    project = watched.project
+    assert "version ONE" in watched.load("canary")[0]
+    assert "version ONE" in watched.load("canary")[0]  # answered from what it kept
+    project.write("canary-metrics", "Watch the error rate during a canary.", tags=["canary"])
+    stdout, stderr = watched.load("canary")
+    assert "Watch the error rate" in stdout and VOUCHED in stderr
+    (project.root / "rules" / "canary-metrics.md").unlink()
+    assert "Watch the error rate" not in watched.load("canary")[0]
+
+
 def test_a_git_checkout_is_seen(watched: Watch) -> None:
     project = watched.project
     git(project.path, "init", "-q")
