@@ -40,7 +40,7 @@ from .freshness import (
     stored_file,
 )
 from .gate import screened_text
-from .graph import rebuild_edges
+from .graph import findings, rebuild_edges
 from .index import COMPILER_VERSION, FTS_COLUMNS, create_index, fingerprint, index_damage, printed_digest
 from .parse import Memory, ParseError, parse_memory
 from .paths import remove_if_present, replacing
@@ -656,6 +656,7 @@ def _write_meta(conn: sqlite3.Connection, root: Root, patterns: list[str]) -> No
         "stat_digest": stat_digest(
             stat_line(*row) for row in conn.execute("SELECT rel, size, mtime_ns, ctime_ns FROM files ORDER BY rel")
         ),
+        "graph_findings": json.dumps(findings(conn)),
         "scope": root.scope,
         "source_root": os.path.realpath(root.path),
         "source_root_rel": ".",

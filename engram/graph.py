@@ -8,8 +8,6 @@ from collections import Counter
 from collections.abc import Iterator
 
 from . import gate
-from .errors import Problem
-from .sources import Root, display_path
 
 
 def resolve_reference(ref: str, ids: set[str], stems: dict[str, str]) -> str | None:
@@ -83,12 +81,13 @@ def related_edges(conn: sqlite3.Connection) -> Iterator[tuple[str, str, float]]:
         yield from ((mid, other, round(w, 3)) for w, other in scored[:RELATED_PER_MEMORY] if w >= MIN_RELATED_WEIGHT)
 
 
-def dependency_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:
-    return [
-        Problem(display_path(root, rel), f"depends_on names unknown id '{gate.name(ref)}'", kind="warning")
-        for _, rel, ref, dst in references(conn)
-        if dst is None
+def findings(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """(rel, reason) of every `depends_on` reference to an unknown id, then of every cycle: warnings
+    the build records (`compile`), so that a no-op `engram index` and `check` read them back."""
+    unknown = [
+        (rel, f"depends_on names unknown id '{gate.name(ref)}'") for _, rel, ref, dst in references(conn) if dst is None
     ]
+    return unknown + _cycle_findings(conn)
 
 
 def dependency_map(conn: sqlite3.Connection) -> dict[str, list[str]]:
@@ -167,8 +166,8 @@ def cycle_text(cycle: list[str]) -> str:
     return " -> ".join([*cycle, cycle[0]])
 
 
-def cycle_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:
-    """Only memories with prerequisites can close a cycle: `index` checks this on every run."""
+def _cycle_findings(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """Only memories with prerequisites can close a cycle."""
     cycles = find_cycles(_prerequisites(conn))
     rels = dict(
         conn.execute(
@@ -176,10 +175,7 @@ def cycle_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:
             (json.dumps([cycle[0] for cycle in cycles]),),
         )
     )
-    return [
-        Problem(display_path(root, rels[cycle[0]]), f"dependency cycle: {cycle_text(cycle)}", kind="warning")
-        for cycle in cycles
-    ]
+    return [(rels[cycle[0]], f"dependency cycle: {cycle_text(cycle)}") for cycle in cycles]
 
 
 def describe(conn: sqlite3.Connection, only: set[str] | None = None) -> list[str]:

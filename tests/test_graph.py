@@ -70,3 +70,22 @@ def test_graph_rebuild_compiles_first_and_task_limits_the_graph(project, write_m
     layers = [line.strip() for line in proc.stdout.splitlines() if line.startswith("  [")]
     assert [line.split()[1] for line in layers] == ["release-foundation", "release-checklist", "release-hotfix"]
     assert proc.stdout.splitlines()[0] == "engram graph: 3 nodes, 2 edges"
+
+
+def test_graph_warnings_are_repeated_by_a_no_op_index_and_go_with_their_cause(project, write_memory, run_engram):
+    write_memory(project, "rules/a.md", {"id": "a", "depends_on": ["b", "ghost"]}, "# A\nalpha\n")
+    write_memory(project, "rules/b.md", {"id": "b", "depends_on": ["a"]}, "# B\nbeta\n")
+    warnings = [
+        "rules/a.md: depends_on names unknown id 'ghost'",
+        "rules/a.md: dependency cycle: a -> b -> a",
+    ]
+    first = run_engram(["index"], project)
+    again = run_engram(["index"], project)  # nothing changed: the build's findings, read back
+    assert "(2 added," in first.stdout and "(0 added, 0 changed" in again.stdout
+    for proc in (first, again, run_engram(["check"], project)):
+        assert [line for line in warnings if line in proc.stdout + proc.stderr] == warnings
+    write_memory(project, "rules/b.md", {"id": "b"}, "# B\nbeta\n")
+    fixed = run_engram(["index"], project)
+    assert "dependency cycle" not in fixed.stdout + fixed.stderr
+    assert warnings[0] in fixed.stdout + fixed.stderr
+    assert "dependency cycle" not in run_engram(["index"], project).stderr
