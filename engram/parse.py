@@ -54,10 +54,9 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 _TITLE = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)  # _HEADING of level 1, on text with "\n" line breaks
 # Every hidden-section heading contains this (ATX or setext); most bodies have none and skip the
 # line-by-line pass.
-_HIDDEN_HEADING_HINT = re.compile(
-    r"##[ \t]+\s*(?:context|example|origin)|(?:context|examples?|origin)[ \t]*[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]+ *-",
-    re.I,
-)
+_HIDDEN_HEADING_HINT_RE = r"##[ \t]+\s*(?:context|example|origin)|(?:context|examples?|origin)[ \t]*[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]+ *-"
+_HIDDEN_HEADING_HINT = re.compile(_HIDDEN_HEADING_HINT_RE, re.I)
+_HIDDEN_HEADING_HINT_LOWER = re.compile(_HIDDEN_HEADING_HINT_RE)  # the same, on lowered ASCII text
 # Line breaks of str.splitlines other than "\n"; bodies rarely hold any.
 _OTHER_LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 
@@ -232,7 +231,7 @@ def slugify(stem: str) -> str:
 def strip_hidden_sections(body: str) -> str:
     """Drop ``## Context``, ``## Example`` and ``## Origin`` (until the next heading of level <= 2),
     written as ATX (``## Context``, indented up to 3 spaces) or setext (``Context`` over ``---``)."""
-    if not _HIDDEN_HEADING_HINT.search(body):
+    if not _may_hide_sections(body):
         return _joined_lines(body).strip()
     lines = body.splitlines()
     out: list[str] = []
@@ -247,6 +246,14 @@ def strip_hidden_sections(body: str) -> str:
         if not hiding:
             out.append(line)
     return "\n".join(out).strip()
+
+
+def _may_hide_sections(body: str) -> bool:
+    """`_HIDDEN_HEADING_HINT` found in the body. Most bodies are ASCII, where a case-sensitive search
+    of the lowered text finds the same and takes half the time of the case-insensitive one."""
+    if body.isascii():
+        return _HIDDEN_HEADING_HINT_LOWER.search(body.lower()) is not None
+    return _HIDDEN_HEADING_HINT.search(body) is not None
 
 
 def _heading(lines: list[str], index: int) -> tuple[int, str] | None:

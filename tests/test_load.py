@@ -6,6 +6,7 @@ memory files and a real SQLite index (spec/read-path.md, DESIGN.md 3, 5, 6, 7).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -16,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engram import layers
 from engram.index import PRINTED_COLUMNS, create_index, printed_digest, state_migrations
 from engram.match import HIDDEN_ROWS_SQL, HIDDEN_SQL
 from helpers import (
@@ -329,6 +331,24 @@ def test_stale_memory_in_prebuilt_index_ranks_lower_and_is_marked(project):
     card = next(line for line in text.lines if line.startswith("- aa-twin "))
     assert card.endswith(" (stale)")
     assert "Edited after the build" not in text.stdout  # the prebuilt index is used as is
+
+
+def test_a_shared_index_reads_no_source_whose_stat_it_recorded_and_sees_an_edit_that_keeps_size_and_mtime(
+    project, monkeypatch
+):
+    source = project.write("aa-twin", TWIN_BODY, tags=["deploy"])
+    assert project.run("index", "--output", "team.db").returncode == 0
+    reads: list[str] = []
+    monkeypatch.setattr(layers, "read_bytes", lambda path, limit: reads.append(path) or Path(path).read_bytes())
+    rel = source.relative_to(project.root).as_posix()
+    sha = hashlib.sha256(source.read_bytes()).hexdigest()
+    assert not layers.open_prebuilt(str(project.path / "team.db"), "workspace").is_stale(rel, sha)
+    assert reads == []  # the stat the build recorded: nothing read
+    before = source.stat()
+    source.write_text(TWIN_BODY.replace("staging", "STAGING"), encoding="utf-8")  # same size
+    os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns))  # and the old mtime: only the ctime moved
+    assert layers.open_prebuilt(str(project.path / "team.db"), "workspace").is_stale(rel, sha)
+    assert reads == [str(source)]
 
 
 def test_folders_named_with_uri_characters_work(tmp_path):

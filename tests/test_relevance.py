@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from engram import evidence, relevance, relevance_weights
+from engram.compile import compile_root
 from engram.layers import open_layers
 from engram.reads import Reads
 from engram.route import Options, anchors_of, route
@@ -68,7 +69,15 @@ DJANGO_REPORT = (
 def rules(tmp_path_factory) -> list:
     project = tmp_path_factory.mktemp("rules")
     shutil.copytree(CURSORRULES, project / ".agents")
-    return open_layers(open_workspace(project), None, [])
+    return indexed_layers(project)
+
+
+def indexed_layers(project: Path) -> list:
+    """The project's layers, its index built first: the read path builds one only within its time
+    budget, which a loaded machine can overrun for 257 memories (the layers would then be empty)."""
+    workspace = open_workspace(str(project))
+    compile_root(workspace.root, workspace.config)
+    return open_layers(workspace, None, [])
 
 
 def packed(layers, task: str) -> list[str]:
@@ -177,7 +186,7 @@ def ten(tmp_path_factory) -> list:
             f"---\nid: {memory_id}\ntags: [{', '.join(tags)}]\ndirective: {directive}\n---\n# {memory_id}\n\n{body}\n",
             encoding="utf-8",
         )
-    return open_layers(open_workspace(project), None, [])
+    return indexed_layers(project)
 
 
 @pytest.mark.parametrize("task, expected", [
@@ -225,7 +234,7 @@ def test_below_the_fitted_folder_size_the_task_decision_stays_out(tmp_path) -> N
 
 def _evidence(project: Path, task: str) -> tuple[evidence.Evidence, dict[int, str]]:
     """The evidence of a task, every memory it reaches scored (a broad word's counts are made then)."""
-    conn = open_layers(open_workspace(str(project)), None, [])[0].conn
+    conn = indexed_layers(project)[0].conn
     anchors = [a for a in anchors_of(task)[0] if not a.is_type_word]
     ids = dict(conn.execute("SELECT rowid, id FROM memories"))
     found = evidence.Evidence(Reads(conn), anchors)
