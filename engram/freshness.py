@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from . import gate, terms
 from .config import Config
 from .errors import Problem, debug
+from .graph import findings
 from .index import COMPILER_VERSION, IndexFileError, check_schema, read_meta, sha256_text
 from .paths import read_bytes, read_text, shown_path, sqlite_uri
 from .sources import (
@@ -221,8 +222,18 @@ def recorded_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:
         )
         for reason, line in json.loads(error)
     ]
-    graph = json.loads(read_meta(conn)["graph_findings"])  # every index of this compiler has it
-    return problems + [Problem(display_path(root, rel), reason, kind="warning") for rel, reason in graph]
+    return problems + [
+        Problem(display_path(root, rel), reason, kind="warning") for rel, reason in _graph_findings(conn)
+    ]
+
+
+def _graph_findings(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """The build's record of `graph.findings`; found again in an index whose record is gone or
+    garbled (edited by hand), so that a no-op `engram index` still says them."""
+    try:
+        return [(rel, reason) for rel, reason in json.loads(read_meta(conn)["graph_findings"])]
+    except (KeyError, ValueError, TypeError):
+        return findings(conn)
 
 
 def read_source(source: SourceFile) -> tuple[bytes | None, str | None]:
