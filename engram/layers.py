@@ -23,9 +23,10 @@ from .freshness import (
     ignore_patterns,
     needs_refresh,
     open_current,
+    stored_file,
     watcher_vouches,
 )
-from .index import IndexFileError, open_index, read_meta, tuple_cursor
+from .index import IndexFileError, open_index, read_meta
 from .paths import read_bytes, sqlite_uri
 from .reads import reads_for
 from .sources import MAX_FILE_BYTES, MEMORY_FOLDERS, Root
@@ -61,20 +62,17 @@ class Layer:
         if not self.check_sources or self.source_root is None or not gate.is_memory_path(rel):
             return False  # a path that is not a memory's is never opened
         if rel not in self._stale:
-            self._stale[rel] = self._source_differs(rel, source_sha)
+            self._stale[rel] = self._source_differs(os.path.join(self.source_root, rel), rel, source_sha)
         return self._stale[rel]
 
-    def _source_differs(self, rel: str, recorded_sha: str) -> bool:
+    def _source_differs(self, path: str, rel: str, recorded_sha: str) -> bool:
         """Read and hashed, unless the file has the size, mtime and ctime the index recorded: the
         freshness check's rule (docs/speed.md), so a shared index beside the sources it was built
         from reads none of them."""
-        path = os.path.join(self.source_root or "", rel)
         try:
             st = os.stat(path)
-            recorded = tuple_cursor(self.conn).execute(
-                "SELECT size, mtime_ns, ctime_ns FROM files WHERE rel = ?", (rel,)
-            )
-            if recorded.fetchone() == (st.st_size, st.st_mtime_ns, st.st_ctime_ns):
+            stored = stored_file(self.conn, rel)
+            if stored is not None and tuple(stored[:3]) == (st.st_size, st.st_mtime_ns, st.st_ctime_ns):
                 return False
             data = read_bytes(path, MAX_FILE_BYTES)
         except FileNotFoundError:
