@@ -23,7 +23,7 @@ import time
 from collections import deque, namedtuple
 from collections.abc import Generator, Iterator
 
-from . import terms
+from . import exported, terms
 from .config import Config
 from .errors import EngramError, Problem
 from .freshness import (
@@ -692,6 +692,7 @@ def export_index(root: Root, config: Config, output: str | os.PathLike[str]) -> 
         conn.execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('source_root_rel', ?)", (rel.replace(os.sep, "/"),)
         )
+        exported.write(conn)
         conn.execute("VACUUM")
         conn.close()
     return result

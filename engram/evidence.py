@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import sqlite3
 
+from . import exported
 from .index import FTS_COLUMNS, tuple_cursor
 from .reads import Reads
 
@@ -58,11 +59,15 @@ VOCAB_INSTANCES = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_instances USING fts5vocab(main, memories_fts, instance)"
 )
 VOCAB_COLUMNS = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_columns USING fts5vocab(main, memories_fts, col)"
-COLUMN_DF_SQL = "SELECT col, doc FROM temp.engram_columns WHERE term = ?"
+# The term counts, by whether the index is an exported one: from fts5vocab, or from the tables of
+# them it carries (`exported`).
+ROW_COUNTS = {False: "temp.engram_rows", True: exported.ROWS_TABLE}
+COLUMN_COUNTS = {False: "temp.engram_columns", True: exported.COLUMNS_TABLE}
+COLUMN_DF_SQL = {key: f"SELECT col, doc FROM {table} WHERE term = ?" for key, table in COLUMN_COUNTS.items()}
 COUNT_MATCH_SQL = "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?"
 STRONG_FILTER = "{" + " ".join(COLUMNS[column] for column in sorted(STRONG_COLUMNS)) + "}"
-DF_SQL = "SELECT doc FROM temp.engram_rows WHERE term = ?"
-PREFIX_DF_SQL = "SELECT max(doc) FROM temp.engram_rows WHERE term >= ? AND term < ?"
+DF_SQL = {key: f"SELECT doc FROM {table} WHERE term = ?" for key, table in ROW_COUNTS.items()}
+PREFIX_DF_SQL = {key: f"SELECT max(doc) FROM {table} WHERE term >= ? AND term < ?" for key, table in ROW_COUNTS.items()}
 INSTANCES_SQL = "SELECT doc, col, count(*) FROM temp.engram_instances WHERE term = ? GROUP BY doc, col"
 PREFIX_SQL = "SELECT doc, col, count(*) FROM temp.engram_instances WHERE term >= ? AND term < ? GROUP BY doc, col"
 AVERAGES_SQL = "SELECT block FROM memories_fts_data WHERE id = 1"
@@ -103,7 +108,8 @@ class Evidence:
     """What one index holds for a query's anchors: every memory holding one, and each anchor's rarity."""
 
     def __init__(self, reads: Reads, anchors: list[Anchor]) -> None:
-        reads.conn.execute(VOCAB_ROWS)
+        if not reads.exported:
+            reads.conn.execute(VOCAB_ROWS)
         reads.conn.execute(VOCAB_INSTANCES)
         self.averages = _averages(reads)
         self.total = self.averages[0] if self.averages else 0
@@ -322,10 +328,11 @@ def _phrase_of(terms: tuple[str, ...]) -> str:
 
 def _column_df(reads: Reads, terms: tuple[str, ...]) -> dict[str, dict[str, int]]:
     """Per column, how many memories hold each of the terms there (the column vocabulary)."""
-    reads.conn.execute(VOCAB_COLUMNS)
+    if not reads.exported:
+        reads.conn.execute(VOCAB_COLUMNS)
     out: dict[str, dict[str, int]] = {}
     for term in terms:
-        for column, docs in reads.rows(COLUMN_DF_SQL, (term,)):
+        for column, docs in reads.rows(COLUMN_DF_SQL[reads.exported], (term,)):
             out.setdefault(column, {})[term] = docs
     return out
 
@@ -350,7 +357,7 @@ def _count(reads: Reads, match: str) -> int:
 def _df(reads: Reads, term: str, known: dict[str, int]) -> int:
     """How many memories hold the term (the row vocabulary), remembered in ``known``."""
     if term not in known:
-        rows = reads.rows(DF_SQL, (term,))
+        rows = reads.rows(DF_SQL[reads.exported], (term,))
         known[term] = rows[0][0] if rows else 0
     return known[term]
 
@@ -383,7 +390,7 @@ def _estimated_df(reads: Reads, anchor: Anchor, known: dict[str, int], prefix: b
     best = 0
     for term, wide in [(term, as_prefix) for term in anchor.word.terms] + [(term, False) for term in anchor.joined]:
         if wide:
-            ((df,),) = reads.rows(PREFIX_DF_SQL, (term, term + "\uffff"))
+            ((df,),) = reads.rows(PREFIX_DF_SQL[reads.exported], (term, term + "\uffff"))
         else:
             df = _df(reads, term, known)
         best = max(best, df or 0)

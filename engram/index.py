@@ -28,13 +28,25 @@ COMPILER_VERSION = "9"
 REQUIRED_TABLES = ("meta", "files", "memories", "edges", "memories_fts")
 MAX_MIGRATION_BYTES = 1024 * 1024
 FTS_COLUMNS = ("id", "tags", "directive", "summary", "triggers", "body", "paths")
-# The memories the visibility rule (match.HIDDEN_SQL) can hide, whatever the roles, date or
+# The memories the visibility rule (HIDDEN_SQL) can hide, whatever the roles, date or
 # options of a load: the condition of a partial index, so a load scans those alone (a test checks
 # that every memory hidden passes it, and that the hidden set is read from that index).
 MAY_BE_HIDDEN = (
     "ignored OR roles != '[]' OR lifecycle IN ('archived', 'superseded')"
     " OR coalesce(valid_until, '') != '' OR confidence = 'low'"
 )
+
+# Why a memory is hidden from a normal load (NULL when visible): the one rule of visibility,
+# for routed, tagged, path-matched and fetched memories alike. A partial covering index holds its
+# columns for the memories it may hide (`MAY_BE_HIDDEN`).
+HIDDEN_SQL = """CASE
+    WHEN m.ignored THEN 'ignored'
+    WHEN :roles != '[]' AND m.roles != '[]' AND NOT EXISTS (
+        SELECT 1 FROM json_each(m.roles) AS r WHERE r.value IN (SELECT value FROM json_each(:roles))) THEN 'role'
+    WHEN m.lifecycle IN ('archived', 'superseded') THEN 'lifecycle'
+    WHEN coalesce(m.valid_until, '') != '' AND m.valid_until < :today THEN 'lifecycle'
+    WHEN m.confidence = 'low' AND NOT :include_low THEN 'confidence'
+END"""
 
 INDEX_SCHEMA = f"""
 BEGIN;
@@ -79,7 +91,7 @@ CREATE TABLE memories (
     name_terms TEXT NOT NULL    -- the id and tag terms (terms.name_terms), what judging compares a query with
 );
 -- Small indexes scanned instead of every row with its body: the columns of the visibility rule
--- (match.HIDDEN_SQL) of the memories it may hide, read on every load; the `applies_to` globs, read
+-- (HIDDEN_SQL) of the memories it may hide, read on every load; the `applies_to` globs, read
 -- on every file event of a hook; and the `depends_on` references, checked for unknown ids and
 -- cycles by every `index` and `check`.
 CREATE INDEX memories_hideable ON memories (ignored, confidence, lifecycle, valid_until, roles)

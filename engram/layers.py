@@ -15,7 +15,7 @@ import sqlite3
 import sys
 import time
 
-from . import gate
+from . import exported, gate
 from .errors import debug
 from .freshness import (
     built_by_another_version,
@@ -47,10 +47,12 @@ class Layer:
         source_root: str | None,
         check_sources: bool,
         stamp: str | None = None,
+        exported_tables: bool = False,
     ) -> None:
         self.scope = scope
         self.conn = conn
-        self.reads = reads_for(conn, index_path, stamp)  # ``stamp``: the index file is one a watcher vouched for
+        # ``stamp``: the index file is one a watcher vouched for; ``exported_tables``: an exported one's (`exported`)
+        self.reads = reads_for(conn, index_path, stamp, exported_tables)
         self.index_path = index_path
         self.source_root = source_root  # where its sources are, when present
         self.check_sources = check_sources  # True when the index may be behind its sources
@@ -131,7 +133,7 @@ def open_prebuilt(
     if mismatch:
         conn.close()
         raise IndexFileError(f"{path}: {mismatch}; rebuild it with `engram index --output`")
-    return Layer(scope, conn, path, recorded_sources(path, meta), True)
+    return Layer(scope, conn, path, recorded_sources(path, meta), True, exported_tables=exported.present(conn))
 
 
 def recorded_sources(index_path: str, meta: dict[str, str]) -> str | None:

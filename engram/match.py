@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 import sqlite3
 
-from . import relevance
+from . import exported, relevance
 from .evidence import Evidence, Found
-from .index import MAY_BE_HIDDEN, tuple_cursor
+from .index import HIDDEN_SQL, MAY_BE_HIDDEN, tuple_cursor
 from .reads import Reads
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
@@ -29,17 +29,6 @@ FETCH_BOOST_MAX = 1.2
 SKILL_BOOST = 1.25  # `workflow` in the query routes to skill memories
 MANY_ANCHORS = 4  # the anchor rule: a query with this many words needs two hits or a strong one
 
-# Why a memory is hidden from a normal load (NULL when visible): the one rule of visibility,
-# for routed, tagged, path-matched and fetched memories alike. A partial covering index holds its
-# columns for the memories it may hide (`index.MAY_BE_HIDDEN`).
-HIDDEN_SQL = """CASE
-    WHEN m.ignored THEN 'ignored'
-    WHEN :roles != '[]' AND m.roles != '[]' AND NOT EXISTS (
-        SELECT 1 FROM json_each(m.roles) AS r WHERE r.value IN (SELECT value FROM json_each(:roles))) THEN 'role'
-    WHEN m.lifecycle IN ('archived', 'superseded') THEN 'lifecycle'
-    WHEN coalesce(m.valid_until, '') != '' AND m.valid_until < :today THEN 'lifecycle'
-    WHEN m.confidence = 'low' AND NOT :include_low THEN 'confidence'
-END"""
 HIDDEN_ROWS_SQL = (  # read from the partial index of the memories that may be hidden alone
     f"SELECT m.rowid, {HIDDEN_SQL} AS hidden FROM memories AS m WHERE ({MAY_BE_HIDDEN}) AND hidden IS NOT NULL"
 )
@@ -168,6 +157,8 @@ def _apply_multipliers(layer: Layer, j: Judged, facts: tuple, options: Options, 
 
 def _hidden_by_reason(reads: Reads, options: Options) -> dict[str, set[int]]:
     """The layer's hidden memories, by reason (`HIDDEN_SQL`)."""
+    if reads.exported:
+        return exported.hidden_by_reason(reads.conn, options.visibility_params())
     sql = f"SELECT hidden, group_concat(rowid) FROM ({HIDDEN_ROWS_SQL}) GROUP BY hidden"
     rows = reads.rows(sql, options.visibility_params())
     return {reason: set(map(int, joined.split(","))) for reason, joined in rows if joined}

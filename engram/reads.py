@@ -30,8 +30,9 @@ Params = tuple | dict[str, object]  # positional, or named
 class Reads:
     """An index's read-only queries, each run when asked."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, exported: bool = False) -> None:
         self.conn = conn
+        self.exported = exported  # its term counts and fixed hidden sets are tables of its own (`exported`)
 
     def rows(self, sql: str, params: Params = ()) -> Answer:
         """The query's rows as plain tuples."""
@@ -90,11 +91,11 @@ def _weight(answer: Answer) -> int:
 _KEPT: dict[str, Kept] = {}  # per index path, the answers of the file with that stamp, least recently asked first
 
 
-def reads_for(conn: sqlite3.Connection, index_path: str, stamp: str | None) -> Reads:
+def reads_for(conn: sqlite3.Connection, index_path: str, stamp: str | None, exported: bool = False) -> Reads:
     """The index's reads: kept across calls where ``stamp`` says which file it is (one an `engram
-    watch` vouched for), else run each time."""
+    watch` vouched for), else run each time; ``exported``: the file carries `exported`'s tables."""
     if stamp is None:
-        return Reads(conn)
+        return Reads(conn, exported)
     kept = _KEPT.pop(index_path, None)
     if kept is None or kept.stamp != stamp:
         kept = Kept(stamp)

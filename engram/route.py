@@ -19,8 +19,9 @@ from collections import Counter
 from . import relevance, terms
 from .evidence import COLUMNS, FIELD_OF, WINDOW
 from .globs import literal_length, matches
+from .index import HIDDEN_SQL
 from .layers import Layer
-from .match import HIDDEN_SQL, Judged, LayerMatch, match_layer
+from .match import Judged, LayerMatch, match_layer
 
 RELATED_BOOST = 0.1  # times the tag overlap with the best hit
 # A query's first distinct words up to this many are its anchors (of which `evidence` looks up

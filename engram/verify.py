@@ -1,5 +1,6 @@
 """Integrity of an index file: schema, FTS structure, the hashes of the printed columns recomputed
-from the stored text, structural fields, edges, fingerprint, and the signature of a shared index."""
+from the stored text, structural fields, edges, fingerprint, an exported index's tables for its
+readers, and the signature of a shared index."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from . import gate
+from . import exported, gate
 from .freshness import built_by_another_version
 from .graph import references, related_edges
 from .index import PRINTED_COLUMNS, IndexFileError, fingerprint, open_index, printed_digest, read_meta
@@ -61,6 +62,7 @@ def _findings(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> list[st
         findings.append(f"{path}: {orphans} memories have no source record; {REBUILD}")
     findings += _edge_findings(conn, path)
     findings += _fts_findings(conn, path)
+    findings += [f"{path}: {finding}; {REBUILD}" for finding in exported.findings(conn)]
     return findings
 
 

@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engram import layers
-from engram.index import PRINTED_COLUMNS, create_index, printed_digest, state_migrations
-from engram.match import HIDDEN_ROWS_SQL, HIDDEN_SQL
+from engram.index import HIDDEN_SQL, PRINTED_COLUMNS, create_index, printed_digest, state_migrations
+from engram.match import HIDDEN_ROWS_SQL
 from helpers import (
     COUNT_LINE,
     EMPTY_COUNT_LINE,

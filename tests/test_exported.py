@@ -1,0 +1,135 @@
+"""`exported`: a shared index carries its term counts and fixed hidden sets, and reading them
+gives exactly what reading the FTS index and the memories gives."""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engram import evidence, exported
+from engram.index import create_index
+from engram.layers import open_prebuilt
+from engram.match import HIDDEN_ROWS_SQL
+from engram.reads import Reads
+from engram.route import anchors_of
+from tests.test_load import LOAD_OPTIONS, VISIBILITY_VALUES
+
+# More memories hold `deploy` than evidence.PER_FIELD_DF: it is read per field, from the column counts.
+COMMON = evidence.PER_FIELD_DF + 20
+TASKS = (
+    "deploy the canary with helm and roll back on failed checks",
+    "rollback a failed deployment",  # `deployment`: a prefix of nothing; `rollback`: no memory's word
+    "wombat semantic versioning",
+    "containeriz the kubernetes service",  # a word no memory holds, looked up as a prefix
+)
+
+
+def _shared_project(project) -> Path:
+    for n in range(COMMON):
+        project.write(
+            f"deploy-{n}",
+            f"# Deploy {n}\n\nRoll back when checks fail; helm upgrade for service {n}.",
+            tags=["deploy", "helm"] if n % 3 else ["deploy", "kubernetes"],
+            directive=f"Deploy service {n} with the canary.",
+            confidence="low" if n % 7 == 0 else "high",
+            lifecycle="archived" if n % 11 == 0 else "active",
+            roles=["ops"] if n % 13 == 0 else [],
+            valid_until="2020-01-01" if n % 17 == 0 else None,
+        )
+    project.write("semver", "# Versions\n\nSemantic versioning for the wombat service.", tags=["versioning"])
+    project.write("containers", "# Containers\n\nContainerization of every kubernetes service.", tags=["docker"])
+    assert project.run("index", "--output", "team.db").returncode == 0
+    return project.path / "team.db"
+
+
+def _without_exported_tables(path: Path, copy: Path) -> None:
+    shutil.copyfile(path, copy)
+    conn = sqlite3.connect(copy)
+    conn.executescript("".join(f"DROP TABLE {table};" for table in exported.TABLES))
+    conn.close()
+
+
+def _evidence_facts(found: evidence.Evidence) -> tuple:
+    held = {rowid: (f.words, f.strong, dict(f.counts)) for rowid, f in found.found.items()}
+    return found.df, found.estimates, found.name_holders, found.strong, found.first, held
+
+
+@pytest.mark.installed
+def test_an_exported_index_loads_exactly_as_one_without_its_tables(project) -> None:
+    team = _shared_project(project)
+    _without_exported_tables(team, project.path / "plain.db")
+    conn = sqlite3.connect(team)
+    assert exported.present(conn)
+    assert conn.execute("SELECT doc FROM exported_rows WHERE term = 'deploy'").fetchone()[0] >= COMMON
+    conn.close()
+    assert not exported.present(sqlite3.connect(project.root / "index.db"))  # a workspace index has none
+    for roles in ([], ["ops"]):
+        project.config({"roles": roles})
+        for task, flags in itertools.product(TASKS, ((), ("--all",))):
+            with_tables = project.load("--index", "team.db", "--dry-run", "--json", *flags, task)
+            without = project.load("--index", "plain.db", "--dry-run", "--json", *flags, task)
+            assert with_tables.returncode == 0 and without.returncode == 0, with_tables.stderr + without.stderr
+            assert with_tables.stdout.replace("team.db", "plain.db") == without.stdout, (roles, task, flags)
+    assert project.run("verify", "--index", "team.db").returncode == 0
+
+
+def test_the_evidence_read_from_the_exported_counts_is_the_evidence_read_from_fts(project) -> None:
+    team = _shared_project(project)
+    layer = open_prebuilt(team, "workspace")
+    assert layer.reads.exported
+    read_per_field = []
+    for task in TASKS:
+        anchors = anchors_of(task)[0]
+        from_tables = evidence.Evidence(layer.reads, anchors)
+        from_fts = evidence.Evidence(Reads(layer.conn), anchors)
+        assert _evidence_facts(from_tables) == _evidence_facts(from_fts), task
+        read_per_field += [task] if from_tables.presence else []
+    assert TASKS[0] in read_per_field and "wombat semantic versioning" not in read_per_field
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(VISIBILITY_VALUES, min_size=1, max_size=12), LOAD_OPTIONS)
+def test_the_exported_hidden_sets_are_every_memory_the_rule_hides(rows, options) -> None:
+    conn = sqlite3.connect(":memory:")
+    create_index(conn)
+    for number, values in enumerate(rows):
+        conn.execute(
+            "INSERT INTO memories (id, rel, type, authority, level, tags, directive, summary, title, triggers,"
+            " applies_to, depends_on, body, text_sha256, source_sha256, tokens, name_terms, ignored, roles,"
+            " lifecycle, valid_until, confidence) VALUES (:id, :id, 'rule', 'team', 0, '[]', '', '', '', '[]',"
+            " '[]', '[]', '', '', '', 0, '', :ignored, :roles, :lifecycle, :valid_until, :confidence)",
+            {"id": f"m{number}", **values},
+        )
+    exported.write(conn)
+    expected: dict[str, set[int]] = {}
+    for rowid, reason in conn.execute(HIDDEN_ROWS_SQL, options):
+        expected.setdefault(reason, set()).add(rowid)
+    assert exported.hidden_by_reason(conn, options) == expected
+    assert exported.findings(conn) == []
+    plan = " ".join(str(row) for row in conn.execute(f"EXPLAIN QUERY PLAN {exported.VARYING_HIDDEN_SQL}", options))
+    assert "COVERING INDEX exported_varying" in plan
+
+
+@pytest.mark.parametrize(
+    "edit, finding",
+    [
+        ("UPDATE exported_rows SET doc = doc + 1 WHERE term = 'deploy'", "exported term counts"),
+        ("DELETE FROM exported_columns WHERE term = 'helm' AND col = 'tags'", "exported column term counts"),
+        ("UPDATE exported_hidden SET rowids = substr(rowids, 9) WHERE reason = 'confidence'", "exported hidden"),
+    ],
+)
+def test_verify_finds_exported_tables_edited_by_hand(project, edit: str, finding: str) -> None:
+    team = _shared_project(project)
+    conn = sqlite3.connect(team)
+    conn.execute(edit)
+    conn.commit()
+    conn.close()
+    proc = project.run("verify", "--index", "team.db")
+    assert proc.returncode == 1
+    assert finding in proc.stdout + proc.stderr
