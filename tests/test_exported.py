@@ -1,5 +1,5 @@
-"""`exported`: a shared index carries its term counts and fixed hidden sets, and reading them
-gives exactly what reading the FTS index and the memories gives."""
+"""`exported`: a shared index carries its term counts, the holders of its common terms and its
+fixed hidden sets, and reading them gives exactly what reading the FTS index and the memories gives."""
 
 from __future__ import annotations
 
@@ -121,6 +121,7 @@ def test_the_exported_hidden_sets_are_every_memory_the_rule_hides(rows, options)
     [
         ("UPDATE exported_rows SET doc = doc + 1 WHERE term = 'deploy'", "exported term counts"),
         ("DELETE FROM exported_columns WHERE term = 'helm' AND col = 'tags'", "exported column term counts"),
+        ("UPDATE exported_holders SET rowids = substr(rowids, 9) WHERE term = 'deploy' AND col = 'tags'", "holding"),
         ("UPDATE exported_hidden SET rowids = substr(rowids, 9) WHERE reason = 'confidence'", "exported hidden"),
     ],
 )
