@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+from collections import Counter
 
 from . import exported
 from .index import FTS_COLUMNS, tuple_cursor
@@ -78,15 +79,13 @@ LENGTHS_SQL = "SELECT id, sz FROM memories_fts_docsize WHERE id IN ({})"
 class Found:
     """One memory's evidence: for each anchor it holds, the term count in each column."""
 
-    __slots__ = ("rowid", "counts", "bm25", "name_length", "words", "strong")
+    __slots__ = ("rowid", "counts", "bm25", "name_length")
 
     def __init__(self, rowid: int) -> None:
         self.rowid = rowid
         self.counts: dict[int, list[float]] = {}  # anchor index -> count per column
         self.bm25 = 0.0
         self.name_length = 0  # terms in the id and tags (set when scored)
-        self.words = 0  # the anchors held that are query words (not two-word names)
-        self.strong = False  # whether some anchor is held in a strong field
 
     def name_coverage(self) -> float:
         """The share of the memory's id and tag terms that the query holds."""
@@ -114,7 +113,13 @@ class Evidence:
         reads.conn.execute(VOCAB_INSTANCES)
         self.averages = _averages(reads)
         self.total = self.averages[0] if self.averages else 0
-        self.found: dict[int, Found] = {}
+        # Every memory holding an anchor, in the order reached (ties of the first score keep it), with
+        # what the anchor rule asks: how many query words (not two-word names) it holds, whether one
+        # in a strong field. Counters and sets: a common word's holders are tens of thousands.
+        self.reached: dict[int, None] = {}
+        self.words: Counter[int] = Counter()
+        self.strong_rows: set[int] = set()
+        self.found: dict[int, Found] = {}  # the reached memories whose counts are made: read whole, or scored
         self.name_holders: dict[int, int] = {}  # per anchor, the memories holding it in the id or tags
         self.strong: set[int] = set()  # the anchors some memory holds in a strong field
         self.first: dict[int, float] = {}  # per memory, the cheap first score `window` ranks by
@@ -144,7 +149,7 @@ class Evidence:
         for index in sorted(self.looked_up.difference(broad)):
             self.df[index] = self._add(reads, index, anchors[index], per_field=index in common)
         for index in broad:  # rarest first: joining them while they reach too few memories to judge
-            self.df[index] = self._add(reads, index, anchors[index], per_field=True, whole=len(self.found) < WINDOW)
+            self.df[index] = self._add(reads, index, anchors[index], per_field=True, whole=len(self.reached) < WINDOW)
         self.idf = [idf(self.total, df) for df in self.df]
         self.top_idf = idf(self.total, 1)  # a word only one memory holds: what `specificity` scales to
 
@@ -186,15 +191,12 @@ class Evidence:
                 counts[column] += count * scale
             self.reach.append(_phrase(term, prefix, strong_only))
         self.reach_rows += len(held)
-        found_all, one_word = self.found, 0 if anchor.pair else 1
+        self.reached.update(dict.fromkeys(held))
         for rowid, counts in held.items():
-            found = found_all.get(rowid)
-            if found is None:
-                found = found_all[rowid] = Found(rowid)
-            found.counts[index] = counts
-            found.words += one_word
-        for rowid in strong_rows:
-            found_all[rowid].strong = True
+            self._found(rowid).counts[index] = counts
+        if not anchor.pair:
+            self.words.update(held.keys())  # a Counter adds a mapping's values: its keys are counted
+        self.strong_rows |= strong_rows
         holders, name_holders, strong_elsewhere = len(held), len(named), False
         if per_field:
             holders, name_holders, strong_elsewhere = self._add_per_field(
@@ -225,7 +227,7 @@ class Evidence:
         how many memories hold it, how many in their id or tags, and whether one holds it in a
         strong field."""
         column_df = _column_df(reads, terms)
-        phrase, reached = _phrase_of(terms), self.found.keys()
+        phrase, reached = _phrase_of(terms), self.reached.keys()
         columns: list[set[int]] = []
         every: dict[int, set[int]] = {}  # per column read in full, every memory holding the word there
         for column, name in enumerate(COLUMNS):
@@ -257,23 +259,33 @@ class Evidence:
     def _record_presence(
         self, index: int, weight: float, columns: list[set[int]], holding: set[int], glued: dict
     ) -> None:
-        """A common word's holders (``columns``, per column) in `found`: their first scores, held words
+        """A common word's holders (``columns``, per column) reached: their first scores, held words
         and strong fields now, their counts when scored. Set operations and one addition per memory and
         column: thousands of memories hold such a word."""
-        found_all, first = self.found, self.first
-        new = holding.difference(found_all)
-        found_all.update(zip(new, map(Found, new)))
-        for rowid in holding.difference(glued):  # a glued name's holder already counts the anchor
-            found_all[rowid].words += 1
+        first = self.first
+        self.reached.update(dict.fromkeys(holding.difference(self.reached)))
+        self.words.update(holding.difference(glued))  # a glued name's holder already counts the anchor
         for column, rows in enumerate(columns):
             counted = [rowid for rowid, counts in glued.items() if counts[column]]  # by a glued name
             bonus = weight * COLUMN_WEIGHTS[column]
             for rowid in rows.difference(counted) if counted else rows:
                 first[rowid] = first.get(rowid, 0.0) + bonus
             if column in STRONG_COLUMNS:
-                for rowid in rows:
-                    found_all[rowid].strong = True
+                self.strong_rows |= rows
         self.presence[index] = columns
+
+    def _found(self, rowid: int) -> Found:
+        """The memory's counts, made when first needed."""
+        found = self.found.get(rowid)
+        if found is None:
+            found = self.found[rowid] = Found(rowid)
+        return found
+
+    def passes_anchor_rule(self, rowid: int) -> bool:
+        """The spec's rule for a query of `match.MANY_ANCHORS` or more words: two of them held, or
+        one held in a strong field (id, tag, directive, applies_to). A two-word name is no word
+        here: it is held in a strong field or not at all."""
+        return self.words[rowid] >= 2 or rowid in self.strong_rows
 
     def window(self, rowids: list[int]) -> list[int]:
         """The WINDOW memories worth scoring, by a cheap first score (`_add`): the IDF of each anchor
@@ -306,7 +318,7 @@ class Evidence:
             for rowid in rowids:
                 held = [1.0 if rowid in rows else 0.0 for rows in columns]
                 if any(held):
-                    counts = self.found[rowid].counts
+                    counts = self._found(rowid).counts
                     glued = counts.get(index)
                     counts[index] = [a + b for a, b in zip(glued, held)] if glued else held
 

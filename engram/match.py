@@ -78,20 +78,20 @@ def match_layer(
     """Judge the layer's memories the anchors reach (the best `evidence.WINDOW`, or all of them
     with ``everything``); None when no anchor is in this index."""
     evidence = Evidence(layer.reads, anchors)
-    if not evidence.found:
+    if not evidence.reached:
         return None
     found = LayerMatch(layer, evidence)
     hidden = _hidden_by_reason(layer.reads, options)
     out_of_sight = layer.shadowed.union(*hidden.values())  # the workspace copy of an id wins over the global one
     many = sum(not a.pair for a in anchors) >= MANY_ANCHORS
-    reached = evidence.found
+    reached = evidence.reached
     for reason, rowids in hidden.items():  # a shadowed memory is no candidate at all: its workspace copy is
         if held := rowids.intersection(reached):
             found.omitted[reason] = held
     # Set operations and one comprehension: at 100,000 memories a task reaches tens of thousands.
     found.admitted_rowids = [
-        rowid for rowid, held in reached.items()
-        if rowid not in out_of_sight and (not many or passes_anchor_rule(held))
+        rowid for rowid in reached
+        if rowid not in out_of_sight and (not many or evidence.passes_anchor_rule(rowid))
     ]  # fmt: skip
     if many and (failing := reached.keys() - out_of_sight - set(found.admitted_rowids)):
         found.omitted["anchors"] = failing
@@ -109,13 +109,6 @@ def match_layer(
     found.unknown = _unknown_words(evidence, anchors)
     found.strong = evidence.strong
     return found
-
-
-def passes_anchor_rule(held: Found) -> bool:
-    """The spec's rule for a query of MANY_ANCHORS or more words: two of them held, or one held
-    in a strong field (id, tag, directive, applies_to). A two-word name is no word here: it is held
-    in a strong field or not at all."""
-    return held.words >= 2 or held.strong
 
 
 def _unknown_words(evidence: Evidence, anchors: list[Anchor]) -> set[int]:

@@ -56,8 +56,9 @@ def _without_exported_tables(path: Path, copy: Path) -> None:
 
 
 def _evidence_facts(found: evidence.Evidence) -> tuple:
-    held = {rowid: (f.words, f.strong, dict(f.counts)) for rowid, f in found.found.items()}
-    return found.df, found.estimates, found.name_holders, found.strong, found.first, held
+    held = {rowid: dict(f.counts) for rowid, f in found.found.items()}
+    reached = (list(found.reached), found.words, found.strong_rows, found.first)
+    return found.df, found.estimates, found.name_holders, found.strong, reached, held
 
 
 @pytest.mark.installed

@@ -63,7 +63,7 @@ def test_kept_answers_are_the_answers_and_a_second_task_asks_the_index_nothing_a
     anchors = anchors_of(TASK)[0]
     asked = evidence.Evidence(reads.Reads(layer.conn), anchors)
     kept_first = evidence.Evidence(layer.reads, anchors)
-    assert _held(kept_first) == _held(asked) and len(asked.found) == 5
+    assert _held(kept_first) == _held(asked) and len(asked.reached) == 5
     again = _fts_reads(layer.conn, lambda: evidence.Evidence(layer.reads, anchors))
     assert again == []  # every answer was kept
     assert _held(evidence.Evidence(layer.reads, anchors)) == _held(asked)
@@ -82,11 +82,11 @@ def test_a_refreshed_index_is_another_file_and_nothing_kept_of_the_old_one_is_us
     project = _project(tmp_path, 3)
     anchors = anchors_of(TASK)[0]
     before = _vouched_layer(project)
-    assert len(evidence.Evidence(before.reads, anchors).found) == 3
+    assert len(evidence.Evidence(before.reads, anchors).reached) == 3
     _project(tmp_path, 4)  # one more memory holding the task's words, indexed
     after = _vouched_layer(project)
     assert after.reads.kept is not before.reads.kept and not after.reads.kept.answers
-    assert len(evidence.Evidence(after.reads, anchors).found) == 4
+    assert len(evidence.Evidence(after.reads, anchors).reached) == 4
 
 
 @settings(max_examples=200, deadline=None)

@@ -238,7 +238,7 @@ def _evidence(project: Path, task: str) -> tuple[evidence.Evidence, dict[int, st
     anchors = [a for a in anchors_of(task)[0] if not a.is_type_word]
     ids = dict(conn.execute("SELECT rowid, id FROM memories"))
     found = evidence.Evidence(Reads(conn), anchors)
-    found.score(conn, list(found.found))
+    found.score(conn, list(found.reached))
     return found, ids
 
 
@@ -270,12 +270,14 @@ def test_a_broad_word_adds_to_what_rarer_words_reach(tmp_path, monkeypatch) -> N
     assert sorted(ids[r] for r in broad.found) == ["kestrel-api", "kestrel-jobs"]
     for rowid, found in broad.found.items():
         assert found.counts == exact.found[rowid].counts
-        assert (found.words, found.strong) == (exact.found[rowid].words, exact.found[rowid].strong)
+        assert (broad.words[rowid], rowid in broad.strong_rows) == (exact.words[rowid], rowid in exact.strong_rows)
     assert (broad.df, broad.name_holders, broad.strong) == (exact.df, exact.name_holders, exact.strong)
     assert broad.first == {r: exact.first[r] for r in broad.found}
     only_broad, _ = _evidence(project.path, "api endpoints")  # the rarest broad word's holders join
     assert sorted(only_broad.found) == sorted(exact_broad_only.found)
-    assert {r: f.words for r, f in only_broad.found.items()} == {r: f.words for r, f in exact_broad_only.found.items()}
+    assert {r: only_broad.words[r] for r in only_broad.reached} == {
+        r: exact_broad_only.words[r] for r in exact_broad_only.reached
+    }
     for rowid, found in only_broad.found.items():  # read per field: one count in each field holding it
         presence = {i: [float(bool(n)) for n in counts] for i, counts in exact_broad_only.found[rowid].counts.items()}
         assert found.counts == presence
