@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from .index import PRINTED_COLUMNS, printed_digest
 from .lazyre import LazyPattern
-from .parse import AUTHORITIES, ID_PATTERN, MAX_ID_CHARS, TYPES
+from .memory_format import AUTHORITIES, ID_PATTERN, MAX_ID_CHARS, TYPES
 from .sources import MEMORY_FOLDERS
 
 # (digest of the printed columns, the text to screen) -> label or None; `state.ScreenCache`

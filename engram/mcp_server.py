@@ -30,8 +30,7 @@ from .layers import Layer
 from .load import fetch as fetch_ids
 from .load import load_pack, open_read
 from .pack import Entry, Pack, checked_body
-from .parse import with_directive
-from .render import card_line, render_text, skipped_line, source_path
+from .render import card_line, render_text, skipped_line, source_path, with_directive
 from .route import visible_candidates
 from .select import options_from_config
 from .workspace import Workspace, open_workspace

@@ -42,8 +42,8 @@ from .hosts import HOSTS
 from .hosts.base import Host
 from .layers import Layer
 from .pack import checked_body
-from .parse import with_directive
 from .paths import is_inside, read_bytes, shown_path, write_atomic
+from .render import with_directive
 from .route import visible_candidates
 from .select import options_from_config
 from .sources import Root, display_path

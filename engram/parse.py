@@ -11,13 +11,11 @@ import re
 from collections import namedtuple
 
 from .errors import EngramError
+from .memory_format import ATX_HEADING, AUTHORITIES, ID_PATTERN, MAX_ID_CHARS, TYPES
 
-ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-TYPES = ("rule", "skill", "knowledge")
 TYPE_ALIASES = {"workflow": "skill", "rules": "rule", "skills": "skill"}
 FOLDER_TYPES = {"rules": "rule", "skills": "skill", "knowledge": "knowledge"}
 CONFIDENCES = ("high", "medium", "low")
-AUTHORITIES = ("instruction", "reference")
 LIFECYCLES = ("active", "review_due", "superseded", "archived")
 LEVELS = {
     "base": 0,
@@ -32,7 +30,6 @@ LEVELS = {
     "deep": 2,
 }
 MAX_LEVEL = 1000
-MAX_ID_CHARS = 128  # gate.MAX_NAME: a longer id could never be printed
 MAX_FRONTMATTER_CHARS = 64 * 1024
 MAX_DEPTH = 8  # a field is a scalar or a list of scalars; nesting beyond this is never a memory
 MAX_SCALAR_CHARS = 16 * 1024
@@ -44,14 +41,13 @@ HIDDEN_ONLY = (
 )
 _NULLS = ("", "~", "null", "none")
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*\r?$\n?", re.S | re.M)
-_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")  # ATX; CommonMark allows 3 spaces of indent
 # A setext heading: one line of text, underlined with = (level 1) or - (level 2).
 _SETEXT_TEXT = re.compile(r"^ {0,3}(?![-*+>#=]|\d+[.)]|```|~~~)\S")  # not a list item, quote, fence or rule
 _SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _TOP_LEVEL_KEY = re.compile(r"""^["']?([^\s"'#:][^"':]*)["']?[ \t]*:(?:[ \t]|$)""")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_TITLE = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)  # _HEADING of level 1, on text with "\n" line breaks
+_TITLE = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)  # ATX_HEADING of level 1, on text with "\n" line breaks
 # Every hidden-section heading contains this (ATX or setext); most bodies have none and skip the
 # line-by-line pass.
 _HIDDEN_HEADING_HINT_RE = r"##[ \t]+\s*(?:context|example|origin)|(?:context|examples?|origin)[ \t]*[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]+ *-"
@@ -259,7 +255,7 @@ def _may_hide_sections(body: str) -> bool:
 def _heading(lines: list[str], index: int) -> tuple[int, str] | None:
     """(level, text) when a heading starts at this line; a setext underline belongs to the line above."""
     line = lines[index]
-    atx = _HEADING.match(line)
+    atx = ATX_HEADING.match(line)
     if atx:
         return len(atx.group(1)), atx.group(2).strip()
     opens_block = index == 0 or not lines[index - 1].strip()  # one-line paragraphs only
@@ -281,27 +277,6 @@ def _joined_lines(text: str) -> str:
     if any(line_break in text for line_break in _OTHER_LINE_BREAKS):  # a few memchr calls: far cheaper than a regex
         return "\n".join(text.splitlines())
     return text.removesuffix("\n")
-
-
-def with_directive(directive: str, body: str) -> str:
-    """The body as an agent reads it: the directive first, unless the body already opens with it
-    (its first line of text, after headings and blank lines, starts with the directive, give or
-    take its closing punctuation)."""
-    if not directive or _opens_with(body, directive):
-        return body
-    return f"{directive}\n\n{body}" if body else directive
-
-
-def _opens_with(body: str, directive: str) -> bool:
-    for line in body.splitlines():
-        text = line.strip()
-        if text and not _HEADING.match(text):
-            return _folded(text.lstrip("-*+> ").strip("*_")).startswith(_folded(directive).rstrip(".;:!"))
-    return False
-
-
-def _folded(text: str) -> str:
-    return " ".join(text.split()).casefold()
 
 
 class _Fields:

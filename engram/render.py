@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 
 from . import gate
+from .memory_format import ATX_HEADING
 from .pack import Entry, Pack
-from .parse import with_directive
 from .route import Anchor, Candidate, Routing
 
 
@@ -30,6 +30,27 @@ def body_block(entry: Entry) -> str:
         lines.append(f"requires: {', '.join(entry.requires)}")
     lines.append(with_directive(row["directive"], entry.body))
     return "\n".join(lines)
+
+
+def with_directive(directive: str, body: str) -> str:
+    """The body as an agent reads it: the directive first, unless the body already opens with it
+    (its first line of text, after headings and blank lines, starts with the directive, give or
+    take its closing punctuation)."""
+    if not directive or _opens_with(body, directive):
+        return body
+    return f"{directive}\n\n{body}" if body else directive
+
+
+def _opens_with(body: str, directive: str) -> bool:
+    for line in body.splitlines():
+        text = line.strip()
+        if text and not ATX_HEADING.match(text):
+            return _folded(text.lstrip("-*+> ").strip("*_")).startswith(_folded(directive).rstrip(".;:!"))
+    return False
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
 
 
 def skipped_line(path: str, label: str) -> str:

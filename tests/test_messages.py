@@ -17,7 +17,8 @@ import engram
 from engram.entry import guarded
 from engram.errors import EngramError
 from engram.link import LinkError
-from engram.parse import FieldErrors, parse_memory, with_directive
+from engram.parse import FieldErrors, parse_memory
+from engram.render import with_directive
 
 OUTSIDE = "engram: error: no .agents/.engram here or above; `engram init` creates one\n"
 
