@@ -1,13 +1,14 @@
 """What an exported index keeps for its readers: answers that cannot change while the file does not.
 
-A shared index (`engram index --output`) is written once and only read after that. Two answers
-every load asks of an index cost most in a big one: how many memories hold a term (FTS5's
-``fts5vocab`` counts them by reading the term's whole doclist, about a millisecond for a common
-term at 100,000 memories) and which memories the visibility rule hides (a quarter of 100,000
+A shared index (`engram index --output`) is written once and only read after that. Three
+answers every load asks of an index cost most in a big one: how many memories hold a term
+(FTS5's ``fts5vocab`` counts them by reading the term's whole doclist, about a millisecond for a
+common term at 100,000 memories), which memories hold a common term in a given field (one more
+doclist read per field), and which memories the visibility rule hides (a quarter of 100,000
 generated memories, turned into a Python set on every load). The export writes the term counts
-as tables shaped like ``fts5vocab``'s and the memories hidden whatever a load's roles and date
-as packed rowids; a reader of that file asks those tables instead. A workspace index changes
-with every edit and has none of them. Stdlib only.
+as tables shaped like ``fts5vocab``'s, and the holders and the memories hidden whatever a
+load's roles and date as packed rowids; a reader of that file asks those tables instead. A
+workspace index changes with every edit and has none of them. Stdlib only.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ HOLDERS_FROM_DF = 300
 # `include_low` shows the low-confidence ones (kept as a reason of their own).
 VARYING = "m.roles != '[]' OR coalesce(m.valid_until, '') != ''"
 FIXED_REASONS = ("ignored", "lifecycle", "confidence")
-ROWID_FORMAT = "q"  # packed little-endian, whatever machine reads the file
+ROWID_FORMAT = "q"  # 8-byte ints, packed little-endian whatever machine writes or reads the file
 
 SCHEMA = f"""
 CREATE TABLE exported_rows (term TEXT PRIMARY KEY, doc INTEGER NOT NULL) WITHOUT ROWID;

@@ -13,12 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engram import evidence, exported
-from engram.index import create_index
 from engram.layers import open_prebuilt
 from engram.match import HIDDEN_ROWS_SQL
 from engram.reads import Reads
 from engram.route import anchors_of
-from tests.test_load import LOAD_OPTIONS, VISIBILITY_VALUES
+from tests.test_load import LOAD_OPTIONS, VISIBILITY_VALUES, memories_with_visibility
 
 # More memories hold `deploy` than evidence.PER_FIELD_DF: it is read per field, from the column counts.
 COMMON = evidence.PER_FIELD_DF + 20
@@ -97,16 +96,7 @@ def test_the_evidence_read_from_the_exported_counts_is_the_evidence_read_from_ft
 @settings(max_examples=60, deadline=None)
 @given(st.lists(VISIBILITY_VALUES, min_size=1, max_size=12), LOAD_OPTIONS)
 def test_the_exported_hidden_sets_are_every_memory_the_rule_hides(rows, options) -> None:
-    conn = sqlite3.connect(":memory:")
-    create_index(conn)
-    for number, values in enumerate(rows):
-        conn.execute(
-            "INSERT INTO memories (id, rel, type, authority, level, tags, directive, summary, title, triggers,"
-            " applies_to, depends_on, body, text_sha256, source_sha256, tokens, name_terms, ignored, roles,"
-            " lifecycle, valid_until, confidence) VALUES (:id, :id, 'rule', 'team', 0, '[]', '', '', '', '[]',"
-            " '[]', '[]', '', '', '', 0, '', :ignored, :roles, :lifecycle, :valid_until, :confidence)",
-            {"id": f"m{number}", **values},
-        )
+    conn = memories_with_visibility(rows)
     exported.write(conn)
     expected: dict[str, set[int]] = {}
     for rowid, reason in conn.execute(HIDDEN_ROWS_SQL, options):

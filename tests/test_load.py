@@ -210,11 +210,8 @@ LOAD_OPTIONS = st.fixed_dictionaries({
 })  # fmt: skip
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(VISIBILITY_VALUES, min_size=1, max_size=12), LOAD_OPTIONS)
-def test_the_hidden_set_read_from_the_partial_index_is_every_memory_the_rule_hides(rows, options):
-    """A load reads the hidden set from the partial index of the memories that may be hidden
-    (`index.MAY_BE_HIDDEN`): it must be every memory the visibility rule hides, in the real schema."""
+def memories_with_visibility(rows: list[dict]) -> sqlite3.Connection:
+    """An in-memory index of the real schema holding one memory per row of VISIBILITY_VALUES."""
     conn = sqlite3.connect(":memory:")
     create_index(conn)
     for number, values in enumerate(rows):
@@ -225,6 +222,15 @@ def test_the_hidden_set_read_from_the_partial_index_is_every_memory_the_rule_hid
             " '[]', '[]', '', '', '', 0, '', :ignored, :roles, :lifecycle, :valid_until, :confidence)",
             {"id": f"m{number}", **values},
         )
+    return conn
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(VISIBILITY_VALUES, min_size=1, max_size=12), LOAD_OPTIONS)
+def test_the_hidden_set_read_from_the_partial_index_is_every_memory_the_rule_hides(rows, options):
+    """A load reads the hidden set from the partial index of the memories that may be hidden
+    (`index.MAY_BE_HIDDEN`): it must be every memory the visibility rule hides, in the real schema."""
+    conn = memories_with_visibility(rows)
     every = f"SELECT m.rowid, {HIDDEN_SQL} AS hidden FROM memories AS m WHERE hidden IS NOT NULL"
     assert sorted(conn.execute(HIDDEN_ROWS_SQL, options)) == sorted(conn.execute(every, options))
     plan = " ".join(str(row) for row in conn.execute(f"EXPLAIN QUERY PLAN {HIDDEN_ROWS_SQL}", options))
