@@ -49,8 +49,8 @@ CREATE INDEX exported_varying ON memories (ignored, confidence, lifecycle, valid
     WHERE {VARYING.replace("m.", "")};
 """
 VOCABULARIES = """
-CREATE VIRTUAL TABLE temp.exporting_rows USING fts5vocab(main, memories_fts, row);
-CREATE VIRTUAL TABLE temp.exporting_columns USING fts5vocab(main, memories_fts, col);
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.exporting_rows USING fts5vocab(main, memories_fts, row);
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.exporting_columns USING fts5vocab(main, memories_fts, col);
 """
 # Computed from the index itself: what `write` stores and `findings` compares with.
 TERM_ROWS_SQL = "SELECT term, doc FROM temp.exporting_rows"
@@ -124,7 +124,7 @@ def findings(conn: sqlite3.Connection) -> list[str]:
     """What in the readers' tables is not what the index holds (an exported file edited by hand)."""
     if not present(conn):
         return []
-    conn.executescript(VOCABULARIES.replace("CREATE VIRTUAL TABLE", "CREATE VIRTUAL TABLE IF NOT EXISTS"))
+    conn.executescript(VOCABULARIES)
     out = []
     if _differ(conn, f"SELECT term, doc FROM {ROWS_TABLE}", TERM_ROWS_SQL):
         out.append("its exported term counts are not its FTS index's")

@@ -9,7 +9,6 @@ sources are present and changed count as stale. Stdlib only.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import sqlite3
 import sys
@@ -23,13 +22,15 @@ from .freshness import (
     ignore_patterns,
     needs_refresh,
     open_current,
+    read_source,
+    stat_unchanged,
     stored_file,
     watcher_vouches,
 )
 from .index import IndexFileError, open_index, read_meta
-from .paths import read_bytes, sqlite_uri
+from .paths import sqlite_uri
 from .reads import reads_for
-from .sources import MAX_FILE_BYTES, MEMORY_FOLDERS, Root
+from .sources import MEMORY_FOLDERS, Root, source_file
 from .trust import Pin, check_pinned
 from .workspace import Workspace
 
@@ -70,18 +71,12 @@ class Layer:
     def _source_differs(self, path: str, rel: str, recorded_sha: str) -> bool:
         """Read and hashed, unless the file has the size, mtime and ctime the index recorded: the
         freshness check's rule (docs/speed.md), so a shared index beside the sources it was built
-        from reads none of them."""
-        try:
-            st = os.stat(path)
-            stored = stored_file(self.conn, rel)
-            if stored is not None and tuple(stored[:3]) == (st.st_size, st.st_mtime_ns, st.st_ctime_ns):
-                return False
-            data = read_bytes(path, MAX_FILE_BYTES)
-        except FileNotFoundError:
-            return True
-        except OSError:
+        from reads none of them. A file gone is stale; one that cannot be read is served as built."""
+        source = source_file(rel, path)
+        if stat_unchanged(stored_file(self.conn, rel), source):
             return False
-        return hashlib.sha256(data).hexdigest() != recorded_sha
+        sha = read_source(source)[1]
+        return not os.path.exists(path) if sha is None else sha != recorded_sha
 
 
 def open_layers(

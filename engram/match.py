@@ -10,6 +10,7 @@ of Python objects. Stdlib only.
 
 from __future__ import annotations
 
+import json
 import math
 import sqlite3
 
@@ -154,9 +155,8 @@ def _hidden_by_reason(reads: Reads, options: Options) -> dict[str, set[int]]:
     """The layer's hidden memories, by reason (`HIDDEN_SQL`)."""
     if reads.exported:
         return exported.hidden_by_reason(reads.conn, options.visibility_params())
-    sql = f"SELECT hidden, group_concat(rowid) FROM ({HIDDEN_ROWS_SQL}) GROUP BY hidden"
-    rows = reads.rows(sql, options.visibility_params())
-    return {reason: set(map(int, joined.split(","))) for reason, joined in rows if joined}
+    sql = f"SELECT hidden, json_group_array(rowid) FROM ({HIDDEN_ROWS_SQL}) GROUP BY hidden"
+    return {reason: set(json.loads(listed)) for reason, listed in reads.rows(sql, options.visibility_params())}
 
 
 def multipliers(

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engram import layers
+from engram import freshness, layers
 from engram.index import HIDDEN_SQL, PRINTED_COLUMNS, create_index, printed_digest, state_migrations
 from engram.match import HIDDEN_ROWS_SQL
 from helpers import (
@@ -345,7 +345,7 @@ def test_a_shared_index_reads_no_source_whose_stat_it_recorded_and_sees_an_edit_
     source = project.write("aa-twin", TWIN_BODY, tags=["deploy"])
     assert project.run("index", "--output", "team.db").returncode == 0
     reads: list[str] = []
-    monkeypatch.setattr(layers, "read_bytes", lambda path, limit: reads.append(path) or Path(path).read_bytes())
+    monkeypatch.setattr(freshness, "read_bytes", lambda path, limit: reads.append(path) or Path(path).read_bytes())
     rel = source.relative_to(project.root).as_posix()
     sha = hashlib.sha256(source.read_bytes()).hexdigest()
     assert not layers.open_prebuilt(str(project.path / "team.db"), "workspace").is_stale(rel, sha)
@@ -355,6 +355,8 @@ def test_a_shared_index_reads_no_source_whose_stat_it_recorded_and_sees_an_edit_
     os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns))  # and the old mtime: only the ctime moved
     assert layers.open_prebuilt(str(project.path / "team.db"), "workspace").is_stale(rel, sha)
     assert reads == [str(source)]
+    source.unlink()  # a source gone since the build is stale too
+    assert layers.open_prebuilt(str(project.path / "team.db"), "workspace").is_stale(rel, sha)
 
 
 def test_folders_named_with_uri_characters_work(tmp_path):
