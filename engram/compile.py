@@ -200,11 +200,14 @@ def prepare(source: SourceFile, indexed_sha: str | None = None) -> Prepared:
         memory = parse_memory(text, source.rel)
     except ParseError as exc:
         return Prepared(sha, problems=tuple((error.reason, error.line) for error in exc.problems))
-    return Prepared(sha, problems=memory.warnings, row=memory_row(memory, sha), fts=fts_values(memory))
+    fts = fts_values(memory)
+    # the stored name terms are the id's and the tags' term streams together, as `name_terms([id, *tags])` joins them
+    name_terms = " ".join(filter(None, fts[:2]))
+    return Prepared(sha, problems=memory.warnings, row=memory_row(memory, sha, name_terms), fts=fts)
 
 
-def memory_row(memory: Memory, source_sha: str) -> tuple:
-    """The values of STORED_COLUMNS for a parsed memory."""
+def memory_row(memory: Memory, source_sha: str, name_terms: str) -> tuple:
+    """The values of STORED_COLUMNS for a parsed memory; ``name_terms``: `terms.name_terms` of its id and tags."""
     printed = {
         "id": memory.id,
         "type": memory.type,
@@ -238,7 +241,7 @@ def memory_row(memory: Memory, source_sha: str) -> tuple:
         source_sha,
         terms.estimate_tokens(memory.body),
         scan(screened_text(printed)),
-        terms.name_terms([memory.id, *memory.tags]),
+        name_terms,
     )
 
 

@@ -30,7 +30,7 @@ from collections import namedtuple
 from collections.abc import Callable
 
 from .lazyre import LazyPattern
-from .terms import non_ascii_chars
+from .terms import non_ascii_chars, occurrences
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
@@ -39,23 +39,13 @@ if TYPE_CHECKING:
 _Check = Callable[[str, int], "str | None"]  # label of a finding at this index of the text, else None
 
 
-def _anchor_positions(lowered: bytes, anchors: tuple[bytes, ...]) -> list[int]:
-    positions = []
-    for anchor in anchors:
-        index = lowered.find(anchor)
-        while index != -1:
-            positions.append(index)
-            index = lowered.find(anchor, index + 1)
-    return positions
-
-
 class _Detector(namedtuple("_Detector", "anchors check")):
     """``anchors``: lower-case literals, the check runs only where one occurs."""
 
     __slots__ = ()
 
     def run(self, text: str, lowered: bytes) -> str | None:
-        for index in _anchor_positions(lowered, self.anchors):
+        for index in occurrences(lowered, self.anchors):
             label = self.check(text, index)
             if label:
                 return label
@@ -267,7 +257,7 @@ def _inside_reference(lowered: bytes, index: int) -> bool:
 
 
 def _password_assignment(text: str, lowered: bytes) -> str | None:
-    for index in _anchor_positions(lowered, (b"pass", b"pwd", b"secret", b"token", b"key", b"credential")):
+    for index in occurrences(lowered, (b"pass", b"pwd", b"secret", b"token", b"key", b"credential")):
         match = _ASSIGNMENT.match(text, index)
         if not match or _inside_reference(lowered, index):
             continue
@@ -556,22 +546,15 @@ _FOREIGN_ASCII_ANCHORS = (  # the start of each phrase, not the English "ignore 
 
 
 def _foreign_override(text: str, lowered: bytes) -> str | None:
-    positions = _anchor_positions(lowered, _FOREIGN_ASCII_ANCHORS)
+    positions = occurrences(lowered, _FOREIGN_ASCII_ANCHORS)
     if not text.isascii():
-        positions += [i for anchor in _FOREIGN_ANCHORS for i in _str_positions(text, anchor)]
+        chars = non_ascii_chars(text)  # an anchor whose first letter is not in the text is not either
+        positions += occurrences(text, [anchor for anchor in _FOREIGN_ANCHORS if anchor[0] in chars])
     for index in positions:
         # 無視 ("ignore") ends its Japanese phrase; every other anchor starts one
         if _FOREIGN_OVERRIDE.search(text, max(0, index - 24), index + 120):
             return "injection: override instruction"
     return None
-
-
-def _str_positions(text: str, anchor: str) -> list[int]:
-    positions, index = [], text.find(anchor)
-    while index != -1:
-        positions.append(index)
-        index = text.find(anchor, index + 1)
-    return positions
 
 
 # An action the text wants hidden from the user, or a sensitive file sent somewhere.
@@ -760,7 +743,8 @@ _HOMOGLYPHS = str.maketrans(_LOOKALIKES, "aeopcyxijsdhqwABEKMHOPCTXIJSaeopitvvkx
 _INVISIBLE_CHARS = frozenset(map(chr, _INVISIBLE))
 _LATIN_LETTER = LazyPattern(r"[A-Za-z]")
 _HOMOGLYPH_WORD = LazyPattern(r"\w*[" + _LOOKALIKES + r"]\w*")
-_TAG_RUN = LazyPattern("(?<!\U0001f3f4)[\U000e0000-\U000e007f]{4,}")  # not the tags of a flag emoji
+_TAG_FIRST, _TAG_LAST = "\U000e0000", "\U000e007f"
+_TAG_RUN = LazyPattern(f"(?<!\U0001f3f4)[{_TAG_FIRST}-{_TAG_LAST}]{{4,}}")  # not the tags of a flag emoji
 
 
 def normalise(text: str) -> str:
@@ -784,7 +768,9 @@ def _fold_mixed_word(word: re.Match) -> str:
 
 
 def _hidden_text(text: str) -> str | None:
-    return "injection: hidden text" if not text.isascii() and _TAG_RUN.search(text) else None
+    if text.isascii() or not any(_TAG_FIRST <= char <= _TAG_LAST for char in non_ascii_chars(text)):
+        return None  # the distinct characters are few: far cheaper than searching a long text for a run
+    return "injection: hidden text" if _TAG_RUN.search(text) else None
 
 
 def screen_fingerprint() -> str:

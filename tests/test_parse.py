@@ -554,3 +554,43 @@ def test_setext_and_indented_hidden_headings_are_hidden_too():
 def test_a_level_one_setext_heading_named_origin_is_not_hidden():
     m = parse_memory("---\nid: o\n---\n# T\n\nOrigin\n======\nvisible story\n", "rules/o.md")
     assert "visible story" in m.body
+
+
+# Text made of the pieces the hidden-heading hint is built from, in any case, with the non-ASCII
+# letters that match ASCII ones case-insensitively (İ, ı, ſ, the Kelvin sign) and others that do not.
+_HINT_PIECES = st.sampled_from(
+    [
+        "##",
+        " ",
+        "\t",
+        "\n",
+        "\r",
+        "\u2028",
+        "\x85",
+        "-",
+        "=",
+        "context",
+        "example",
+        "examples",
+        "origin",
+        "CONTEXT",
+        "Example",
+        "orIgin",
+        "or\u0131gin",
+        "OR\u0130GIN",
+        "\u212aey",
+        "é",
+        "日本",
+        "x",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_HINT_PIECES, max_size=12).map("".join))
+@example("or\u0131gin\n-")
+@example("## \u212aey\n## ORIGIN")
+def test_the_hidden_heading_hint_is_the_case_insensitive_search_however_it_is_looked_for(text):
+    from engram.parse import _HIDDEN_HEADING_HINT, _may_hide_sections
+
+    assert _may_hide_sections(text) == (_HIDDEN_HEADING_HINT.search(text) is not None)
