@@ -107,11 +107,15 @@ def index(
 
 
 @app.command()
-def watch() -> None:
+def watch(
+    idle_exit: int | None = typer.Option(
+        None, "--idle-exit", min=1, metavar="SECONDS", help="Stop after this many seconds without a load or hook."
+    ),
+) -> None:
     """Keep the workspace index current from file events and answer load and hooks from this process (Linux); Ctrl-C stops."""
     from .watch import serve
 
-    raise typer.Exit(serve(open_workspace()))
+    raise typer.Exit(serve(open_workspace(), idle_exit))
 
 
 @app.command()

@@ -16,7 +16,8 @@ from .sources import CONFIG_FILE
 
 DEFAULTS: dict = {
     "load": {"limit": 8, "expand_top": 3, "disclosure": "auto", "budget_tokens": 1600},
-    "hooks": {"path_rules": "native", "native": []},  # native: hosts that get rule files without a project link
+    # native: hosts that get rule files without a project link; start_watch: a hook starts `engram watch` (autowatch)
+    "hooks": {"path_rules": "native", "native": [], "start_watch": False},
     "roles": [],
     "global_path": None,
     "global_index": None,
@@ -114,6 +115,13 @@ def _check_choice(data: dict, dotted: str, allowed: tuple[str, ...], problems: l
         data[section][key] = DEFAULTS[section][key]
 
 
+def _boolean(data: dict, dotted: str, problems: list[str]) -> None:
+    section, key = dotted.split(".")
+    if not isinstance(data[section].get(key), bool):
+        problems.append(f"config {dotted}: must be true or false")
+        data[section][key] = DEFAULTS[section][key]
+
+
 def _string_list(data: dict, key: str, problems: list[str], section: str | None = None) -> None:
     holder = data[section] if section else data
     value = holder.get(key)
@@ -136,6 +144,7 @@ def _validate(data: dict, problems: list[str]) -> None:
     _int_in(data, "load.budget_tokens", *BUDGET_RANGE, problems)
     _check_choice(data, "load.disclosure", ("auto", "full"), problems)
     _check_choice(data, "hooks.path_rules", ("native", "hook"), problems)
+    _boolean(data, "hooks.start_watch", problems)
     _rule_hosts(data, problems)
     _string_list(data, "roles", problems)
     data["roles"] = [r.lower() for r in data["roles"]]

@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable
 
 from . import errors, gate, terms
+from .autowatch import start_watcher
 from .errors import EngramError, say
 from .hosts import HOSTS, claude, host_named
 from .hosts.base import Host, payload_cwd
@@ -353,6 +354,7 @@ def run(argv: list[str], raw: bytes) -> dict:
         text = ACTIONS[host.actions[event]](Hook(host, event, payload, ws, state))
     finally:
         state.close()
+        start_watcher(ws)  # with hooks.start_watch: the next event is answered by a watcher
     return host.output(event, gate.text(text)) if text else {}
 
 

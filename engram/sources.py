@@ -22,6 +22,7 @@ BUILD_LOCK_FILE = ".index.lock"  # held while a build writes
 CORRUPT_SUFFIX = ".corrupt-"  # a damaged index or state file, set aside for a look: index.db.corrupt-<time>
 CHECKED_FILE = ".index.checked"  # the index file's stamp when engram last built or checked it whole
 WATCH_SOCKET = "watch.sock"  # where `engram watch` answers whether the index is current
+WATCH_STARTED = ".watch.started"  # the pid of the watcher a hook last started (`autowatch`), and when
 # What a memory root's .gitignore keeps out of git: the built files, not the memories.
 GENERATED_FILES = (
     INDEX_FILE,
@@ -32,6 +33,7 @@ GENERATED_FILES = (
     f"*.db{CORRUPT_SUFFIX}*",
     CHECKED_FILE,
     WATCH_SOCKET,
+    WATCH_STARTED,
 )
 
 

@@ -23,6 +23,7 @@ import socket
 import struct
 import sys
 import threading
+import time
 from collections.abc import Iterator
 
 from .compile import compile_root
@@ -225,11 +226,12 @@ class Watcher:
             os.write(self.done_w, b".")
 
 
-def serve(ws: Workspace) -> int:
-    """Watch until interrupted (Ctrl-C, SIGTERM); a line when it starts and one per failed refresh."""
+def serve(ws: Workspace, idle_exit: float | None = None) -> int:
+    """Watch until interrupted (Ctrl-C, SIGTERM) or, with ``idle_exit``, that many seconds without
+    a reader; a line when it starts and one per failed refresh."""
     if not os.path.isdir(ws.root.path):
         raise EngramError(f"no {ROOT_DIR} here or above; `engram init` creates one")
-    if watcher_answers(ws.root):
+    if watcher_answers(ws.root) or not _sole_watcher(ws.root):
         raise EngramError(f"another engram watch is running for {ws.root.path}")
     watcher = Watcher(ws.root)
     listener = _listen(ws.root)
@@ -239,7 +241,7 @@ def serve(ws: Workspace) -> int:
         watcher.refresh(0)
         out(f"watching {len(watcher.inotify.folders) - 1} folders of {ws.root.path}; Ctrl-C stops")
         sys.stdout.flush()  # whoever started it in the background can tell it is ready
-        _loop(watcher, listener)
+        _loop(watcher, listener, idle_exit)
     except KeyboardInterrupt:
         pass
     finally:
@@ -254,12 +256,37 @@ def _interrupt(_signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def _loop(watcher: Watcher, listener: socket.socket) -> None:
-    """Readers first; changes are indexed once they settle (SETTLE_S without a new one)."""
+_HELD: list[int] = []  # the root folder's descriptor, locked for as long as this process watches
+
+
+def _sole_watcher(root: Root) -> bool:
+    """Lock the root folder for this watcher; False when another one holds it (two started at once,
+    by two hooks, both past the socket check: the second stops here)."""
+    import fcntl
+
+    handle = os.open(root.path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(handle)
+        return False
+    _HELD.append(handle)
+    return True
+
+
+def _loop(watcher: Watcher, listener: socket.socket, idle_exit: float | None = None) -> None:
+    """Readers first; changes are indexed once they settle (SETTLE_S without a new one). With
+    ``idle_exit``, it returns once that many seconds pass without a reader and nothing to index."""
     sources = [listener, watcher.inotify.fd, watcher.done_r]
+    last_reader = time.monotonic()
     while True:
         settling = watcher.settling
-        readable, _, _ = select.select(sources, [], [], SETTLE_S if settling else None)
+        idle_left = None if idle_exit is None else last_reader + idle_exit - time.monotonic()
+        if idle_left is not None and idle_left <= 0 and not settling and not watcher.busy:
+            return
+        until_idle = None if idle_left is None or watcher.busy else max(0.0, idle_left)  # a refresh wakes it
+        wait = SETTLE_S if settling else until_idle
+        readable, _, _ = select.select(sources, [], [], wait)
         if watcher.done_r in readable:
             os.read(watcher.done_r, 64)
             if watcher.worker is not None:
@@ -267,6 +294,7 @@ def _loop(watcher: Watcher, listener: socket.socket) -> None:
         if watcher.inotify.fd in readable:
             watcher.read_events()
         if listener in readable:
+            last_reader = time.monotonic()
             with contextlib.suppress(OSError, ValueError):
                 client, _ = listener.accept()
                 watcher.ask(client, _request(client))

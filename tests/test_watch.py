@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import stat
@@ -438,3 +439,127 @@ def test_a_config_edited_while_it_runs_is_the_one_it_indexes_with(watched: Watch
         stdout, stderr = watched.load("deploy rollback")
         assert "Roll back the canary." not in stdout and "version ONE" in stdout
     assert VOUCHED in stderr
+
+
+# --- hooks.start_watch: a hook starts the watcher --------------------------------------------------
+
+
+def _prompt(project: Project, session: str) -> bytes:
+    return json.dumps(
+        {
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "how do we deploy",
+            "cwd": str(project.path),
+            "session_id": session,
+        }
+    ).encode()
+
+
+def _hook(project: Project, env: dict[str, str], session: str) -> str:
+    """A prompt's hook in a session of its own, so the memory is not already loaded."""
+    proc = subprocess.run(
+        [ENGRAM_BIN, "hook", "--host", "claude"], cwd=project.path, env=env, input=_prompt(project, session),
+        capture_output=True, timeout=30,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.decode()
+
+
+def _started_watcher(project: Project, within: float = 15.0) -> int:
+    """The pid of the watcher a hook started, once its socket answers."""
+    deadline = time.monotonic() + within
+    stamp, socket_path = project.root / ".watch.started", project.root / "watch.sock"
+    while time.monotonic() < deadline:
+        if stamp.exists() and socket_path.exists():
+            return int(stamp.read_text())
+        time.sleep(0.05)
+    raise AssertionError("no watcher started")
+
+
+def _gone(pid: int, within: float) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # not our child: a no-op
+        time.sleep(0.05)
+    return False
+
+
+def test_with_start_watch_a_hook_starts_a_watcher_that_answers_the_next_calls(project: Project) -> None:
+    project.write("deploy", "Ship with the canary, version ONE.", tags=["deploy"])
+    project.config({"hooks": {"start_watch": True}})
+    project.index()
+    env = engram_env(project.cfg, ENGRAM_DEBUG="1")
+    assert "version ONE" in _hook(project, env, "s1")  # answered at once, by this process
+    pid = _started_watcher(project)
+    try:
+        _rewrite(project.root / "rules" / "deploy.md", "ONE", "TWO")
+        proc = subprocess.run([ENGRAM_BIN, "load", "deploy"], cwd=project.path, env=env, capture_output=True, text=True)
+        assert "version TWO" in proc.stdout and VOUCHED in proc.stderr
+        (project.root / ".watch.started").unlink()
+        assert "version TWO" in _hook(project, env, "s2")  # run by the watcher, which starts no other
+        time.sleep(0.5)
+        assert not (project.root / ".watch.started").exists()
+    finally:
+        os.kill(pid, signal.SIGTERM)
+    assert _gone(pid, 10) and not (project.root / "watch.sock").exists()
+
+
+def test_without_start_watch_no_hook_starts_one_and_a_start_is_tried_once_a_minute(project: Project) -> None:
+    project.write("deploy", "Ship with the canary, version ONE.", tags=["deploy"])
+    project.index()
+    env = engram_env(project.cfg)
+    assert "version ONE" in _hook(project, env, "s3")
+    time.sleep(0.5)
+    assert not (project.root / ".watch.started").exists() and not (project.root / "watch.sock").exists()
+    project.config({"hooks": {"start_watch": True}})
+    (project.root / ".watch.started").write_text("0\n")  # a start tried just now, whose watcher did not come up
+    assert "version ONE" in _hook(project, env, "s4")
+    time.sleep(0.5)
+    assert not (project.root / "watch.sock").exists() and (project.root / ".watch.started").read_text() == "0\n"
+
+
+def test_an_idle_exit_stops_the_watcher_and_removes_its_socket(project: Project) -> None:
+    project.write("deploy", "Ship with the canary.", tags=["deploy"])
+    project.index()
+    proc = subprocess.Popen(
+        [ENGRAM_BIN, "watch", "--idle-exit", "1"], cwd=project.path, env=engram_env(project.cfg),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert proc.wait(timeout=15) == 0
+    finally:
+        proc.kill()
+    assert not (project.root / "watch.sock").exists()
+
+
+def test_a_watcher_started_while_another_holds_the_root_is_refused(project: Project) -> None:
+    import fcntl
+
+    project.write("deploy", "Ship with the canary.", tags=["deploy"])
+    project.index()
+    held = os.open(project.root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a watcher starting at the same moment holds it
+        proc = subprocess.run(
+            [ENGRAM_BIN, "watch"], cwd=project.path, env=engram_env(project.cfg), capture_output=True, text=True,
+            timeout=15,
+        )  # fmt: skip
+    finally:
+        os.close(held)
+    assert proc.returncode == 1
+    assert proc.stderr == f"engram: error: another engram watch is running for {project.root}\n"
+
+
+def test_a_start_watch_that_is_no_boolean_is_named_and_starts_nothing(project: Project) -> None:
+    project.write("deploy", "Ship with the canary, version ONE.", tags=["deploy"])
+    project.config({"hooks": {"start_watch": "yes"}})
+    proc = project.run("index")
+    assert proc.stderr.splitlines() == ["engram: warning: config hooks.start_watch: must be true or false"]
+    assert "version ONE" in _hook(project, engram_env(project.cfg), "s1")
+    time.sleep(0.5)
+    assert not (project.root / ".watch.started").exists()

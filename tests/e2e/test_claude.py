@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -157,3 +161,43 @@ def test_with_engram_watch_running_the_hooks_are_answered_by_it_and_see_an_edit_
     assert "WATCHEDIT" in harness.body_text(requests[-1])
     served = (host.project.parent / harness.WATCH_LOG).read_text().count(harness.SERVED)
     assert served >= 4  # two sessions' start and prompt
+
+
+@pytest.fixture(scope="module")
+def claude_self_watched(
+    hosts_installed: None, engram_bin: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Claude]:
+    """A linked project whose config has the hooks start `engram watch` (`hooks.start_watch`)."""
+    host = Claude(tmp_path_factory.mktemp("claude-self-watched"), engram_bin, "native")
+    config_path = host.project / ".agents" / ".engram" / "engram.config.json"
+    config = json.loads(config_path.read_text())
+    config["hooks"]["start_watch"] = True
+    config_path.write_text(json.dumps(config), encoding="utf-8")
+    host.sessions["watcher"] = ""  # the pid of the watcher the hooks start, once the test has read it
+    try:
+        yield from harness.serving(host)
+    finally:
+        stamp = host.project / ".agents" / ".engram" / ".watch.started"
+        pid = host.sessions["watcher"] or (stamp.read_text() if stamp.exists() else "")
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(int(pid), signal.SIGTERM)
+
+
+def test_with_start_watch_the_first_hook_starts_a_watcher_that_answers_the_next_session(
+    claude_self_watched: Claude,
+) -> None:
+    host = claude_self_watched
+    root = host.project / ".agents" / ".engram"
+    _, requests = host.prompt("how do I cut a release?")  # returns: Claude Code waits for no watcher
+    assert copies(requests[-1], SESSION) == 1 and copies(requests[-1], RELEASE) == 1
+    pid = int((root / ".watch.started").read_text())
+    host.sessions["watcher"] = str(pid)
+    os.kill(pid, 0)  # running
+    deadline = time.monotonic() + 15
+    while not (root / "watch.sock").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (root / ".watch.started").unlink()  # a hook run without the watcher would start another
+    harness.edit_release_rule(host.project, "SELFWATCHEDIT")
+    _, requests = host.prompt("how do I cut a release?")  # a new session, right after the edit
+    assert "SELFWATCHEDIT" in harness.body_text(requests[-1])
+    assert not (root / ".watch.started").exists()  # every hook of it was answered by the watcher
