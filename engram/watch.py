@@ -231,7 +231,8 @@ def serve(ws: Workspace, idle_exit: float | None = None) -> int:
     a reader; a line when it starts and one per failed refresh."""
     if not os.path.isdir(ws.root.path):
         raise EngramError(f"no {ROOT_DIR} here or above; `engram init` creates one")
-    if watcher_answers(ws.root) or not _sole_watcher(ws.root):
+    lock = _root_lock(ws.root)
+    if lock is None or watcher_answers(ws.root):
         raise EngramError(f"another engram watch is running for {ws.root.path}")
     watcher = Watcher(ws.root)
     listener = _listen(ws.root)
@@ -249,6 +250,7 @@ def serve(ws: Workspace, idle_exit: float | None = None) -> int:
         with contextlib.suppress(OSError):
             os.unlink(os.path.join(ws.root.path, WATCH_SOCKET))
         watcher.inotify.close()
+        os.close(lock)
     return 0
 
 
@@ -256,12 +258,9 @@ def _interrupt(_signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
 
 
-_HELD: list[int] = []  # the root folder's descriptor, locked for as long as this process watches
-
-
-def _sole_watcher(root: Root) -> bool:
-    """Lock the root folder for this watcher; False when another one holds it (two started at once,
-    by two hooks, both past the socket check: the second stops here)."""
+def _root_lock(root: Root) -> int | None:
+    """The root folder's descriptor, locked for this watcher while it runs; None when another one
+    holds it (two started at once, by two hooks, both before either listens: the second stops)."""
     import fcntl
 
     handle = os.open(root.path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -269,9 +268,8 @@ def _sole_watcher(root: Root) -> bool:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         os.close(handle)
-        return False
-    _HELD.append(handle)
-    return True
+        return None
+    return handle
 
 
 def _loop(watcher: Watcher, listener: socket.socket, idle_exit: float | None = None) -> None:
@@ -284,9 +282,8 @@ def _loop(watcher: Watcher, listener: socket.socket, idle_exit: float | None = N
         idle_left = None if idle_exit is None else last_reader + idle_exit - time.monotonic()
         if idle_left is not None and idle_left <= 0 and not settling and not watcher.busy:
             return
-        until_idle = None if idle_left is None or watcher.busy else max(0.0, idle_left)  # a refresh wakes it
-        wait = SETTLE_S if settling else until_idle
-        readable, _, _ = select.select(sources, [], [], wait)
+        until_idle = None if idle_left is None or watcher.busy else idle_left  # a refresh's end wakes it
+        readable, _, _ = select.select(sources, [], [], SETTLE_S if settling else until_idle)
         if watcher.done_r in readable:
             os.read(watcher.done_r, 64)
             if watcher.worker is not None:

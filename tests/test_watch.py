@@ -444,25 +444,11 @@ def test_a_config_edited_while_it_runs_is_the_one_it_indexes_with(watched: Watch
 # --- hooks.start_watch: a hook starts the watcher --------------------------------------------------
 
 
-def _prompt(project: Project, session: str) -> bytes:
-    return json.dumps(
-        {
-            "hook_event_name": "UserPromptSubmit",
-            "prompt": "how do we deploy",
-            "cwd": str(project.path),
-            "session_id": session,
-        }
-    ).encode()
-
-
-def _hook(project: Project, env: dict[str, str], session: str) -> str:
-    """A prompt's hook in a session of its own, so the memory is not already loaded."""
-    proc = subprocess.run(
-        [ENGRAM_BIN, "hook", "--host", "claude"], cwd=project.path, env=env, input=_prompt(project, session),
-        capture_output=True, timeout=30,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout.decode()
+def _hook(project: Project, session: str) -> str:
+    """A prompt's hook in a session of its own, so the memory is not already loaded: what it injects."""
+    payload = {"hook_event_name": "UserPromptSubmit", "prompt": "how do we deploy", "cwd": str(project.path),
+               "session_id": session}  # fmt: skip
+    return json.dumps(project.hook("claude", payload))
 
 
 def _started_watcher(project: Project, within: float = 15.0) -> int:
@@ -483,8 +469,6 @@ def _gone(pid: int, within: float) -> bool:
             os.kill(pid, 0)
         except ProcessLookupError:
             return True
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, os.WNOHANG)  # not our child: a no-op
         time.sleep(0.05)
     return False
 
@@ -493,15 +477,14 @@ def test_with_start_watch_a_hook_starts_a_watcher_that_answers_the_next_calls(pr
     project.write("deploy", "Ship with the canary, version ONE.", tags=["deploy"])
     project.config({"hooks": {"start_watch": True}})
     project.index()
-    env = engram_env(project.cfg, ENGRAM_DEBUG="1")
-    assert "version ONE" in _hook(project, env, "s1")  # answered at once, by this process
+    assert "version ONE" in _hook(project, "s1")  # answered at once, by this process
     pid = _started_watcher(project)
     try:
         _rewrite(project.root / "rules" / "deploy.md", "ONE", "TWO")
-        proc = subprocess.run([ENGRAM_BIN, "load", "deploy"], cwd=project.path, env=env, capture_output=True, text=True)
+        proc = project.load("deploy", env={"ENGRAM_DEBUG": "1"})
         assert "version TWO" in proc.stdout and VOUCHED in proc.stderr
         (project.root / ".watch.started").unlink()
-        assert "version TWO" in _hook(project, env, "s2")  # run by the watcher, which starts no other
+        assert "version TWO" in _hook(project, "s2")  # run by the watcher, which starts no other
         time.sleep(0.5)
         assert not (project.root / ".watch.started").exists()
     finally:
@@ -512,13 +495,12 @@ def test_with_start_watch_a_hook_starts_a_watcher_that_answers_the_next_calls(pr
 def test_without_start_watch_no_hook_starts_one_and_a_start_is_tried_once_a_minute(project: Project) -> None:
     project.write("deploy", "Ship with the canary, version ONE.", tags=["deploy"])
     project.index()
-    env = engram_env(project.cfg)
-    assert "version ONE" in _hook(project, env, "s3")
+    assert "version ONE" in _hook(project, "s3")
     time.sleep(0.5)
     assert not (project.root / ".watch.started").exists() and not (project.root / "watch.sock").exists()
     project.config({"hooks": {"start_watch": True}})
     (project.root / ".watch.started").write_text("0\n")  # a start tried just now, whose watcher did not come up
-    assert "version ONE" in _hook(project, env, "s4")
+    assert "version ONE" in _hook(project, "s4")
     time.sleep(0.5)
     assert not (project.root / "watch.sock").exists() and (project.root / ".watch.started").read_text() == "0\n"
 
@@ -560,6 +542,6 @@ def test_a_start_watch_that_is_no_boolean_is_named_and_starts_nothing(project: P
     project.config({"hooks": {"start_watch": "yes"}})
     proc = project.run("index")
     assert proc.stderr.splitlines() == ["engram: warning: config hooks.start_watch: must be true or false"]
-    assert "version ONE" in _hook(project, engram_env(project.cfg), "s1")
+    assert "version ONE" in _hook(project, "s1")
     time.sleep(0.5)
     assert not (project.root / ".watch.started").exists()
