@@ -49,7 +49,7 @@ quality: $(STAMP)
 ## quality-dev: the same with the development sets of real text (QUALITY_DEV: their folder; skipped where absent)
 QUALITY_DEV ?= ../shared/quality-dev
 quality-dev: $(STAMP)
-	@if [ -d "$(QUALITY_DEV)" ]; then $(BIN)/python benchmarks/quality.py --quality-dev "$(QUALITY_DEV)"; \
+	@if [ -d "$(QUALITY_DEV)" ]; then $(BIN)/python benchmarks/quality.py --quality-dev "$(QUALITY_DEV)" --depth; \
 	else echo "quality-dev: SKIPPED: no development sets at $(QUALITY_DEV) (set QUALITY_DEV=...)"; fi
 
 ## fit: fit the relevance decision (engram/relevance_weights.py) and rewrite docs/routing-tables.md

@@ -1,12 +1,15 @@
 """Routing quality of the relevance decision as shipped, beside plain BM25 in the same run.
 
-    python benchmarks/quality.py [--quality-dev DIR] [--extra NAME=CASES.json[:FOLDER] ...] [--markdown FILE]
+    python benchmarks/quality.py [--quality-dev DIR] [--extra NAME=CASES.json[:FOLDER] ...] [--markdown FILE] [--depth]
 
 For every set of `sets.py` (the bundled ones; the development sets of real text in DIR where
 given), on its fitting part and on its held-out part (never seen by `fit.py`), it routes every
 case through engram's own `select_pack`, exactly what `engram load` prints, and through the
 plain FTS5 BM25 top-8 baseline (`baseline.py`), and prints hit, recall, MRR, precision,
-off-topic silence and mean pack size side by side. Standard library only.
+off-topic silence and mean pack size side by side. `--depth` adds how far down each ranking the
+expected memory is: hit at 1, 2, 3, 5 and 8 of engram's ranked candidates (before the relevance
+decision cuts them) beside the baseline's, which tells a ranking miss from a cut that was too
+tight. Standard library only.
 """
 
 from __future__ import annotations
@@ -22,6 +25,11 @@ from benchmarks import baseline, sets
 from benchmarks.cases import Case, gather, runtime_scores, set_scores
 from engram import relevance
 
+DEPTHS = (1, 2, 3, 5, 8)
+DEPTH_HEADER = (
+    "| set | part | on-topic cases | engram ranking hit@1 / 2 / 3 / 5 / 8 | BM25 hit@1 / 2 / 3 / 5 / 8 |",
+    "|---|---|---|---|---|",
+)
 HEADER = (
     "| set | part | cases | engram hit / recall / MRR / precision / silent / pack | BM25 top-8 hit / MRR / precision / pack |",
     "|---|---|---|---|---|",
@@ -64,14 +72,39 @@ def report(cases: list[Case], model: relevance.Model, fitted: dict[str, dict] | 
     return "\n".join(lines) + "\n"
 
 
+def depth_report(cases: list[Case], model: relevance.Model) -> str:
+    """Per set and part, the share of on-topic cases whose expected memory is within the first k of
+    engram's ranking (every candidate, before the cut) and of the baseline's."""
+    rows: dict[tuple[str, str], list[tuple[list[str], list[str], set[str]]]] = {}
+    for case in cases:
+        if case.expect:
+            case.score(model)
+            ranked = [memory_id for memory_id, _, _ in case.ranked]
+            part = "held-out" if case.held_out else "fitting"
+            rows.setdefault((case.set, part), []).append((ranked, baseline.pack_of(case), case.expect))
+    lines = list(DEPTH_HEADER)
+    for (name, part), found in sorted(rows.items(), key=lambda item: (item[0][1], item[0][0])):
+        lines.append(f"| {name} | {part} | {len(found)} | {_hits_at(found, 0)} | {_hits_at(found, 1)} |")
+    return "\n".join(lines) + "\n"
+
+
+def _hits_at(found: list[tuple[list[str], list[str], set[str]]], which: int) -> str:
+    """The share of ``found`` whose expected memory is within the first k of ranking ``which``, per k."""
+    return " / ".join(f"{sum(bool(set(row[which][:k]) & row[2]) for row in found) / len(found):.2f}" for k in DEPTHS)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quality-dev", type=Path, help="the development sets of real text (left out when absent)")
     parser.add_argument("--extra", action="append", default=[], help="NAME=CASES.json[:FOLDER], a set held out whole")
     parser.add_argument("--markdown", type=Path, help="also write the table to this file")
+    parser.add_argument("--depth", action="store_true", help="also the hit at 1-8 of each ranking, before the cut")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="engram-quality-") as work:
-        table = report(gather(task_sets(args.quality_dev, args.extra), Path(work)), relevance.FITTED)
+        cases = gather(task_sets(args.quality_dev, args.extra), Path(work))
+        table = report(cases, relevance.FITTED)
+        if args.depth:
+            table += "\n" + depth_report(cases, relevance.FITTED)
     print(table)
     if args.markdown:
         args.markdown.write_text(table, encoding="utf-8")

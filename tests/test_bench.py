@@ -109,3 +109,37 @@ def test_small_folder_quality_runs_on_the_bundled_rules():
     size, queries, *ratios = row.split()
     assert size == "15" and float(queries) > 10
     assert all(0.0 <= float(value) <= 1.0 for value in ratios)
+
+
+def test_the_depth_report_tells_how_far_down_each_ranking_the_expected_memory_is(tmp_path):
+    """`quality.py --depth`: per set and part, hit at 1, 2, 3, 5 and 8 of engram's ranking and of the
+    baseline's, over the on-topic cases only."""
+    sys.path.insert(0, str(BENCHMARKS.parent))
+    from benchmarks import quality, sets
+    from benchmarks.cases import gather
+    from engram import relevance
+
+    folder = tmp_path / "memories"
+    folder.mkdir()
+    for memory_id, directive in (("kafka-events", "Publish domain events to Kafka topics"),
+                                 ("pytest-style", "Write pytest tests with fixtures"),
+                                 ("css-colors", "Use the palette variables for colours")):  # fmt: skip
+        (folder / f"{memory_id}.md").write_text(
+            f"---\nid: {memory_id}\ntags: [{memory_id.split('-')[0]}]\ndirective: {directive}\n---\n{directive}.\n",
+            encoding="utf-8",
+        )
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps([
+        {"id": "a", "query": "publish an event to kafka", "expect": ["kafka-events"]},
+        {"id": "b", "query": "kafka topics for the pytest fixtures", "expect": ["css-colors"]},
+        {"id": "c", "query": "plan a trip to Kyoto", "expect": []},
+    ]), encoding="utf-8")  # fmt: skip
+    gathered = gather([sets.extra(f"tiny={cases}:{folder}")], tmp_path / "work")
+    lines = quality.depth_report(gathered, relevance.FITTED).splitlines()
+    assert lines[: len(quality.DEPTH_HEADER)] == list(quality.DEPTH_HEADER)
+    # Both rank the first case's memory first. The second one's memory holds none of its meaningful
+    # words: engram never ranks it, the baseline (every word OR-ed, "the" too) third.
+    assert lines[len(quality.DEPTH_HEADER) :] == [
+        "| tiny | held-out | 2 | 0.50 / 0.50 / 0.50 / 0.50 / 0.50 | 0.50 / 0.50 / 1.00 / 1.00 / 1.00 |"
+    ]
+
