@@ -143,3 +143,28 @@ def test_the_depth_report_tells_how_far_down_each_ranking_the_expected_memory_is
         "| tiny | held-out | 2 | 0.50 / 0.50 / 0.50 / 0.50 / 0.50 | 0.50 / 0.50 / 1.00 / 1.00 / 1.00 |"
     ]
 
+
+def test_the_signature_table_script_filters_and_merges_as_docs_routing_says():
+    """`benchmarks/signature_table.py`: what it leaves out of a helper's list and why, how a
+    signature shared by technologies is merged, and that the shipped table is in its form."""
+    sys.path.insert(0, str(BENCHMARKS.parent))
+    from collections import Counter
+
+    from benchmarks import signature_table as script
+    from engram import signatures
+
+    df, ordinary = Counter({"web": 64, "data": 150}), {"hardhat"}
+    assert [script.signature_of(tech, identifier, df, ordinary) for tech, identifier in (
+        ("react", "useEffect"), ("actix", "web::Data"), ("alembic", "alembic upgrade head"),
+        ("solidity", "hardhat"), ("ruby", "rails"), ("go", "$@"),
+    )] == [
+        ("useeffect", ""), ("web data", "common"), ("alembic upgrade head", "own name"),
+        ("hardhat", "ordinary"), ("rails", "ordinary"), ("", "empty"),
+    ]  # fmt: skip
+    table = {"useeffect": ("react",), "createstore": ("redux", "solidjs", "zustand")}
+    lists = [{"preact": ["useEffect", "createStore"]}, {"solidjs": ["createSignal"], "elixir": ["x"]}]
+    out, left_out = script.merged(table, lists, df, ordinary)
+    assert out == {"useeffect": ("react", "preact"), "createstore": table["createstore"], "createsignal": ("solidjs",)}
+    assert left_out == {"too many technologies": 1, "common": 1}
+    source = script.TABLE_FILE.read_text(encoding="utf-8")
+    assert script.rewrite(source, signatures.SIGNATURES) == source

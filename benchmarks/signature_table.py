@@ -1,0 +1,154 @@
+"""Merge a helper-written list of technology signatures into `engram/signatures.py`.
+
+    python benchmarks/signature_table.py LIST.json [LIST.json ...] [--words FILE ...]
+
+A list maps a technology of `signatures.NAMES` to identifiers that tell an expert at once which
+technology a text is about (`setState`, `select_related`, `cargo clippy`), written from general
+knowledge by someone who saw neither the code nor any labelled task (docs/routing.md). Each is
+turned into the words `terms.words` makes of it and kept unless it is:
+
+- **common**: every word a stopword, two letters or fewer, or held by COMMON_DF or more of the
+  bundled rules ("start date", `web::Data`): ordinary prose would imply the technology;
+- **its own name**: a word of the technology's own name terms (`alembic upgrade head`): a task
+  that names the technology gets no implied anchor for it anyway;
+- **ordinary**: a single word of an English word list (`--words`; Debian's wamerican,
+  wamerican-insane and wbritish-insane by default: `hardhat` is a tool and a helmet), or one that
+  is any technology's name (`rails` among Ruby's: the task names that technology).
+
+A signature that would name more than MAX_TECHNOLOGIES is left as it was. The table is rewritten
+in place with its first-words index; `tests/test_terms.py` checks the form. Development only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.sets import CURSORRULES, ROOT
+from engram import signatures, terms
+
+TABLE_FILE = ROOT / "engram" / "signatures.py"
+COMMON_DF = 8  # of the 257 bundled rules
+MAX_TECHNOLOGIES = 3
+WORD_LISTS = (
+    "/usr/share/dict/words",
+    "/usr/share/dict/american-english-insane",
+    "/usr/share/dict/british-english-insane",
+)
+LINE = 120
+NAME_TERMS = {term for names in signatures.NAMES.values() for term in names}
+
+
+def bundled_df() -> Counter[str]:
+    """Per index term, how many bundled rules hold it."""
+    df: Counter[str] = Counter()
+    for path in sorted(CURSORRULES.rglob("*.md")):
+        df.update(terms.term_set(path.read_text(encoding="utf-8")))
+    return df
+
+
+def word_list(paths: list[str]) -> set[str]:
+    out: set[str] = set()
+    for path in paths:
+        with open(path, encoding="utf-8", errors="ignore") as handle:
+            out |= {word.strip().lower() for word in handle if word.strip().isalpha()}
+    return out
+
+
+def signature_of(tech: str, identifier: str, df: Counter[str], ordinary: set[str]) -> tuple[str, str]:
+    """(the signature as the table writes it, why it is left out or "")."""
+    written = terms.words(identifier)
+    texts = [word.text for word in written]
+    signature = " ".join(texts)
+    if not written or any(word.cjk for word in written):
+        return signature, "empty"
+    if all(terms.is_stopword(word) or len(word.text) <= 2 or df[word.terms[0]] >= COMMON_DF for word in written):
+        return signature, "common"
+    if any(word.terms[0] in signatures.NAMES[tech] or word.text in signatures.NAMES[tech] for word in written):
+        return signature, "own name"
+    if len(texts) == 1 and (texts[0] in ordinary or written[0].terms[0] in NAME_TERMS):
+        return signature, "ordinary"
+    return signature, ""
+
+
+def merged(
+    table: dict[str, tuple[str, ...]], lists: list[dict[str, list[str]]], df: Counter[str], ordinary: set[str]
+) -> tuple[dict[str, tuple[str, ...]], Counter[str]]:
+    """The table with the lists' signatures added, and how many were left out for each reason."""
+    added: dict[str, set[str]] = defaultdict(set)
+    left_out: Counter[str] = Counter()
+    for written in lists:
+        for tech, identifiers in written.items():
+            if tech not in signatures.NAMES:
+                left_out["unknown technology"] += len(identifiers)
+                continue
+            for identifier in identifiers:
+                signature, reason = signature_of(tech, identifier, df, ordinary)
+                if reason:
+                    left_out[reason] += 1
+                else:
+                    added[signature].add(tech)
+    out = dict(table)
+    for signature, techs in added.items():
+        known = out.get(signature, ())
+        both = known + tuple(sorted(techs - set(known)))
+        if len(both) > MAX_TECHNOLOGIES:
+            left_out["too many technologies"] += 1
+        else:
+            out[signature] = both
+    return out, left_out
+
+
+def rendered(table: dict[str, tuple[str, ...]]) -> str:
+    """The SIGNATURES and FIRST_WORDS literals, grouped by each signature's first technology."""
+    by_tech: dict[str, list[str]] = defaultdict(list)
+    for signature, techs in table.items():
+        by_tech[techs[0]].append(f"    {signature!r}: {techs!r},")
+    lines = ["SIGNATURES: dict[str, tuple[str, ...]] = {"]
+    for tech in sorted(by_tech):
+        lines += [f"    # {tech}", *by_tech[tech]]
+    longest: dict[str, int] = {}
+    for signature in table:
+        first, length = signature.split()[0], len(signature.split())
+        longest[first] = max(longest.get(first, 0), length)
+    lines += ["}", "FIRST_WORDS: dict[str, int] = {"]
+    row = ""
+    for item in (f"{word!r}: {length}," for word, length in sorted(longest.items())):
+        if row and len(row) + 1 + len(item) > LINE:
+            lines.append(row)
+            row = ""
+        row = f"{row} {item}" if row else f"    {item}"
+    return "\n".join([*lines, row, "}"]) + "\n"
+
+
+def rewrite(source: str, table: dict[str, tuple[str, ...]]) -> str:
+    start = source.index("SIGNATURES: dict[str, tuple[str, ...]] = {")
+    end = source.index("# fmt: on", start)
+    return source[:start] + rendered(table) + source[end:]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("lists", nargs="+", type=Path, help="JSON: technology -> identifiers")
+    parser.add_argument("--words", action="append", help="an English word list (one word a line)")
+    args = parser.parse_args(argv)
+    paths = args.words or list(WORD_LISTS)
+    missing = [path for path in paths if not Path(path).is_file()]
+    if missing:
+        print(f"signature_table: no word list at {', '.join(missing)} (Debian: wamerican-insane, wbritish-insane)")
+        return 2
+    lists = [json.loads(path.read_text(encoding="utf-8")) for path in args.lists]
+    table, left_out = merged(signatures.SIGNATURES, lists, bundled_df(), word_list(paths))
+    TABLE_FILE.write_text(rewrite(TABLE_FILE.read_text(encoding="utf-8"), table), encoding="utf-8")
+    added = len(table) - len(signatures.SIGNATURES)
+    print(f"{added} signatures added, {len(table)} in all; left out: {dict(left_out)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
