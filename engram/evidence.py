@@ -163,7 +163,7 @@ class Evidence:
         The word of an anchor read ``per_field`` (`PER_FIELD_DF`) is recorded by `_add_per_field`
         (read not ``whole``, a broad word only adds to the memories already found), its glued names here."""
         word = anchor.word
-        prefix = word.prefix or index in self.prefixed
+        prefix = index in self.prefixed
         terms = [] if per_field else [(term, prefix, False) for term in word.terms]
         parts = terms + [(term, False, True) for term in anchor.joined]
         share = 1 / len(word.terms) if word.cjk else 1.0  # a CJK word is held in part by each of its bigrams
@@ -403,9 +403,8 @@ def _can_be_prefix(anchor: Anchor) -> bool:
 def _estimated_df(reads: Reads, anchor: Anchor, known: dict[str, int], prefix: bool = False) -> int:
     """How many memories hold the anchor's likeliest term: one lookup in the row vocabulary. The word's
     terms are looked up as prefixes where `_add` reads them so (``prefix``), its glued names never."""
-    as_prefix = anchor.word.prefix or prefix
     best = 0
-    for term, wide in [(term, as_prefix) for term in anchor.word.terms] + [(term, False) for term in anchor.joined]:
+    for term, wide in [(term, prefix) for term in anchor.word.terms] + [(term, False) for term in anchor.joined]:
         if wide:
             ((df,),) = reads.rows(PREFIX_DF_SQL[reads.exported], (term, term + "\uffff"))
         else:

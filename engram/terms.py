@@ -305,11 +305,14 @@ CJK_STOP_BIGRAMS = frozenset(
         "场合",
     ]
 )
-# The generic memory words in Japanese and Chinese, as the bigrams the tokenizer makes of them.
+# The generic memory words in Japanese and Chinese (simplified and traditional or Japanese
+# kanji: 记忆 and 記憶 "memory", 规则 and 規則 "rule"), as the bigrams the tokenizer makes of them.
 CJK_GENERIC_BIGRAMS = frozenset(
     [
         "记忆",
+        "記憶",
         "规则",
+        "規則",
         "知识",
         "技能",
         "任务",
@@ -584,11 +587,6 @@ class Word(namedtuple("Word", "text terms cjk")):
 
     __slots__ = ()
 
-    @property
-    def prefix(self) -> bool:
-        """A one-character CJK word matches the bigrams that start with it."""
-        return self.cjk and len(self.text) == 1
-
 
 def words(text: str) -> list[Word]:
     """Split text into words with their terms, in order; stopwords are kept here."""
@@ -680,7 +678,9 @@ def meaningful(word: Word) -> Word | None:
     """The word as a query anchor, or None for a stopword or a generic memory word.
 
     A CJK word keeps only its meaningful bigrams: 提高记忆力 must not match every memory
-    because 记忆 ("memory") is in it.
+    because 记忆 ("memory") is in it. A one-character CJK word is none, as a one-letter word is
+    none: in Japanese it is what a run cut at kana leaves of an inflected verb or adjective (決 of
+    決める, 良 of 良くする), in Chinese a fragment between function characters.
     """
     if is_stopword(word) or _is_small_number(word):
         return None
@@ -689,6 +689,8 @@ def meaningful(word: Word) -> Word | None:
             return None
         full = ABBREVIATIONS.get(word.text)
         return Word(word.text, (*word.terms, stem(full)), False) if full else word
+    if len(word.text) == 1:  # the stem of an inflected word (決める, 良く), or a fragment: no subject
+        return None
     kept = tuple(t for t in word.terms if t not in CJK_GENERIC_BIGRAMS and t not in CJK_STOP_BIGRAMS)
     return Word(word.text, kept, True) if kept else None
 

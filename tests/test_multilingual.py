@@ -78,8 +78,8 @@ def test_kana_kanji_and_simplified_chinese_queries_find_their_language_first(lay
 
 
 def test_a_one_character_fragment_does_not_bury_the_real_subject(layers):
-    """読 (from 読み込む) is in the read-flow memory's directive; the memory about dependencies,
-    which has the real subject 依存関係 but not that fragment, still ranks among the first three."""
+    """読 (what kana leave of 読み込む) is in the read-flow memory's directive but no anchor; the
+    memory about dependencies, which has the real subject 依存関係, ranks among the first three."""
     assert "ja-dependency-layers" in ranked(layers, "依存関係のある記憶を読み込む方法は？")[:3]
 
 
@@ -105,3 +105,10 @@ def test_a_cjk_fragment_no_memory_has_does_not_outweigh_the_words_found(layers, 
     """Runs cut at kana and function characters leave fragments (削, 个为准) no memory has; these
     questions still find their section (the weight rule itself: test_load.py, at 100 memories)."""
     assert [c.id for c in route(layers, query, Options()).pack][:1] == [expected]
+
+
+@pytest.mark.parametrize("query", ["記憶力を良くする方法はありますか", "家族で決めるお小遣いのルール"])
+def test_an_everyday_japanese_question_loads_nothing(layers, query):
+    """"How do I improve my memory" and "pocket-money rules set by the family": 記憶 ("memory") and
+    ルール ("rule") are generic memory words, 良 and 決 what kana leave of 良くする and 決める."""
+    assert route(layers, query, Options()).pack == []

@@ -74,6 +74,16 @@ def test_cjk_generic_memory_words_are_not_anchors():
     anchor = anchors_of("提高记忆力")[0]
     assert "记忆" not in anchor.word.terms
     assert anchors_of("记忆") == []
+    # the Japanese (and traditional) kanji of "memory" and "rule" too
+    assert [a.word.terms for a in anchors_of("記憶力")] == [("憶力",)]
+    assert anchors_of("規則") == []
+
+
+def test_a_one_character_cjk_word_is_no_anchor():
+    """What a run cut at kana leaves of an inflected word (決 of 決める, 良 of 良くする) says no more
+    of a subject than a one-letter word."""
+    assert [a.text for a in anchors_of("家族で決めるお小遣いのルール")] == ["家族", "小遣"]
+    assert [a.text for a in anchors_of("良くする方法")] == []
 
 
 def test_a_shorthand_anchor_also_matches_the_word_it_stands_for():
