@@ -109,6 +109,6 @@ def test_a_cjk_fragment_no_memory_has_does_not_outweigh_the_words_found(layers, 
 
 @pytest.mark.parametrize("query", ["記憶力を良くする方法はありますか", "家族で決めるお小遣いのルール"])
 def test_an_everyday_japanese_question_loads_nothing(layers, query):
-    """"How do I improve my memory" and "pocket-money rules set by the family": 記憶 ("memory") and
-    ルール ("rule") are generic memory words, 良 and 決 what kana leave of 良くする and 決める."""
+    """Asking how to improve one's memory, or for pocket-money rules set by the family: 記憶 ("memory")
+    and ルール ("rule") are generic memory words, 良 and 決 what kana leave of 良くする and 決める."""
     assert route(layers, query, Options()).pack == []
