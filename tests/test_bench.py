@@ -111,10 +111,15 @@ def test_small_folder_quality_runs_on_the_bundled_rules():
     assert all(0.0 <= float(value) <= 1.0 for value in ratios)
 
 
-def test_the_depth_report_tells_how_far_down_each_ranking_the_expected_memory_is(tmp_path):
+@pytest.fixture
+def benchmarks_importable(monkeypatch):
+    """The benchmarks/ scripts' modules, importable as the scripts import each other."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS.parent))
+
+
+def test_the_depth_report_tells_how_far_down_each_ranking_the_expected_memory_is(tmp_path, benchmarks_importable):
     """`quality.py --depth`: per set and part, hit at 1, 2, 3, 5 and 8 of engram's ranking and of the
     baseline's, over the on-topic cases only."""
-    sys.path.insert(0, str(BENCHMARKS.parent))
     from benchmarks import quality, sets
     from benchmarks.cases import gather
     from engram import relevance
@@ -144,10 +149,9 @@ def test_the_depth_report_tells_how_far_down_each_ranking_the_expected_memory_is
     ]
 
 
-def test_the_signature_table_script_filters_and_merges_as_docs_routing_says():
+def test_the_signature_table_script_filters_and_merges_as_docs_routing_says(benchmarks_importable):
     """`benchmarks/signature_table.py`: what it leaves out of a helper's list and why, how a
     signature shared by technologies is merged, and that the shipped table is in its form."""
-    sys.path.insert(0, str(BENCHMARKS.parent))
     from collections import Counter
 
     from benchmarks import signature_table as script
