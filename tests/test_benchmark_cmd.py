@@ -233,18 +233,6 @@ def test_the_bundled_fixtures_keep_their_hit(bundled_numbers, fixture):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "fixture",
-    [
-        *CURSORRULES_FIXTURES,
-        pytest.param(
-            "multilingual.json",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="7 of its 8 off-topic queries load nothing (0.875): one in a folder of 20 loads a memory",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("fixture", sorted(HIT_FLOORS))
 def test_the_bundled_fixtures_stay_silent_off_topic(bundled_numbers, fixture):
     assert bundled_numbers(fixture)["off_topic_silent"] >= SILENCE_FLOOR
