@@ -2,10 +2,12 @@
 
     python benchmarks/signature_table.py LIST.json [LIST.json ...] [--words FILE ...]
 
-A list maps a technology of `signatures.NAMES` to identifiers that tell an expert at once which
-technology a text is about (`setState`, `select_related`, `cargo clippy`), written from general
-knowledge by someone who saw neither the code nor any labelled task (docs/routing.md). Each is
-turned into the words `terms.words` makes of it and kept unless it is:
+A list maps a technology to identifiers that tell an expert at once which technology a text is
+about (`setState`, `select_related`, `cargo clippy`), written from general knowledge by someone
+who saw neither the code nor any labelled task (docs/routing.md). A technology not yet in
+`signatures.NAMES` comes with its aliases under "_names" (`{"_names": {"vercel": ["vercel"]}}`),
+indexed as ids and tags glue a name's words (`cloudflare-workers` -> cloudflareworker). Each
+identifier is turned into the words `terms.words` makes of it and kept unless it is:
 
 - **common**: every word a stopword, two letters or fewer, or held by COMMON_DF or more of the
   bundled rules ("start date", `web::Data`): ordinary prose would imply the technology;
@@ -15,8 +17,9 @@ turned into the words `terms.words` makes of it and kept unless it is:
   wamerican-insane and wbritish-insane by default: `hardhat` is a tool and a helmet), or one that
   is any technology's name (`rails` among Ruby's: the task names that technology).
 
-A signature that would name more than MAX_TECHNOLOGIES is left as it was. The table is rewritten
-in place with its first-words index; `tests/test_terms.py` checks the form. Development only.
+A signature that would name more than MAX_TECHNOLOGIES is left as it was. The names, the table
+and its first-words index are rewritten in place; `tests/test_terms.py` checks the form.
+Development only.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ WORD_LISTS = (
     "/usr/share/dict/british-english-insane",
 )
 LINE = 120
-NAME_TERMS = {term for names in signatures.NAMES.values() for term in names}
+NAMES_KEY = "_names"
 
 
 def bundled_df() -> Counter[str]:
@@ -60,7 +63,15 @@ def word_list(paths: list[str]) -> set[str]:
     return out
 
 
-def signature_of(tech: str, identifier: str, df: Counter[str], ordinary: set[str]) -> tuple[str, str]:
+def name_terms(aliases: list[str]) -> tuple[str, ...]:
+    """A technology's aliases as the index holds them in ids and tags: each one's words glued."""
+    glued = (terms.stem("".join(word.text for word in terms.words(alias))) for alias in aliases)
+    return tuple(dict.fromkeys(term for term in glued if len(term) >= 2))
+
+
+def signature_of(
+    tech: str, identifier: str, names: dict[str, tuple[str, ...]], df: Counter[str], ordinary: set[str]
+) -> tuple[str, str]:
     """(the signature as the table writes it, why it is left out or "")."""
     written = terms.words(identifier)
     texts = [word.text for word in written]
@@ -69,26 +80,38 @@ def signature_of(tech: str, identifier: str, df: Counter[str], ordinary: set[str
         return signature, "empty"
     if all(terms.is_stopword(word) or len(word.text) <= 2 or df[word.terms[0]] >= COMMON_DF for word in written):
         return signature, "common"
-    if any(word.terms[0] in signatures.NAMES[tech] or word.text in signatures.NAMES[tech] for word in written):
+    if any(word.terms[0] in names[tech] or word.text in names[tech] for word in written):
         return signature, "own name"
-    if len(texts) == 1 and (texts[0] in ordinary or written[0].terms[0] in NAME_TERMS):
+    if len(texts) == 1 and (texts[0] in ordinary or any(written[0].terms[0] in other for other in names.values())):
         return signature, "ordinary"
     return signature, ""
 
 
 def merged(
-    table: dict[str, tuple[str, ...]], lists: list[dict[str, list[str]]], df: Counter[str], ordinary: set[str]
-) -> tuple[dict[str, tuple[str, ...]], Counter[str]]:
-    """The table with the lists' signatures added, and how many were left out for each reason."""
+    names: dict[str, tuple[str, ...]],
+    table: dict[str, tuple[str, ...]],
+    lists: list[dict],
+    df: Counter[str],
+    ordinary: set[str],
+) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]], Counter[str]]:
+    """The names with the lists' new technologies, the table with their signatures added, and how
+    many were left out for each reason."""
+    names = dict(names)
+    for written in lists:
+        names.update(
+            {tech: name_terms(aliases) for tech, aliases in written.get(NAMES_KEY, {}).items() if tech not in names}
+        )
     added: dict[str, set[str]] = defaultdict(set)
     left_out: Counter[str] = Counter()
     for written in lists:
         for tech, identifiers in written.items():
-            if tech not in signatures.NAMES:
+            if tech == NAMES_KEY:
+                continue
+            if tech not in names:
                 left_out["unknown technology"] += len(identifiers)
                 continue
             for identifier in identifiers:
-                signature, reason = signature_of(tech, identifier, df, ordinary)
+                signature, reason = signature_of(tech, identifier, names, df, ordinary)
                 if reason:
                     left_out[reason] += 1
                 else:
@@ -101,15 +124,17 @@ def merged(
             left_out["too many technologies"] += 1
         else:
             out[signature] = both
-    return out, left_out
+    return names, out, left_out
 
 
-def rendered(table: dict[str, tuple[str, ...]]) -> str:
-    """The SIGNATURES and FIRST_WORDS literals, grouped by each signature's first technology."""
+def rendered(names: dict[str, tuple[str, ...]], table: dict[str, tuple[str, ...]]) -> str:
+    """The NAMES, SIGNATURES and FIRST_WORDS literals, signatures grouped by their first technology."""
     by_tech: dict[str, list[str]] = defaultdict(list)
     for signature, techs in table.items():
         by_tech[techs[0]].append(f"    {signature!r}: {techs!r},")
-    lines = ["SIGNATURES: dict[str, tuple[str, ...]] = {"]
+    lines = ["NAMES: dict[str, tuple[str, ...]] = {"]
+    lines += [f"    {tech!r}: {terms_!r}," for tech, terms_ in sorted(names.items())]
+    lines += ["}", "SIGNATURES: dict[str, tuple[str, ...]] = {"]
     for tech in sorted(by_tech):
         lines += [f"    # {tech}", *by_tech[tech]]
     longest: dict[str, int] = {}
@@ -126,10 +151,10 @@ def rendered(table: dict[str, tuple[str, ...]]) -> str:
     return "\n".join([*lines, row, "}"]) + "\n"
 
 
-def rewrite(source: str, table: dict[str, tuple[str, ...]]) -> str:
-    start = source.index("SIGNATURES: dict[str, tuple[str, ...]] = {")
+def rewrite(source: str, names: dict[str, tuple[str, ...]], table: dict[str, tuple[str, ...]]) -> str:
+    start = source.index("NAMES: dict[str, tuple[str, ...]] = {")
     end = source.index("# fmt: on", start)
-    return source[:start] + rendered(table) + source[end:]
+    return source[:start] + rendered(names, table) + source[end:]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -143,10 +168,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"signature_table: no word list at {', '.join(missing)} (Debian: wamerican-insane, wbritish-insane)")
         return 2
     lists = [json.loads(path.read_text(encoding="utf-8")) for path in args.lists]
-    table, left_out = merged(signatures.SIGNATURES, lists, bundled_df(), word_list(paths))
-    TABLE_FILE.write_text(rewrite(TABLE_FILE.read_text(encoding="utf-8"), table), encoding="utf-8")
+    names, table, left_out = merged(signatures.NAMES, signatures.SIGNATURES, lists, bundled_df(), word_list(paths))
+    TABLE_FILE.write_text(rewrite(TABLE_FILE.read_text(encoding="utf-8"), names, table), encoding="utf-8")
     added = len(table) - len(signatures.SIGNATURES)
-    print(f"{added} signatures added, {len(table)} in all; left out: {dict(left_out)}")
+    print(
+        f"{len(names) - len(signatures.NAMES)} technologies and {added} signatures added, {len(table)} in all;"
+        f" left out: {dict(left_out)}"
+    )
     return 0
 
 

@@ -150,15 +150,16 @@ def test_the_depth_report_tells_how_far_down_each_ranking_the_expected_memory_is
 
 
 def test_the_signature_table_script_filters_and_merges_as_docs_routing_says(benchmarks_importable):
-    """`benchmarks/signature_table.py`: what it leaves out of a helper's list and why, how a
-    signature shared by technologies is merged, and that the shipped table is in its form."""
+    """`benchmarks/signature_table.py`: what it leaves out of a helper's list and why, how a new
+    technology and a signature shared by technologies are merged, and that the shipped table is in
+    its form."""
     from collections import Counter
 
     from benchmarks import signature_table as script
     from engram import signatures
 
-    df, ordinary = Counter({"web": 64, "data": 150}), {"hardhat"}
-    assert [script.signature_of(tech, identifier, df, ordinary) for tech, identifier in (
+    names, df, ordinary = signatures.NAMES, Counter({"web": 64, "data": 150}), {"hardhat"}
+    assert [script.signature_of(tech, identifier, names, df, ordinary) for tech, identifier in (
         ("react", "useEffect"), ("actix", "web::Data"), ("alembic", "alembic upgrade head"),
         ("solidity", "hardhat"), ("ruby", "rails"), ("go", "$@"),
     )] == [
@@ -166,9 +167,21 @@ def test_the_signature_table_script_filters_and_merges_as_docs_routing_says(benc
         ("hardhat", "ordinary"), ("rails", "ordinary"), ("", "empty"),
     ]  # fmt: skip
     table = {"useeffect": ("react",), "createstore": ("redux", "solidjs", "zustand")}
-    lists = [{"preact": ["useEffect", "createStore"]}, {"solidjs": ["createSignal"], "elixir": ["x"]}]
-    out, left_out = script.merged(table, lists, df, ordinary)
-    assert out == {"useeffect": ("react", "preact"), "createstore": table["createstore"], "createsignal": ("solidjs",)}
-    assert left_out == {"too many technologies": 1, "common": 1}
+    lists = [
+        {"preact": ["useEffect", "createStore"]},
+        {"solidjs": ["createSignal"], "elixir": ["x"], "quasar": ["q-btn"], "_names": {"quasar": ["quasar"]}},
+        {
+            "vercel": ["FUNCTION_INVOCATION_TIMEOUT", "vercel.json"],
+            "_names": {"vercel": ["vercel", "vercel-deployment", "v"]},
+        },
+    ]
+    new_names, out, left_out = script.merged(
+        {"preact": ("preact",), "solidjs": ("solidj",)}, table, lists, df, ordinary
+    )
+    assert new_names == {"preact": ("preact",), "solidjs": ("solidj",), "quasar": ("quasar",),
+                         "vercel": ("vercel", "verceldeployment")}  # fmt: skip
+    assert out == {"useeffect": ("react", "preact"), "createstore": table["createstore"], "createsignal": ("solidjs",),
+                   "q btn": ("quasar",), "function invocation timeout": ("vercel",)}  # fmt: skip
+    assert left_out == {"too many technologies": 1, "unknown technology": 1, "own name": 1}
     source = script.TABLE_FILE.read_text(encoding="utf-8")
-    assert script.rewrite(source, signatures.SIGNATURES) == source
+    assert script.rewrite(source, signatures.NAMES, signatures.SIGNATURES) == source
