@@ -29,6 +29,7 @@ FETCH_BOOST_STEP = 0.05  # per earlier `load --id`, up to FETCH_BOOST_MAX
 FETCH_BOOST_MAX = 1.2
 SKILL_BOOST = 1.25  # `workflow` in the query routes to skill memories
 MANY_ANCHORS = 4  # the anchor rule: a query with this many words needs two hits or a strong one
+EVERYDAY_NAME_WORDS = 2  # the Latin words of a stack's name in everyday CJK text ("Taylor Swift" at most)
 
 HIDDEN_ROWS_SQL = (  # read from the partial index of the memories that may be hidden alone
     f"SELECT m.rowid, {HIDDEN_SQL} AS hidden FROM memories AS m WHERE ({MAY_BE_HIDDEN}) AND hidden IS NOT NULL"
@@ -113,11 +114,26 @@ def match_layer(
 
 
 def _unknown_words(evidence: Evidence, anchors: list[Anchor]) -> set[int]:
-    """The query's words of letters (not numbers, codes or CJK fragments) that no memory holds."""
+    """The query's words of letters (not numbers or codes) that no memory holds. An English folder
+    holds no CJK word, so CJK words count only in everyday CJK text around a stack's name (a python
+    in a zoo, Java on a café menu): none of its CJK words held or software writing (`devwords`),
+    and no more Latin words than a name has. A developer's question holds either."""
+    cjk = [i for i, a in enumerate(anchors) if a.word.cjk]
+    latin = sum(1 for a in anchors if not a.word.cjk and not a.pair)
+    everyday = (
+        bool(cjk) and latin <= EVERYDAY_NAME_WORDS
+        and not any(evidence.estimates[i] for i in cjk) and not _software_writing(anchors, cjk)
+    )  # fmt: skip
     return {
         i for i, a in enumerate(anchors)
-        if not a.pair and a.word.text.isalpha() and not a.word.cjk and not evidence.estimates[i]
+        if not a.pair and a.word.text.isalpha() and not evidence.estimates[i] and (everyday or not a.word.cjk)
     }  # fmt: skip
+
+
+def _software_writing(anchors: list[Anchor], cjk: list[int]) -> bool:
+    from . import devwords  # only a task with CJK text needs the word list
+
+    return any(devwords.holds_one(anchors[i].word.text) for i in cjk)
 
 
 def _named(conn: sqlite3.Connection, anchors: list[Anchor], rowids: set[int]) -> set[int]:

@@ -108,6 +108,33 @@ def test_a_300_word_bug_report_naming_two_stacks_packs_both(rules) -> None:
     assert "python-django-best-practices" in packed(rules, DJANGO_REPORT)
 
 
+@pytest.mark.parametrize("text", [
+    "周末带孩子去动物园，看到一条很大的 Python 在晒太阳，孩子吓坏了。",
+    "駅前のカフェで Java ローストの豆を買いました。酸味が少なくて飲みやすいです。",
+    "동네 기원에서 Go 대국을 두었는데 초반 포석에서 계속 밀렸어요.",
+    "여름 휴가에 Swift 콘서트 보러 도쿄 가는데 숙소 추천해 주세요.",
+])  # fmt: skip
+def test_everyday_cjk_text_around_a_stack_name_loads_nothing(rules, text: str) -> None:
+    """No English memory holds a CJK word: what tells a zoo's python from a Python question is
+    that no CJK word here is software writing (`devwords`), so they count as unknown."""
+    assert packed(rules, text) == []
+
+
+@pytest.mark.parametrize("question, stack", [
+    ("Python 脚本读取文件时报错，提示编码不对，怎么解决？", "python"),
+    ("Java 项目启动时报空指针异常", "java"),
+    ("Go 서버에서 고루틴 누수가 발생합니다", "go"),
+    ("Flutter 앱 빌드 시 에러가 발생합니다", "flutter"),
+    # no listed word, but more Latin words than a name: not everyday text
+    ("pandas 的 DataFrame 用 groupby 之后 merge 回去，数值全变成 NaN 了", "pandas"),
+    ("Django admin 后台列表页太慢，select_related 加了也没用", "python"),
+])  # fmt: skip
+def test_a_cjk_question_naming_only_its_stack_routes_to_it(rules, question: str, stack: str) -> None:
+    """Its CJK words are software writing (报错, 발생), or it has more Latin words than a name."""
+    first = packed(rules, question)[:1]
+    assert first and first[0].split("-")[0] == stack, first
+
+
 # A new user's own project: ten short memories, as people write them.
 TEN_MEMORIES = {
     "rules/api-style.md": (

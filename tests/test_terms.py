@@ -9,7 +9,7 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engram import route, signatures, terms
+from engram import devwords, route, signatures, terms
 
 
 def anchors_of(query: str) -> list[route.Anchor]:
@@ -290,3 +290,19 @@ def test_the_signature_table_is_in_the_form_the_lookup_reads() -> None:
         longest[first] = max(longest.get(first, 0), length)
     assert longest == signatures.FIRST_WORDS
     assert all(names for names in signatures.NAMES.values())
+
+
+def test_a_cjk_word_holds_software_writing_where_a_listed_word_is_inside_it() -> None:
+    assert devwords.holds_one("后报错")  # 报错 "reports an error", inside the run the tokenizer cuts
+    assert devwords.holds_one("에러가")  # 에러 with its particle
+    assert devwords.holds_one("コンポーネント")
+    assert not devwords.holds_one("蟒蛇")  # a python, the snake
+    assert not devwords.holds_one("咖啡店新菜单")
+    assert not devwords.holds_one("報")  # one character: no word
+
+
+def test_every_software_word_is_one_cjk_word_as_the_tokenizer_cuts_text() -> None:
+    """A listed word the tokenizer splits (at kana, a script change or a Chinese function
+    character) could never be found inside one word of a task."""
+    assert [w for w in devwords.WORDS if [(x.text, x.cjk) for x in terms.words(w)] != [(w, True)]] == []
+    assert max(map(len, devwords.WORDS)) == devwords.LONGEST
