@@ -7,7 +7,9 @@ a task holding one gets the technology's name as an anchor of its own (`route.an
 matched where memories name their subject (id, tags, directive, applies_to). The table was written
 for engram from general programming knowledge, in four passes by helpers who saw neither the code
 nor any labelled task, then filtered mechanically (the third and fourth by `benchmarks/signature_table.py`;
-docs/routing.md). Stdlib only.
+docs/routing.md). A name written in Hangul, katakana or Chinese characters (리액트, 鸿蒙), which
+no English memory holds, gives the same anchor (`SCRIPT_NAMES`, kept outside the literals the
+script rewrites). Stdlib only.
 """
 
 from __future__ import annotations
@@ -6204,22 +6206,83 @@ FIRST_WORDS: dict[str, int] = {
     'zstack': 1, 'ztunnel': 1, 'zundo': 1, 'zustand': 3, 'zvalidator': 1,
 }
 # fmt: on
+# Technologies' names as developers write them in Hangul, katakana or Chinese characters (리액트,
+# 스프링부트, パイソン, 鸿蒙): a name, found at the start of a CJK word (Korean glues particles
+# after it: 리액트에서); the longest one a word starts with wins (리액트네이티브 over 리액트). An empty
+# technology is a name none here has: JavaScript, so that 자바스크립트 is not read as 자바 (Java).
+# fmt: off
+SCRIPT_NAMES: dict[str, str] = {
+    '자바스크립트': '', 'ジャバスクリプト': '',
+    '에어플로우': 'airflow', 'アンドロイド': 'android', '安卓': 'android', '안드로이드': 'android', '앵귤러': 'angular',
+    '앤서블': 'ansible', 'アルドゥイーノ': 'arduino', '아두이노': 'arduino', '바벨': 'babel', '부트스트랩': 'bootstrap',
+    '크롬익스텐션': 'chrome-extension', '크롬확장프로그램': 'chrome-extension', '클라우드포메이션': 'cloudformation',
+    '씨쁠쁠': 'cpp', '씨플플': 'cpp', 'シーシャープ': 'csharp', '씨샵': 'csharp', '씨샾': 'csharp', '쿠다': 'cuda',
+    '다트': 'dart', 'ジャンゴ': 'django', '장고': 'django', 'ドッカー': 'docker', '도커': 'docker',
+    'ドルーパル': 'drupal', '드루팔': 'drupal', 'エラスティックサーチ': 'elasticsearch', '엘라스틱서치': 'elasticsearch',
+    '일렉트론': 'electron', '엘릭서': 'elixir', '엔티티프레임워크': 'entity-framework', '얼랭': 'erlang',
+    'エクセルマクロ': 'excel-vba', '엑셀매크로': 'excel-vba', '익스프레스': 'express', '파이어베이스': 'firebase',
+    '플라스크': 'flask', 'フラッター': 'flutter', '플러터': 'flutter', 'フォートラン': 'fortran', '포트란': 'fortran',
+    '깃허브액션': 'github-actions', '깃헙액션': 'github-actions', '고랭': 'go', '고도엔진': 'godot',
+    '구글앱스스크립트': 'google-apps-script', '그라파나': 'grafana', '鴻蒙': 'harmonyos', '鸿蒙': 'harmonyos',
+    '하스켈': 'haskell', '헬름': 'helm', '하이버네이트': 'hibernate', '抱抱脸': 'huggingface-transformers',
+    '허깅페이스': 'huggingface-transformers', '이스티오': 'istio', '자바': 'java', '젠킨스': 'jenkins',
+    '제스트': 'jest', '제트팩컴포즈': 'jetpack-compose', '젯팩컴포즈': 'jetpack-compose', 'ジェイクエリー': 'jquery',
+    '제이쿼리': 'jquery', '제이유닛': 'junit', '주피터': 'jupyter', '주피터노트북': 'jupyter', '쥬피터노트북': 'jupyter',
+    '카프카': 'kafka', '케라스': 'keras', 'コトリン': 'kotlin', '코틀린': 'kotlin', '쿠버네티스': 'kubernetes',
+    '랭체인': 'langchain', '라라벨': 'laravel', '레이텍': 'latex', '루아': 'lua', 'マトラボ': 'matlab',
+    '매트랩': 'matlab', '몽고디비': 'mongodb', '넷리파이': 'netlify', 'エンジンエックス': 'nginx', '엔진엑스': 'nginx',
+    '넘파이': 'numpy', '넉스트': 'nuxt', '오픈텔레메트리': 'opentelemetry', '판다스': 'pandas',
+    'ポスグレ': 'postgresql', 'ポストグレス': 'postgresql', '포스트그레스': 'postgresql', '포스트그레스큐엘': 'postgresql',
+    'パワーシェル': 'powershell', '파워셸': 'powershell', '파워쉘': 'powershell', '프로메테우스': 'prometheus',
+    '퍼피티어': 'puppeteer', '파이게임': 'pygame', 'パイソン': 'python', '파이선': 'python', '파이썬': 'python',
+    '파이토치': 'pytorch', '래빗엠큐': 'rabbitmq', '레일즈': 'rails', '루비온레일즈': 'rails', '리액트': 'react',
+    '리액트네이티브': 'react-native', '리액트라우터': 'react-router', '레디스': 'redis', '리덕스': 'redux',
+    '루비': 'ruby', '러스트': 'rust', '사이킷런': 'scikit-learn', 'セレニウム': 'selenium', '셀레니움': 'selenium',
+    'ソラナ': 'solana', '솔라나': 'solana', '솔리디티': 'solidity', '아파치스파크': 'spark', '스프링': 'spring-boot',
+    '스프링부트': 'spring-boot', '스토리북': 'storybook', '스타일드컴포넌트': 'styled-components',
+    '수파베이스': 'supabase', '스벨트': 'svelte', '스벨트킷': 'sveltekit', '스위프트': 'swift', '테일윈드': 'tailwind',
+    '리액트쿼리': 'tanstack-query', '电报机器人': 'telegram-bot', '텔레그램봇': 'telegram-bot',
+    'テンソルフロー': 'tensorflow', '텐서플로': 'tensorflow', '텐서플로우': 'tensorflow', 'テラフォーム': 'terraform',
+    '테라폼': 'terraform', 'タイプスクリプト': 'typescript', '타입스크립트': 'typescript', 'ユニティ': 'unity',
+    '유니티': 'unity', 'アンリアル': 'unreal', 'アンリアルエンジン': 'unreal', '虚幻引擎': 'unreal', '虛幻引擎': 'unreal',
+    '언리얼': 'unreal', '언리얼엔진': 'unreal', '버셀': 'vercel', '뷰제이에스': 'vue', 'ウェブアセンブリ': 'webassembly',
+    '웹어셈블리': 'webassembly', '웹팩': 'webpack', 'ワードプレス': 'wordpress', '워드프레스': 'wordpress',
+    '주스탠드': 'zustand',
+}
+# fmt: on
+SCRIPT_NAME_LONGEST = max(map(len, SCRIPT_NAMES))
 
 
 def implied(written: list[Word]) -> list[tuple[str, tuple[str, ...], str]]:
     """(technology, its name terms, the signature as the text has it) for each technology one of
-    whose signatures the text's words hold, in the text's order."""
+    whose signatures the text's words hold, or whose name a CJK word starts with, in the text's order."""
     texts = [word.text for word in written]
     out: list[tuple[str, tuple[str, ...], str]] = []
-    for position, text in enumerate(texts):
-        longest = FIRST_WORDS.get(text)
-        if longest is None:
-            continue
-        signature = text
-        for end in range(position + 1, min(len(texts), position + longest) + 1):
-            if end > position + 1:
-                signature += " " + texts[end - 1]
-            for tech in SIGNATURES.get(signature, ()):
-                if all(tech != known for known, _, _ in out):
-                    out.append((tech, NAMES[tech], signature))
+    for position, word in enumerate(written):
+        found = _script_name(word.text) if word.cjk else _signatures_at(texts, position)
+        for tech, signature in found:
+            if all(tech != known for known, _, _ in out):
+                out.append((tech, NAMES[tech], signature))
     return out
+
+
+def _signatures_at(texts: list[str], position: int) -> list[tuple[str, str]]:
+    """(technology, signature) for each signature the words from ``position`` on start with."""
+    longest = FIRST_WORDS.get(texts[position])
+    if longest is None:
+        return []
+    out = []
+    signature = texts[position]
+    for end in range(position + 1, min(len(texts), position + longest) + 1):
+        if end > position + 1:
+            signature += " " + texts[end - 1]
+        out += [(tech, signature) for tech in SIGNATURES.get(signature, ())]
+    return out
+
+
+def _script_name(text: str) -> list[tuple[str, str]]:
+    """[(technology, name)] for the longest name in SCRIPT_NAMES the CJK word starts with."""
+    for size in range(min(len(text), SCRIPT_NAME_LONGEST), 1, -1):
+        if (tech := SCRIPT_NAMES.get(text[:size])) is not None:
+            return [(tech, text[:size])] if tech else []
+    return []

@@ -135,6 +135,19 @@ def test_a_cjk_question_naming_only_its_stack_routes_to_it(rules, question: str,
     assert first and first[0].split("-")[0] == stack, first
 
 
+@pytest.mark.parametrize("question, stack", [
+    ("스프링 부트에서 빈 생성 오류가 납니다", "springboot"),
+    ("장고 마이그레이션 적용 시 오류가 발생합니다", "django"),
+    ("파이썬 딕셔너리를 값으로 정렬하는 방법", "python"),
+    ("鸿蒙应用开发报错", "harmony"),
+])  # fmt: skip
+def test_a_question_writing_its_stack_in_hangul_or_han_routes_to_it(rules, question: str, stack: str) -> None:
+    """No memory holds 장고 or 鸿蒙: the name as developers write it in their script
+    (`signatures.SCRIPT_NAMES`) is the stack's name anchor."""
+    first = packed(rules, question)[:1]
+    assert first and stack in first[0], first
+
+
 # A new user's own project: ten short memories, as people write them.
 TEN_MEMORIES = {
     "rules/api-style.md": (

@@ -306,3 +306,20 @@ def test_every_software_word_is_one_cjk_word_as_the_tokenizer_cuts_text() -> Non
     character) could never be found inside one word of a task."""
     assert [w for w in devwords.WORDS if [(x.text, x.cjk) for x in terms.words(w)] != [(w, True)]] == []
     assert max(map(len, devwords.WORDS)) == devwords.LONGEST
+
+
+def test_a_stack_name_written_in_hangul_or_han_is_a_name_anchor() -> None:
+    def implied(text: str) -> list[tuple[str, str]]:
+        return [(tech, source) for tech, _, source in signatures.implied(terms.words(text))]
+
+    assert implied("리액트에서 상태가 안 바뀌어요") == [("react", "리액트")]  # the particle 에서 glued on
+    assert implied("리액트네이티브 앱") == [("react-native", "리액트네이티브")]  # the longest name wins
+    assert implied("鸿蒙应用开发报错") == [("harmonyos", "鸿蒙")]
+    assert implied("자바스크립트 배열") == []  # JavaScript, not Java
+    assert implied("일러스트 그리기") == []  # 러스트 (Rust) inside a word is no name: names start words
+
+
+def test_every_script_name_is_one_cjk_word_of_a_known_technology() -> None:
+    assert [name for name in signatures.SCRIPT_NAMES if [w.text for w in terms.words(name)] != [name]] == []
+    assert set(signatures.SCRIPT_NAMES.values()) - set(signatures.NAMES) == {""}
+    assert max(map(len, signatures.SCRIPT_NAMES)) == signatures.SCRIPT_NAME_LONGEST
