@@ -10,6 +10,13 @@ part (docs/routing.md). Stdlib only."""
 
 from __future__ import annotations
 
+import re
+import unicodedata
+
+from . import terms
+
+MARKED_WORDS = 2  # words with Vietnamese marks that make a text Vietnamese
+_SYLLABLE = re.compile(r"[^\W\d_]+")
 LONGEST = 10  # characters of the longest word below
 # fmt: off
 WORDS = frozenset({
@@ -131,6 +138,92 @@ WORDS = frozenset({
     '핸들링', '형변환', '형상관리', '호스팅', '호이스팅', '호출', '호환', '환경구축',
 })
 # fmt: on
+# Vietnamese phrases of software writing, lowercase with their marks, syllables space-separated.
+# fmt: off
+VIETNAMESE = frozenset({
+    'bao đóng', 'biên dịch', 'biên dịch lại', 'biến cục bộ', 'biến môi trường', 'biến toàn cục',
+    'biểu thức', 'biểu thức chính quy', 'báo lỗi', 'băm mật khẩu', 'bản vá', 'bảng băm',
+    'bảng dữ liệu', 'bất đồng bộ', 'bắt ngoại lệ', 'bắt sự kiện', 'bộ chọn', 'bộ dữ liệu',
+    'bộ nhớ đệm', 'bộ đệm', 'bộ định tuyến', 'ca kiểm thử', 'chuẩn hóa dữ liệu', 'chuỗi ký tự',
+    'chuỗi rỗng', 'chuỗi truy vấn', 'chưa được định nghĩa', 'chạy lệnh', 'chạy mã', 'chỉ mục',
+    'chứng chỉ bảo mật', 'con trỏ', 'con trỏ rỗng', 'cài gói', 'cài thư viện', 'cài đặt',
+    'cân bằng tải', 'câu lệnh', 'câu truy vấn', 'câu điều kiện', 'cây nhị phân', 'cú pháp',
+    'cơ sở dữ liệu', 'cấp phát bộ nhớ', 'cấp phát động', 'cấu hình máy chủ', 'cấu hình môi trường',
+    'cấu trúc dữ liệu', 'cửa sổ dòng lệnh', 'danh sách liên kết', 'di chuyển dữ liệu', 'duyệt mảng',
+    'dòng lệnh', 'dòng mã', 'dấu chấm phẩy', 'dấu ngoặc nhọn', 'dấu phẩy động', 'dịch vụ web',
+    'dữ liệu huấn luyện', 'dữ liệu đầu vào', 'ghi đè', 'giao diện bị vỡ', 'giao diện dòng lệnh',
+    'giao diện lập trình', 'giao diện người dùng', 'giao diện web', 'giao thức', 'giá trị mặc định',
+    'giá trị rỗng', 'giá trị trả về', 'giải phóng bộ nhớ', 'giải thuật', 'giải tuần tự hóa',
+    'gán giá trị', 'gói phụ thuộc', 'gói tin', 'gõ lệnh', 'gọi hàm', 'gộp nhánh', 'gỡ cài đặt',
+    'gỡ lỗi', 'hiệu năng', 'huấn luyện mô hình', 'hàm', 'hàm băm', 'hàm bất đồng bộ', 'hàm gọi lại',
+    'hàm khởi tạo', 'hàm lồng nhau', 'hàm mũi tên', 'hàm thuần túy', 'hàm tiện ích', 'hàm tạo',
+    'hàm xử lý', 'hàm đệ quy', 'hàm ẩn danh', 'hàng đợi', 'hướng đối tượng', 'hằng số',
+    'hệ thống nhúng', 'hệ thống phân tán', 'học máy', 'hợp ngữ', 'hợp nhất nhánh', 'in ra màn hình',
+    'khai báo biến', 'kho lưu trữ', 'kho mã', 'khoảng trắng', 'khóa chính', 'khóa ngoại',
+    'khối lệnh', 'khối mã', 'khởi chạy', 'khởi tạo', 'kiến trúc phần mềm', 'kiểm soát phiên bản',
+    'kiểm thử', 'kiểm thử tích hợp', 'kiểm thử đơn vị', 'kiểu dữ liệu', 'kiểu trả về',
+    'kiểu tổng quát', 'kéo thả', 'ký tự xuống dòng', 'kế thừa', 'kết quả trả về', 'kết xuất',
+    'kỹ sư phần mềm', 'luồng công việc', 'luồng dữ liệu', 'luồng xử lý', 'lùi phiên bản', 'lưu đệm',
+    'lược đồ', 'lập trình', 'lập trình hàm', 'lập trình nhúng', 'lập trình viên', 'lập trình web',
+    'lắng nghe sự kiện', 'lặp qua', 'lặp vô hạn', 'lọc dữ liệu', 'lỗ hổng bảo mật', 'lỗi biên dịch',
+    'lỗi cú pháp', 'lỗi phân đoạn', 'lớp cha', 'lớp con', 'lớp cơ sở', 'lớp dẫn xuất',
+    'lớp kế thừa', 'lớp trừu tượng', 'lời gọi hàm', 'máy chủ', 'máy chủ web', 'máy chủ đám mây',
+    'máy chủ ảo', 'máy khách', 'máy ảo', 'mã giả', 'mã hóa', 'mã hóa ký tự', 'mã hóa mật khẩu',
+    'mã máy', 'mã nguồn', 'mã nguồn mở', 'mã nhị phân', 'mã sạch', 'mã thông báo', 'mã trạng thái',
+    'mã độc', 'mô đun', 'môi trường phát triển', 'môi trường sản phẩm', 'môi trường thử nghiệm',
+    'môi trường ảo', 'mạng nơ ron', 'mạng nội bộ', 'mảng hai chiều', 'mảng rỗng', 'ngoại lệ',
+    'ngoặc nhọn', 'nguồn mở', 'ngôn ngữ kịch bản', 'ngôn ngữ lập trình', 'ngăn xếp',
+    'nhập thư viện', 'nhật ký lỗi', 'nhị phân', 'ném ngoại lệ', 'nạp chồng', 'phiên đăng nhập',
+    'phát triển phần mềm', 'phát triển web', 'phân giải tên miền', 'phân quyền', 'phân trang',
+    'phân tích cú pháp', 'phép gán', 'phía máy chủ', 'phía máy khách', 'phương thức tĩnh',
+    'phạm vi biến', 'phần mềm trung gian', 'phần tử', 'phần tử mảng', 'quy ước đặt tên',
+    'quản lý phiên bản', 'quản trị hệ thống', 'rò rỉ bộ nhớ', 'sắp xếp nổi bọt', 'số nguyên',
+    'tham chiếu', 'tham chiếu rỗng', 'tham số', 'tham số cấu hình', 'tham số mặc định',
+    'tham số truy vấn', 'thiết kế đáp ứng', 'thuật toán', 'thuật toán sắp xếp', 'thuộc tính',
+    'thông báo lỗi', 'thông báo đẩy', 'thông dịch', 'thư mục', 'thư viện', 'thư viện chuẩn',
+    'thư viện phụ thuộc', 'thư viện đồ họa', 'thập lục phân', 'thị giác máy tính', 'thụt lề',
+    'thủ tục lưu trữ', 'tiêm phụ thuộc', 'tiến trình', 'toán tử', 'toán tử ba ngôi', 'triển khai',
+    'triển khai liên tục', 'truy vấn', 'truy vấn chậm', 'truy vấn dữ liệu', 'truy xuất',
+    'truy xuất dữ liệu', 'truyền tham số', 'tràn bộ nhớ', 'tràn bộ đệm', 'tràn ngăn xếp', 'tràn số',
+    'trình biên dịch', 'trình duyệt', 'trình giả lập', 'trình gỡ lỗi', 'trình quản lý gói',
+    'trình soạn thảo', 'trình thông dịch', 'trình điều khiển', 'trường hợp kiểm thử',
+    'trả về giá trị', 'tuần tự hóa', 'tài liệu chính thức', 'tác vụ', 'tác vụ nền',
+    'tái sử dụng mã', 'tên miền', 'tìm kiếm nhị phân', 'tích hợp liên tục', 'tương thích ngược',
+    'tường lửa', 'tạo nhánh', 'tập dữ liệu', 'tập lệnh', 'tập tin', 'tập tin cấu hình',
+    'tệp cấu hình', 'tệp nhật ký', 'tệp tin', 'tối ưu', 'tối ưu hóa', 'vi dịch vụ', 'vi điều khiển',
+    'viết mã', 'vá lỗi', 'vòng lặp', 'vòng lặp lồng nhau', 'vòng lặp vô hạn', 'vùng chứa',
+    'vỡ giao diện', 'xung đột mã', 'xác thực', 'xử lý lỗi', 'xử lý ngoại lệ', 'xử lý song song',
+    'xử lý sự kiện', 'yêu cầu hợp nhất', 'ép kiểu', 'đa hình', 'đa kế thừa', 'đa luồng',
+    'đa nền tảng', 'điều kiện dừng', 'điểm ngắt', 'điện toán đám mây', 'đoạn mã', 'đánh giá mã',
+    'đóng góp mã', 'đường dẫn tuyệt đối', 'đường dẫn tương đối', 'đẩy mã', 'đặt tên biến', 'đệ quy',
+    'định dạng', 'định tuyến', 'đối số', 'đối tượng', 'độ bao phủ mã', 'độ phức tạp', 'độ trễ',
+    'ảo hóa', 'ứng dụng web',
+})
+# fmt: on
+LONGEST_PHRASE = max(phrase.count(" ") + 1 for phrase in VIETNAMESE)
+
+
+def foreign_words(text: str) -> dict[str, bool]:
+    """The task's Vietnamese words, folded as `terms.words` folds them, and whether each is in a
+    phrase of software writing; none unless several words carry Vietnamese marks (a café in an
+    English sentence is no Vietnamese text)."""
+    syllables = _SYLLABLE.findall(unicodedata.normalize("NFC", text.lower()))
+    marked = [s for s in syllables if not s.isascii() and not terms.has_cjk(s)]
+    if len(marked) < MARKED_WORDS:
+        return {}
+    software = {
+        position + offset
+        for size in range(1, LONGEST_PHRASE + 1)
+        for position in range(len(syllables) - size + 1)
+        if " ".join(syllables[position : position + size]) in VIETNAMESE
+        for offset in range(size)
+    }
+    out: dict[str, bool] = {}
+    for position, syllable in enumerate(syllables):
+        if not syllable.isascii() or position in software:
+            folded = terms.fold(syllable)
+            out[folded] = out.get(folded, False) or position in software
+    return out
 
 
 def holds_one(text: str) -> bool:

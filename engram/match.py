@@ -29,7 +29,7 @@ FETCH_BOOST_STEP = 0.05  # per earlier `load --id`, up to FETCH_BOOST_MAX
 FETCH_BOOST_MAX = 1.2
 SKILL_BOOST = 1.25  # `workflow` in the query routes to skill memories
 MANY_ANCHORS = 4  # the anchor rule: a query with this many words needs two hits or a strong one
-EVERYDAY_NAME_WORDS = 2  # the Latin words of a stack's name in everyday CJK text ("Taylor Swift" at most)
+EVERYDAY_NAME_WORDS = 2  # the Latin words of a stack's name in everyday foreign text ("Taylor Swift" at most)
 
 HIDDEN_ROWS_SQL = (  # read from the partial index of the memories that may be hidden alone
     f"SELECT m.rowid, {HIDDEN_SQL} AS hidden FROM memories AS m WHERE ({MAY_BE_HIDDEN}) AND hidden IS NOT NULL"
@@ -115,25 +115,23 @@ def match_layer(
 
 def _unknown_words(evidence: Evidence, anchors: list[Anchor]) -> set[int]:
     """The query's words of letters (not numbers or codes) that no memory holds. An English folder
-    holds no CJK word, so CJK words count only in everyday CJK text around a stack's name (a python
-    in a zoo, Java on a café menu): none of its CJK words held or software writing (`devwords`),
-    and no more Latin words than a name has. A developer's question holds either."""
-    cjk = [i for i, a in enumerate(anchors) if a.word.cjk]
-    latin = sum(1 for a in anchors if not a.word.cjk and not a.pair)
+    holds no Chinese or Vietnamese word, so there such words (`Anchor.foreign`) count only in
+    everyday text around a stack's name (a python in a zoo, Java on a café menu): none of them
+    held or software writing (`devwords`), and no more Latin words than a name has; a developer's
+    question holds either. A folder that holds some of them speaks the language: its Vietnamese
+    words count as English ones do (CJK words, cut into fragments, never do there)."""
+    foreign = [i for i, a in enumerate(anchors) if a.foreign]
+    spoken = any(evidence.estimates[i] for i in foreign)
+    latin = sum(1 for a in anchors if not a.foreign and not a.pair)
     everyday = (
-        bool(cjk) and latin <= EVERYDAY_NAME_WORDS
-        and not any(evidence.estimates[i] for i in cjk) and not _software_writing(anchors, cjk)
+        bool(foreign) and not spoken and latin <= EVERYDAY_NAME_WORDS
+        and not any(anchors[i].software for i in foreign)
     )  # fmt: skip
     return {
         i for i, a in enumerate(anchors)
-        if not a.pair and a.word.text.isalpha() and not evidence.estimates[i] and (everyday or not a.word.cjk)
+        if not a.pair and a.word.text.isalpha() and not evidence.estimates[i]
+        and (not a.foreign or everyday or (spoken and not a.word.cjk))
     }  # fmt: skip
-
-
-def _software_writing(anchors: list[Anchor], cjk: list[int]) -> bool:
-    from . import devwords  # only a task with CJK text needs the word list
-
-    return any(devwords.holds_one(anchors[i].word.text) for i in cjk)
 
 
 def _named(conn: sqlite3.Connection, anchors: list[Anchor], rowids: set[int]) -> set[int]:

@@ -37,7 +37,7 @@ CANDIDATE_COLUMNS = ", ".join(f"m.{name}" for name in CANDIDATE_FIELDS)  # the r
 
 
 class Anchor:
-    __slots__ = ("word", "joined", "pair", "source")
+    __slots__ = ("word", "joined", "pair", "source", "foreign", "software")
 
     def __init__(self, word: terms.Word, joined: tuple[str, ...] = (), pair: bool = False, source: str = "") -> None:
         self.word = word
@@ -53,6 +53,11 @@ class Anchor:
         # For a technology the query implies (`signatures`), the identifier that implies it; such an
         # anchor is matched like a two-word name, in strong fields only.
         self.source = source
+        # A word of the task's own language where that is not English (CJK, or Vietnamese with its
+        # marks), and whether it is a word of software writing (`devwords`): what tells a developer's
+        # question from everyday text around a stack's name (`match`).
+        self.foreign = False
+        self.software = False
 
     @property
     def text(self) -> str:
@@ -83,6 +88,8 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
         if word is not None and word.terms not in seen:
             seen.add(word.terms)
             words.append(Anchor(word))
+    if not query.isascii():
+        _mark_foreign(query, words)
     anchors, unused = words[:MAX_ANCHORS], len(words) - MAX_ANCHORS
     kept = {anchor.word.terms for anchor in anchors}
     for position, term in glued.items():
@@ -99,6 +106,16 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
     for tech, names, source in implied[: signatures.MAX_IMPLIED]:
         anchors.append(Anchor(terms.Word(tech, names, False), pair=True, source=source))
     return anchors, max(0, unused)
+
+
+def _mark_foreign(query: str, anchors: list[Anchor]) -> None:
+    from . import devwords  # only a task with non-ASCII text needs the word lists
+
+    foreign = devwords.foreign_words(query)
+    for anchor in anchors:
+        if anchor.word.cjk or anchor.text in foreign:
+            anchor.foreign = True
+            anchor.software = devwords.holds_one(anchor.text) if anchor.word.cjk else foreign[anchor.text]
 
 
 def _glued_pairs(written: list[terms.Word], found: list[terms.Word | None]) -> dict[int, str]:

@@ -575,6 +575,10 @@ def _cjk_chunks(run: str) -> list[str]:
     return chunks
 
 
+def has_cjk(text: str) -> bool:
+    return bool(_HAS_CJK.search(text))
+
+
 def cjk_grams(chunk: str) -> list[str]:
     """Overlapping bigrams of a CJK chunk (the character itself for one-character chunks)."""
     if len(chunk) == 1:

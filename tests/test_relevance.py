@@ -148,6 +148,21 @@ def test_a_question_writing_its_stack_in_hangul_or_han_routes_to_it(rules, quest
     assert first and stack in first[0], first
 
 
+def test_a_vietnamese_question_routes_on_its_english_names(rules) -> None:
+    """Its Vietnamese words (lỗi, trên, trắng) are ones no English memory holds: they do not count
+    against the task, as CJK words do not, so Next.js and Vercel route it."""
+    first = packed(rules, "Lỗi khi build Next.js trên Vercel, trang bị trắng")[:1]
+    assert first and "nextjs" in first[0], first
+
+
+@pytest.mark.parametrize("text", [
+    "Quán cà phê mới mở có món Java rang xay rất ngon",
+    "Vườn thú mới có một con trăn Python rất to",
+])  # fmt: skip
+def test_everyday_vietnamese_text_around_a_stack_name_loads_nothing(rules, text: str) -> None:
+    assert packed(rules, text) == []
+
+
 # A new user's own project: ten short memories, as people write them.
 TEN_MEMORIES = {
     "rules/api-style.md": (

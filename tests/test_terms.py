@@ -323,3 +323,10 @@ def test_every_script_name_is_one_cjk_word_of_a_known_technology() -> None:
     assert [name for name in signatures.SCRIPT_NAMES if [w.text for w in terms.words(name)] != [name]] == []
     assert set(signatures.SCRIPT_NAMES.values()) - set(signatures.NAMES) == {""}
     assert max(map(len, signatures.SCRIPT_NAMES)) == signatures.SCRIPT_NAME_LONGEST
+
+
+def test_vietnamese_words_are_foreign_and_phrases_of_software_writing_marked() -> None:
+    words = devwords.foreign_words("Làm sao để tối ưu truy vấn PostgreSQL bị chậm")
+    assert words["truy"] and words["van"]  # truy vấn, "query": a phrase of software writing
+    assert words["cham"] is False and "postgresql" not in words
+    assert devwords.foreign_words("a naïve datetime in Python") == {}  # one marked word: no Vietnamese text
