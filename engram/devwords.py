@@ -1,12 +1,13 @@
-"""CJK words of software writing: what tells a developer's question from everyday text.
+"""Words of software writing in CJK and Vietnamese: what tells a developer's question from everyday text.
 
-An English memory holds no CJK word, so in a question like "Python 读取文件时报错" every CJK word is
-one no memory holds, as in "动物园新来了一条 Python（蟒蛇）". What differs is whether those words are
-the words developers write (报错, コンポーネント, 에러). A task's CJK words count as unknown to the
-task decision (`match`) only when none of them holds one of these (nor is held by a memory) and the
-task has no more Latin words than a name. Written for engram by a helper who saw neither the code
-nor any labelled task; words the tokenizer would split were left out or cut to their technical
-part (docs/routing.md). Stdlib only."""
+An English memory holds no Chinese or Vietnamese word, so in a question like "Python 读取文件时报错"
+every CJK word is one no memory holds, as in "动物园新来了一条 Python（蟒蛇）". What differs is
+whether those words are the words developers write (报错, コンポーネント, 에러, truy vấn). A task's
+foreign words (`route.Anchor.foreign`: CJK words, and the marked words of a Vietnamese text) count
+as unknown to the task decision (`match`) only when none of them is one of these (nor is held by a
+memory) and the task has no more Latin words than a name. Both lists were written for engram by
+helpers who saw neither the code nor any labelled task; CJK words the tokenizer would split were
+left out or cut to their technical part (docs/routing.md). Stdlib only."""
 
 from __future__ import annotations
 

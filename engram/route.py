@@ -88,8 +88,8 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
         if word is not None and word.terms not in seen:
             seen.add(word.terms)
             words.append(Anchor(word))
-    if not query.isascii():
-        _mark_foreign(query, words)
+    if not query.isascii() and any(char.isalpha() for char in terms.non_ascii_chars(query)):
+        _mark_foreign(query, words)  # a curly quote or a dash is no foreign word: no word lists to load
     anchors, unused = words[:MAX_ANCHORS], len(words) - MAX_ANCHORS
     kept = {anchor.word.terms for anchor in anchors}
     for position, term in glued.items():
@@ -109,7 +109,7 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
 
 
 def _mark_foreign(query: str, anchors: list[Anchor]) -> None:
-    from . import devwords  # only a task with non-ASCII text needs the word lists
+    from . import devwords  # only a task with non-ASCII letters needs the word lists
 
     foreign = devwords.foreign_words(query)
     for anchor in anchors:
