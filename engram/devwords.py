@@ -224,7 +224,9 @@ def foreign_words(text: str) -> dict[str, bool]:
         if not syllable.isascii() or position in software:
             folded = terms.fold(syllable)
             out[folded] = out.get(folded, False) or position in software
-    return out
+    # a word also written plainly is the English one too: "Go" beside "gỡ lỗi" stays a name
+    plain = {syllable for position, syllable in enumerate(syllables) if syllable.isascii() and position not in software}
+    return {folded: software_word for folded, software_word in out.items() if folded not in plain}
 
 
 def holds_one(text: str) -> bool:

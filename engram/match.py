@@ -118,20 +118,32 @@ def _unknown_words(evidence: Evidence, anchors: list[Anchor]) -> set[int]:
     holds no Chinese or Vietnamese word, so there such words (`Anchor.foreign`) count only in
     everyday text around a stack's name (a python in a zoo, Java on a café menu): none of them
     held or software writing (`devwords`), and no more Latin words than a name has; a developer's
-    question holds either. A folder that holds some of them speaks the language: its Vietnamese
+    question holds either (and one with a word of software writing is routed without them,
+    `route._english_alone`). A folder that holds half of them speaks the language: its Vietnamese
     words count as English ones do (CJK words, cut into fragments, never do there)."""
-    foreign = [i for i, a in enumerate(anchors) if a.foreign]
-    spoken = any(evidence.estimates[i] for i in foreign)
-    latin = sum(1 for a in anchors if not a.foreign and not a.pair)
-    everyday = (
-        bool(foreign) and not spoken and latin <= EVERYDAY_NAME_WORDS
-        and not any(anchors[i].software for i in foreign)
-    )  # fmt: skip
+    spoken = speaks(evidence, anchors)
+    everyday = not spoken and everyday_text(anchors)
     return {
         i for i, a in enumerate(anchors)
         if not a.pair and a.word.text.isalpha() and not evidence.estimates[i]
         and (not a.foreign or everyday or (spoken and not a.word.cjk))
     }  # fmt: skip
+
+
+def speaks(evidence: Evidence, anchors: list[Anchor]) -> bool:
+    """Whether an index is written in the task's foreign language: it holds at least half of the
+    task's foreign words. One is no sign: a Vietnamese word folded to ASCII is often an English
+    stem (`cách` -> `cach`, as `cache` is indexed)."""
+    foreign = [i for i, a in enumerate(anchors) if a.foreign and not a.pair]
+    return bool(foreign) and 2 * sum(1 for i in foreign if evidence.estimates[i]) >= len(foreign)
+
+
+def everyday_text(anchors: list[Anchor]) -> bool:
+    """Whether a task's foreign words (`Anchor.foreign`) are everyday text around a stack's name:
+    none of them software writing, and no more Latin words than a name has."""
+    foreign = [a for a in anchors if a.foreign]
+    latin = sum(1 for a in anchors if not a.foreign and not a.pair)
+    return bool(foreign) and latin <= EVERYDAY_NAME_WORDS and not any(a.software for a in foreign)
 
 
 def _named(conn: sqlite3.Connection, anchors: list[Anchor], rowids: set[int]) -> set[int]:

@@ -21,7 +21,7 @@ from .evidence import COLUMNS, FIELD_OF, WINDOW
 from .globs import literal_length, matches
 from .index import HIDDEN_SQL
 from .layers import Layer
-from .match import Judged, LayerMatch, match_layer
+from .match import Judged, LayerMatch, match_layer, speaks
 
 RELATED_BOOST = 0.1  # times the tag overlap with the best hit
 # A query's first distinct words up to this many are its anchors (of which `evidence` looks up
@@ -91,13 +91,14 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
     if not query.isascii() and any(char.isalpha() for char in terms.non_ascii_chars(query)):
         _mark_foreign(query, words)  # a curly quote or a dash is no foreign word: no word lists to load
     anchors, unused = words[:MAX_ANCHORS], len(words) - MAX_ANCHORS
-    kept = {anchor.word.terms for anchor in anchors}
+    kept = {anchor.word.terms: anchor for anchor in anchors}
     for position, term in glued.items():
         first, second = found[position], found[position + 1]  # first: an anchor; second: None for a number
         if first and (term,) not in seen and first.terms in kept and (second is None or second.terms in kept):
             seen.add((term,))
             name = terms.Word(f"{first.text}-{written[position + 1].text}", (term,), False)
             anchors.append(Anchor(name, pair=True))
+            anchors[-1].foreign = kept[first.terms].foreign or bool(second and kept[second.terms].foreign)
     from . import signatures  # its table takes 2 ms to load: file and session events never need it
 
     # the technologies the query's identifiers imply, but those it names itself
@@ -216,6 +217,7 @@ class Routing:
         self.anchors = anchors  # the query's anchors worth listing (no type words, no name no memory has)
         self.scoring = anchors  # every anchor judged on, as `evidence` indexes them
         self.unused_words = 0  # meaningful query words past MAX_ANCHORS
+        self.set_aside = 0  # foreign words of a developer's question not judged on (`_english_alone`)
         self.admitted = admitted  # passed visibility, lifecycle and the anchor rule, ranked (the best WINDOW)
         self.pack = pack  # the selection, ranked
         self.total_related = len(admitted)  # route() counts past the window
@@ -326,12 +328,32 @@ def gather(layers: list[Layer], query: str, options: Options) -> tuple[Routing, 
     if not scoring:
         return routing, []  # no anchors, or only a type word: never a broad match
     skill_query = len(scoring) < len(anchors)
-    found = [m for layer in layers if (m := match_layer(layer, scoring, options, skill_query, options.everything))]
+    found = _match(layers, scoring, options, skill_query)
+    if alone := _english_alone(scoring, found):
+        routing.set_aside = len(scoring) - len(alone)
+        routing.scoring = scoring = alone
+        found = _match(layers, scoring, options, skill_query)
     routing.total_related = sum(m.admitted_count for m in found)
     routing.idf = [next((m.evidence.idf[i] for m in found if m.evidence.df[i]), 0.0) for i in range(len(scoring))]
     # a two-word name no memory has is no anchor worth listing: most adjacent words form none
     routing.anchors = [a for a, weight in zip(scoring, routing.idf) if not a.pair or weight]
     return routing, found
+
+
+def _match(layers: list[Layer], scoring: list[Anchor], options: Options, skill_query: bool) -> list[LayerMatch]:
+    return [m for layer in layers if (m := match_layer(layer, scoring, options, skill_query, options.everything))]
+
+
+def _english_alone(scoring: list[Anchor], found: list[LayerMatch]) -> list[Anchor]:
+    """The anchors of a developer's question in a language no memory here is written in, but
+    for its words of that language: "Python 读取文件时报错" routes as "Python" would alone. Its
+    foreign words, none held here, would only thin the share of the task's words the folder
+    holds. A developer's question is one that holds a word of software writing (`devwords`: 报错,
+    lỗi); without one its foreign words stay (everyday text, `match`). Empty when the task is
+    not such a question or has no other anchor."""
+    if not any(a.software for a in scoring) or any(speaks(m.evidence, scoring) for m in found):
+        return []
+    return [anchor for anchor in scoring if not anchor.foreign]
 
 
 def rank(routing: Routing, found: list[LayerMatch]) -> None:
@@ -416,7 +438,8 @@ def query_features(routing: Routing, found: list[LayerMatch], query: str) -> dic
     known = sum(routing.idf) or 1.0
     held = {a for c in by_relevance[: relevance.JOINT_AMONG] if c.judged for a in c.judged.found.counts}
     facts = {
-        "unknown": len(set.intersection(*(m.unknown for m in found))) / count if found else 0.0,
+        # words of the task no less for being set aside: they weigh against those no memory holds
+        "unknown": len(set.intersection(*(m.unknown for m in found))) / (count + routing.set_aside) if found else 0.0,
         "strong_words": len(set().union(*(m.strong for m in found))) / count,
         "joint": sum(routing.idf[a] for a in held) / known,
         "words": len(routing.idf),

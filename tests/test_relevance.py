@@ -155,6 +155,24 @@ def test_a_vietnamese_question_routes_on_its_english_names(rules) -> None:
     assert first and "nextjs" in first[0], first
 
 
+@pytest.mark.parametrize("question, english", [
+    ("Dùng goroutine trong Go thì bị deadlock khi đóng channel, cách gỡ lỗi thế nào?", "goroutine Go deadlock channel"),
+    ("我们的 Spring Boot 项目用 JPA 查询时报 LazyInitializationException，事务配置好像没生效",
+     "Spring Boot JPA LazyInitializationException"),
+    ("React コンポーネントの useEffect が何度も実行されます。依存配列は書いてあります", "React useEffect"),
+])  # fmt: skip
+def test_a_developer_question_in_another_language_routes_as_its_english_words_alone(
+    rules, question: str, english: str
+) -> None:
+    """No English memory holds its Chinese, Japanese or Vietnamese words (cách folds to `cach`,
+    which `cache` is indexed as, and is no sign of a Vietnamese folder): set aside, they no
+    longer thin the share of the task's words the folder holds."""
+    routing = route(rules, question, Options())
+    assert not any(anchor.foreign for anchor in routing.scoring)
+    assert routing.set_aside > 0
+    assert [c.id for c in routing.pack] == packed(rules, english) != []
+
+
 @pytest.mark.parametrize("text", [
     "Quán cà phê mới mở có món Java rang xay rất ngon",
     "Vườn thú mới có một con trăn Python rất to",

@@ -330,3 +330,9 @@ def test_vietnamese_words_are_foreign_and_phrases_of_software_writing_marked() -
     assert words["truy"] and words["van"]  # truy vấn, "query": a phrase of software writing
     assert words["cham"] is False and "postgresql" not in words
     assert devwords.foreign_words("a naïve datetime in Python") == {}  # one marked word: no Vietnamese text
+
+
+def test_an_english_word_written_plainly_beside_its_vietnamese_twin_stays_english() -> None:
+    words = devwords.foreign_words("Dùng channel trong Go thì gỡ lỗi thế nào?")
+    assert words["loi"] and "go" not in words  # gỡ folds to go, but Go is also written as itself
+    assert devwords.foreign_words("Cách gỡ lỗi nhanh")["go"]
