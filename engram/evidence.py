@@ -400,6 +400,14 @@ def _can_be_prefix(anchor: Anchor) -> bool:
     return _can_be_per_field(anchor) and len(terms) == 1 and len(terms[0]) >= PREFIX_FROM and terms[0].isalpha()
 
 
+def holders(reads: Reads, anchors: list[Anchor]) -> list[int]:
+    """About how many memories hold each anchor (as `Evidence.estimates`), without reading where."""
+    if not reads.exported:
+        reads.conn.execute(VOCAB_ROWS)
+    known: dict[str, int] = {}
+    return [_estimated_df(reads, anchor, known) for anchor in anchors]
+
+
 def _estimated_df(reads: Reads, anchor: Anchor, known: dict[str, int], prefix: bool = False) -> int:
     """How many memories hold the anchor's likeliest term: one lookup in the row vocabulary. The word's
     terms are looked up as prefixes where `_add` reads them so (``prefix``), its glued names never."""

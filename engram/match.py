@@ -121,7 +121,7 @@ def _unknown_words(evidence: Evidence, anchors: list[Anchor]) -> set[int]:
     question holds either (and one with a word of software writing is routed without them,
     `route._english_alone`). A folder that holds half of them speaks the language: its Vietnamese
     words count as English ones do (CJK words, cut into fragments, never do there)."""
-    spoken = speaks(evidence, anchors)
+    spoken = speaks([evidence.estimates[i] for i, a in enumerate(anchors) if a.foreign and not a.pair])
     everyday = not spoken and everyday_text(anchors)
     return {
         i for i, a in enumerate(anchors)
@@ -130,12 +130,12 @@ def _unknown_words(evidence: Evidence, anchors: list[Anchor]) -> set[int]:
     }  # fmt: skip
 
 
-def speaks(evidence: Evidence, anchors: list[Anchor]) -> bool:
-    """Whether an index is written in the task's foreign language: it holds at least half of the
-    task's foreign words. One is no sign: a Vietnamese word folded to ASCII is often an English
-    stem (`cách` -> `cach`, as `cache` is indexed)."""
-    foreign = [i for i, a in enumerate(anchors) if a.foreign and not a.pair]
-    return bool(foreign) and 2 * sum(1 for i in foreign if evidence.estimates[i]) >= len(foreign)
+def speaks(held: list[int]) -> bool:
+    """Whether an index is written in the task's foreign language, from how many of its memories
+    hold each of the task's foreign words: at least half of them held. One is no sign: a
+    Vietnamese word folded to ASCII is often an English stem (`cách` -> `cach`, as `cache` is
+    indexed)."""
+    return bool(held) and 2 * sum(1 for count in held if count) >= len(held)
 
 
 def everyday_text(anchors: list[Anchor]) -> bool:

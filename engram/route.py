@@ -17,7 +17,7 @@ import time
 from collections import Counter
 
 from . import relevance, terms
-from .evidence import COLUMNS, FIELD_OF, WINDOW
+from .evidence import COLUMNS, FIELD_OF, WINDOW, holders
 from .globs import literal_length, matches
 from .index import HIDDEN_SQL
 from .layers import Layer
@@ -328,11 +328,10 @@ def gather(layers: list[Layer], query: str, options: Options) -> tuple[Routing, 
     if not scoring:
         return routing, []  # no anchors, or only a type word: never a broad match
     skill_query = len(scoring) < len(anchors)
-    found = _match(layers, scoring, options, skill_query)
-    if alone := _english_alone(scoring, found):
+    if alone := _english_alone(layers, scoring):
         routing.set_aside = len(scoring) - len(alone)
         routing.scoring = scoring = alone
-        found = _match(layers, scoring, options, skill_query)
+    found = [m for layer in layers if (m := match_layer(layer, scoring, options, skill_query, options.everything))]
     routing.total_related = sum(m.admitted_count for m in found)
     routing.idf = [next((m.evidence.idf[i] for m in found if m.evidence.df[i]), 0.0) for i in range(len(scoring))]
     # a two-word name no memory has is no anchor worth listing: most adjacent words form none
@@ -340,18 +339,17 @@ def gather(layers: list[Layer], query: str, options: Options) -> tuple[Routing, 
     return routing, found
 
 
-def _match(layers: list[Layer], scoring: list[Anchor], options: Options, skill_query: bool) -> list[LayerMatch]:
-    return [m for layer in layers if (m := match_layer(layer, scoring, options, skill_query, options.everything))]
-
-
-def _english_alone(scoring: list[Anchor], found: list[LayerMatch]) -> list[Anchor]:
+def _english_alone(layers: list[Layer], scoring: list[Anchor]) -> list[Anchor]:
     """The anchors of a developer's question in a language no memory here is written in, but
     for its words of that language: "Python 读取文件时报错" routes as "Python" would alone. Its
     foreign words, none held here, would only thin the share of the task's words the folder
     holds. A developer's question is one that holds a word of software writing (`devwords`: 报错,
     lỗi); without one its foreign words stay (everyday text, `match`). Empty when the task is
     not such a question or has no other anchor."""
-    if not any(a.software for a in scoring) or any(speaks(m.evidence, scoring) for m in found):
+    if not any(a.software for a in scoring):
+        return []
+    foreign = [a for a in scoring if a.foreign and not a.pair]
+    if any(speaks(holders(layer.reads, foreign)) for layer in layers):
         return []
     return [anchor for anchor in scoring if not anchor.foreign]
 
