@@ -11,6 +11,7 @@ left out or cut to their technical part (docs/routing.md). Stdlib only."""
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -206,27 +207,44 @@ LONGEST_PHRASE = max(phrase.count(" ") + 1 for phrase in VIETNAMESE)
 
 def foreign_words(text: str) -> dict[str, bool]:
     """The task's Vietnamese words, folded as `terms.words` folds them, and whether each is in a
-    phrase of software writing; none unless several words carry Vietnamese marks (a café in an
-    English sentence is no Vietnamese text)."""
+    phrase of software writing; none unless several words carry Vietnamese marks or several are
+    Vietnamese typed without them (`terms.PLAIN_VIETNAMESE`; a café in an English sentence is no
+    Vietnamese text). Phrases match with their marks, or without them in text typed plainly."""
     syllables = _SYLLABLE.findall(unicodedata.normalize("NFC", text.lower()))
     marked = [s for s in syllables if not s.isascii() and not terms.has_cjk(s)]
-    if len(marked) < MARKED_WORDS:
+    plainly = len(set(syllables) & terms.PLAIN_VIETNAMESE) >= terms.PLAIN_VIETNAMESE_WORDS
+    if len(marked) < MARKED_WORDS and not plainly:
         return {}
-    software = {
+    software = _software_positions(syllables, VIETNAMESE)
+    if plainly:
+        software |= _software_positions([terms.fold(s) for s in syllables], _folded_phrases())
+    vietnamese = {
+        position for position, syllable in enumerate(syllables)
+        if not syllable.isascii() or position in software or syllable in terms.PLAIN_VIETNAMESE
+    }  # fmt: skip
+    out: dict[str, bool] = {}
+    for position in sorted(vietnamese):
+        folded = terms.fold(syllables[position])
+        out[folded] = out.get(folded, False) or position in software
+    # a word also written plainly is the English one too: "Go" beside "gỡ lỗi" stays a name
+    english = {syllable for position, syllable in enumerate(syllables) if position not in vietnamese}
+    return {folded: software_word for folded, software_word in out.items() if folded not in english}
+
+
+def _software_positions(syllables: list[str], phrases: frozenset[str]) -> set[int]:
+    """The positions of the syllables that are part of one of the phrases."""
+    return {
         position + offset
         for size in range(1, LONGEST_PHRASE + 1)
         for position in range(len(syllables) - size + 1)
-        if " ".join(syllables[position : position + size]) in VIETNAMESE
+        if " ".join(syllables[position : position + size]) in phrases
         for offset in range(size)
     }
-    out: dict[str, bool] = {}
-    for position, syllable in enumerate(syllables):
-        if not syllable.isascii() or position in software:
-            folded = terms.fold(syllable)
-            out[folded] = out.get(folded, False) or position in software
-    # a word also written plainly is the English one too: "Go" beside "gỡ lỗi" stays a name
-    plain = {syllable for position, syllable in enumerate(syllables) if syllable.isascii() and position not in software}
-    return {folded: software_word for folded, software_word in out.items() if folded not in plain}
+
+
+@functools.cache
+def _folded_phrases() -> frozenset[str]:
+    return frozenset(map(terms.fold, VIETNAMESE))
 
 
 def holds_one(text: str) -> bool:

@@ -88,7 +88,9 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
         if word is not None and word.terms not in seen:
             seen.add(word.terms)
             words.append(Anchor(word))
-    if not query.isascii() and any(char.isalpha() for char in terms.non_ascii_chars(query)):
+    if terms.plain_vietnamese(written) or (
+        not query.isascii() and any(char.isalpha() for char in terms.non_ascii_chars(query))
+    ):
         _mark_foreign(query, words)  # a curly quote or a dash is no foreign word: no word lists to load
     anchors, unused = words[:MAX_ANCHORS], len(words) - MAX_ANCHORS
     kept = {anchor.word.terms: anchor for anchor in anchors}
@@ -110,7 +112,7 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
 
 
 def _mark_foreign(query: str, anchors: list[Anchor]) -> None:
-    from . import devwords  # only a task with non-ASCII letters needs the word lists
+    from . import devwords  # only a task with non-ASCII letters or plain Vietnamese needs the word lists
 
     foreign = devwords.foreign_words(query)
     for anchor in anchors:

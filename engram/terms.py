@@ -575,6 +575,27 @@ def _cjk_chunks(run: str) -> list[str]:
     return chunks
 
 
+# Vietnamese syllables as they are typed without their marks (không -> khong, được -> duoc), none
+# an English word, a common code token or two letters (`roi`, `gui`, `ten`, `them`, `da` left out): three
+# different ones make a text Vietnamese typed plainly (`devwords.foreign_words`).
+# fmt: off
+PLAIN_VIETNAMESE = frozenset({
+    'khong', 'duoc', 'nhung', 'trong', 'minh', 'nhu', 'cach', 'lam', 'sao', 'cua', 'voi', 'thi', 'khi',
+    'nay', 'nao', 'vay', 'nhau', 'giup', 'phai', 'biet', 'dung', 'chay', 'khac', 'cung', 'dang', 'viet',
+    'xoa', 'nhan', 'tren', 'duoi', 'vao', 'neu', 'nen', 'hoi', 'chuong', 'trinh', 'lieu', 'ket', 'moi',
+    'nhieu', 'mot', 'cac', 'nguoi', 'gium', 'xin', 'chao', 'loi', 'cho', 'thu', 'trang', 'tien',
+    'hien', 'luc', 'lai', 'toi', 'duong', 'hieu', 'dau', 'sai', 'dinh', 'nghia', 'kieu', 'bien', 'goi',
+    'tra', 'cai', 'bao', 'gio', 'nhat', 'hon', 'qua', 'thay', 'doi', 'xay', 'nho',
+})
+# fmt: on
+PLAIN_VIETNAMESE_WORDS = 3
+
+
+def plain_vietnamese(words: list[Word]) -> bool:
+    """Whether a text's words are Vietnamese typed without marks (`PLAIN_VIETNAMESE`)."""
+    return len({word.text for word in words}.intersection(PLAIN_VIETNAMESE)) >= PLAIN_VIETNAMESE_WORDS
+
+
 def has_cjk(text: str) -> bool:
     return bool(_HAS_CJK.search(text))
 

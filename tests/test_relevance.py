@@ -173,9 +173,18 @@ def test_a_developer_question_in_another_language_routes_as_its_english_words_al
     assert [c.id for c in routing.pack] == packed(rules, english) != []
 
 
+def test_a_vietnamese_question_typed_without_marks_routes_on_its_english_names(rules) -> None:
+    """khong, trong, khi: Vietnamese typed plainly (`terms.PLAIN_VIETNAMESE`) is foreign text too,
+    and `truy van` (truy vấn, "query") is software writing."""
+    routing = route(rules, "lam sao de toi uu truy van cham trong PostgreSQL khi bang co nhieu du lieu", Options())
+    assert routing.set_aside > 0 and "trong" not in [anchor.text for anchor in routing.scoring]
+    assert "postgresql" in [c.id for c in routing.pack]
+
+
 @pytest.mark.parametrize("text", [
     "Quán cà phê mới mở có món Java rang xay rất ngon",
     "Vườn thú mới có một con trăn Python rất to",
+    "Quan ca phe moi mo co mon Java rang xay rat ngon, cuoi tuan minh se ghe thu",
 ])  # fmt: skip
 def test_everyday_vietnamese_text_around_a_stack_name_loads_nothing(rules, text: str) -> None:
     assert packed(rules, text) == []

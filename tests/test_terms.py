@@ -336,3 +336,11 @@ def test_an_english_word_written_plainly_beside_its_vietnamese_twin_stays_englis
     words = devwords.foreign_words("Dùng channel trong Go thì gỡ lỗi thế nào?")
     assert words["loi"] and "go" not in words  # gỡ folds to go, but Go is also written as itself
     assert devwords.foreign_words("Cách gỡ lỗi nhanh")["go"]
+
+
+def test_vietnamese_typed_without_marks_is_vietnamese_text() -> None:
+    assert terms.plain_vietnamese(terms.words("lam sao de toi uu truy van khi bang lon"))
+    assert not terms.plain_vietnamese(terms.words("Set the DA and RA fields of the bi-directional map"))
+    words = devwords.foreign_words("lam sao de toi uu truy van postgres khi bang lon")
+    assert words["truy"] and words["van"] and words["lam"] is False  # truy vấn, matched without marks
+    assert "postgres" not in words and "bang" not in words  # bảng: no syllable of the list, no phrase
