@@ -19,7 +19,7 @@ from . import native_rules
 from .compile import compile_to
 from .config import Config
 from .errors import Problem
-from .freshness import compare_sources, ignore_rules, open_usable, recorded_problems
+from .freshness import compare_sources, flagged_problems, ignore_rules, open_usable, recorded_problems
 from .index import connect_readonly, read_meta
 from .layers import recorded_sources
 from .paths import is_inside, shown_path
@@ -53,8 +53,15 @@ def check_workspace(ws: Workspace, scratch: str) -> list[Report]:
             if root.scope == "workspace":
                 report.problems += native_rules.check(root, ws.config, reference, git_ignored(root.project))
         reports.append(report)
+    reports[0].problems[:0] = config_problems(ws.config)
     reports[0].problems += shared_index_problems(ws, os.path.join(scratch, "shared.db"))
     return reports
+
+
+def config_problems(config: Config) -> list[Problem]:
+    """A config engram cannot use as written fails the gate: its bad values fall back to their
+    defaults, so the team's settings would silently not apply."""
+    return [Problem(*problem.split(": ", 1)) for problem in config.problems]
 
 
 def reference_index(root: Root, config: Config, scratch_path: str, report: Report) -> str:
@@ -88,10 +95,7 @@ def source_problems(index_path: str, root: Root) -> list[Problem]:
     """Invalid files, unknown `depends_on` ids and cycles, and memories the screen flagged."""
     conn = connect_readonly(index_path)
     try:
-        problems = recorded_problems(conn, root)
-        for rel, label in conn.execute("SELECT rel, safety FROM memories WHERE safety IS NOT NULL ORDER BY rel"):
-            problems.append(Problem(display_path(root, rel), f"{label}; remove it from the file", kind="flagged"))
-        return problems
+        return recorded_problems(conn, root) + flagged_problems(conn, root)
     finally:
         conn.close()
 

@@ -21,6 +21,9 @@ from .paths import shown_path, write_atomic
 from .sources import GENERATED_FILES
 from .workspace import Workspace, open_workspace
 
+# Not `pip install 'engram[mcp]'`: that would fetch the unrelated `engram` of PyPI, and pipx and uv
+# installs have environments of their own. The extra goes where engram itself was installed from.
+MCP_SDK = "the MCP SDK in engram's own environment: install engram again with its extra, e.g. pipx install --force './engram[mcp]'"
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
@@ -234,7 +237,7 @@ def _mcp_advice(host: str, mcp: bool) -> None:
         out(f"{host} hooks cannot add context to a prompt: `engram link {host} --mcp` also registers "
                    "engram's MCP server, through which the agent routes each task.")  # fmt: skip
     if mcp and importlib.util.find_spec("mcp") is None:
-        out("engram mcp needs the MCP SDK here: pip install 'engram[mcp]'")
+        out(f"engram mcp needs {MCP_SDK}")
 
 
 @app.command()
@@ -300,7 +303,7 @@ def mcp(
     except ImportError as error:
         if not (error.name or "").startswith("mcp"):
             raise
-        raise EngramError("engram mcp needs the MCP SDK: pip install 'engram[mcp]'") from None
+        raise EngramError(f"engram mcp needs {MCP_SDK}") from None
     raise typer.Exit(mcp_main(str(project) if project else None))
 
 

@@ -28,6 +28,7 @@ from .config import Config
 from .errors import EngramError, Problem
 from .freshness import (
     file_stamp,
+    flagged_problems,
     ignore_digest,
     ignore_patterns,
     ignore_rules,
@@ -86,6 +87,7 @@ class CompileResult:
         self.invalid = 0
         self.wrote = False
         self.problems: list[Problem] = []
+        self.compiled: set[str] = set()  # where (`display_path`) each file compiled by this build is
 
 
 class IgnoreMatcher:
@@ -430,7 +432,7 @@ def _summarise(conn: sqlite3.Connection, result: CompileResult) -> None:
     result.files, result.invalid = conn.execute(
         "SELECT count(*), count(*) FILTER (WHERE status = 'invalid') FROM files"
     ).fetchone()
-    result.problems += recorded_problems(conn, result.root)
+    result.problems += recorded_problems(conn, result.root) + flagged_problems(conn, result.root)
 
 
 def _remove_leftovers(root: Root) -> None:
@@ -521,6 +523,7 @@ def _walk_and_compile(
                 continue
             tick()
             builder.compile_file(job.source, item)
+            result.compiled.add(display_path(root, job.source.rel))
             if job.is_new:
                 result.added += 1
             else:

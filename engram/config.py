@@ -135,6 +135,7 @@ def _string_list(data: dict, key: str, problems: list[str], section: str | None 
 
 
 def _validate(data: dict, problems: list[str]) -> None:
+    _misspelt(data, problems)
     for section in ("load", "hooks", "ignore"):
         if not isinstance(data.get(section), dict):
             problems.append(f"config {section}: must be an object")
@@ -155,6 +156,21 @@ def _validate(data: dict, problems: list[str]) -> None:
             data[key] = None
     _pattern(data, "global_index_key", _PUBLIC_KEY, "the base64 of an ed25519 public key (44 characters)", problems)
     _pattern(data, "global_index_sha256", _SHA256, "64 hexadecimal digits", problems)
+
+
+def _misspelt(data: dict, problems: list[str]) -> None:
+    """A setting that is a near miss of one engram reads (`load.limt`, `hooks.path_rule`): other
+    keys are kept as they are, but this one would leave the setting meant at its default unsaid."""
+    from .nearmiss import near_miss
+
+    for prefix, section, defaults in [("", data, DEFAULTS)] + [
+        (f"{name}.", data[name], DEFAULTS[name])
+        for name in ("load", "hooks", "ignore")
+        if isinstance(data.get(name), dict)
+    ]:
+        for key in section:
+            if meant := near_miss(key, list(defaults)):
+                problems.append(f"config {prefix}{key}: not a setting engram reads; did you mean {prefix}{meant}?")
 
 
 def _rule_hosts(data: dict, problems: list[str]) -> None:

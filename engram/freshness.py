@@ -227,6 +227,14 @@ def recorded_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:
     ]
 
 
+def flagged_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:
+    """The memories the safety screen flagged: indexed, never packed (`load` says SKIPPED)."""
+    return [
+        Problem(display_path(root, rel), f"{label}; remove it from the file", kind="flagged")
+        for rel, label in conn.execute("SELECT rel, safety FROM memories WHERE safety IS NOT NULL ORDER BY rel")
+    ]
+
+
 def _graph_findings(conn: sqlite3.Connection) -> list[tuple[str, str]]:
     """The build's record of `graph.findings`; found again in an index whose record is gone or
     garbled (edited by hand), so that a no-op `engram index` still says them."""

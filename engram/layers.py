@@ -176,6 +176,8 @@ def _refresh(ws: Workspace, root: Root, messages: list[str]) -> bool:
         messages.append(f"cannot refresh {root.index_path} ({exc}); using it as is")
         return False
     messages += result.repaired
+    # An edit that made a memory unusable is said by the load that sees it, not only by `engram check`.
+    messages += [str(p) for p in result.problems if p.where in result.compiled and p.kind in ("invalid", "flagged")]
     return True
 
 

@@ -12,6 +12,7 @@ from collections import namedtuple
 
 from .errors import EngramError
 from .memory_format import ATX_HEADING, AUTHORITIES, ID_PATTERN, MAX_ID_CHARS, TYPES
+from .nearmiss import near_miss
 from .terms import occurrences
 
 TYPE_ALIASES = {"workflow": "skill", "rules": "rule", "skills": "skill"}
@@ -35,6 +36,16 @@ MAX_FRONTMATTER_CHARS = 64 * 1024
 MAX_DEPTH = 8  # a field is a scalar or a list of scalars; nesting beyond this is never a memory
 MAX_SCALAR_CHARS = 16 * 1024
 _QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
+_PUNCTUATION = re.compile(r"""['"][!-/:-@\[-`{-~]{1,3}['"]""")  # YAML's own ',' or ']', safe to show
+# What a YAML problem means in a memory file, where the same few mistakes recur.
+YAML_HINTS = {"mapping values are not allowed": "a value holding ': ' needs quotes"}
+# Every frontmatter key parse_memory reads; others are tolerated, and a near miss of one is a warning.
+READ_KEYS = (
+    "id", "type", "tags", "directive", "summary", "triggers", "applies_to", "depends_on", "level",
+    "dependency_depth", "depth", "confidence", "authority", "lifecycle", "valid_until", "role", "roles", "updated",
+)  # fmt: skip
+# Keys of other tools' rule files that say what one of engram's keys says (Cursor, Claude Code skills and rules).
+OTHER_TOOLS_KEYS = {"globs": "applies_to", "paths": "applies_to", "description": "directive"}
 HIDDEN_SECTIONS = ("context", "example", "examples", "origin")
 HIDDEN_ONLY = (
     "agents see only the title: all the text is under ## Context, ## Example or ## Origin"
@@ -124,8 +135,7 @@ def _load_yaml(frontmatter: str) -> dict:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else None
-        problem = _QUOTED.sub("...", getattr(exc, "problem", None) or "invalid YAML")  # never echo the text
-        raise ParseError(f"invalid frontmatter: {problem}", line) from None
+        raise ParseError(f"invalid frontmatter: {_yaml_problem(exc)}", line) from None
     except RecursionError:
         raise ParseError(f"frontmatter is nested more than {MAX_DEPTH} levels deep", 2) from None
     if data is None:
@@ -134,6 +144,15 @@ def _load_yaml(frontmatter: str) -> dict:
         raise ParseError("frontmatter is not a mapping of keys to values", 2)
     _check_bounds(data)
     return data
+
+
+def _yaml_problem(exc: Exception) -> str:
+    """What YAML found wrong, without echoing the file's text (its quoted parts, but YAML's own
+    punctuation), and what that means in a memory file where it is known."""
+    problem = getattr(exc, "problem", None) or "invalid YAML"
+    shown = _QUOTED.sub(lambda m: m.group() if _PUNCTUATION.fullmatch(m.group()) else "...", problem)
+    hint = next((hint for known, hint in YAML_HINTS.items() if known in problem), None)
+    return f"{shown} ({hint})" if hint else shown
 
 
 def _check_bounds(data: dict) -> None:
@@ -351,7 +370,7 @@ def parse_memory(text: str, rel_path: str) -> Memory:
         valid_until=fields.read("valid_until", parse_date),
         roles=[r.lower() for r in fields.read("role roles", as_list, [])],
         updated=fields.read("updated", parse_date),
-        warnings=_hidden_only(body, visible, directive, body_line),
+        warnings=_hidden_only(body, visible, directive, body_line) + _unread_keys(fields),
     )
     if fields.errors:
         raise FieldErrors(sorted(fields.errors, key=lambda error: error.line or 0))
@@ -385,6 +404,18 @@ def _hidden_only(body: str, visible: str, directive: str, body_line: int) -> tup
     lines = body.splitlines()
     hidden = (i for i in range(len(lines)) if (heading := _heading(lines, i)) and heading[1].lower() in HIDDEN_SECTIONS)
     return ((HIDDEN_ONLY, body_line + next(hidden, 0)),)
+
+
+def _unread_keys(fields: _Fields) -> tuple[tuple[str, int | None], ...]:
+    """A warning for each key engram does not read that looks like one it does (`tgas`,
+    `applies-to`, `directiv`) or says what one of its keys says in another tool (`globs`):
+    tolerated, so without the warning the memory silently loses its tags or globs."""
+    warnings = []
+    for key in fields.data:
+        meant = OTHER_TOOLS_KEYS.get(key) or near_miss(key, READ_KEYS)
+        if meant:
+            warnings.append((f"`{key}` is not a key engram reads: did you mean `{meant}`?", fields.lines.get(key)))
+    return tuple(warnings)
 
 
 def _has_text(markdown: str) -> bool:

@@ -242,6 +242,29 @@ def test_invalid_json_config_is_one_line_and_indexing_goes_on(base, run_engram):
     assert summary(proc.stdout)["total"] == 1
 
 
+@pytest.mark.parametrize(
+    "config, said",
+    [('{"load": {"limit": 4,}', "engram.config.json: invalid JSON at line 1"),
+     ('{"load": {"limit": 99}}', "invalid config load.limit: must be an integer from 1 to 32"),
+     ('{"load": {"limt": 3}}', "invalid config load.limt: not a setting engram reads; did you mean load.limit?"),
+     ('{"hooks": {"path-rules": "hook"}}', "did you mean hooks.path_rules?"),
+     ('{"global_pth": "x"}', "did you mean global_path?")],
+)  # fmt: skip
+def test_check_fails_on_a_config_engram_cannot_use_as_written(base, run_engram, config: str, said: str) -> None:
+    assert run_engram(["check"], cwd=base).returncode == 0
+    (base / ".agents/.engram/engram.config.json").write_text(config)
+    proc = run_engram(["check"], cwd=base)
+    assert proc.returncode == 1
+    assert len([line for line in proc.stdout.splitlines() if said in line]) == 1
+    assert proc.stdout.splitlines()[-1] == "engram check: not fresh (1 invalid)"
+
+
+def test_a_setting_engram_does_not_know_and_no_near_miss_is_kept_in_silence(base, run_engram) -> None:
+    (base / ".agents/.engram/engram.config.json").write_text('{"custom": 1, "load": {"mine": 2}}')
+    proc = run_engram(["check"], cwd=base)
+    assert proc.returncode == 0 and proc.stderr == ""
+
+
 # --- broken index files -------------------------------------------------------------------------
 
 

@@ -145,4 +145,5 @@ def test_engram_mcp_without_the_sdk_says_how_to_install_it(project, tmp_path):
         [sys.executable, "-c", code], cwd=project, env=env, capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 1 and proc.stdout == ""
-    assert proc.stderr == "engram: error: engram mcp needs the MCP SDK: pip install 'engram[mcp]'\n"
+    assert proc.stderr.startswith("engram: error: engram mcp needs the MCP SDK in engram's own environment: ")
+    assert "pipx install --force './engram[mcp]'" in proc.stderr and proc.stderr.count("\n") == 1

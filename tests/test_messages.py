@@ -154,6 +154,39 @@ def test_a_memory_whose_text_is_all_hidden_is_a_warning(project: Path, run_engra
     assert [line for line in again.stderr.splitlines() if "rules/hidden.md:6" in line]
 
 
+def test_index_names_a_flagged_memory_and_a_misspelt_key_and_still_succeeds(project: Path, run_engram) -> None:
+    rules = project / ".agents/.engram/rules"
+    (rules / "leaky.md").write_text("---\nid: leaky\n---\nThe token is ghp_abcdefghijklmnopqrstuvwxyz0123456789\n")
+    (rules / "typo.md").write_text("---\nid: typo\ntgas: [deploys]\n---\nDeploy on Tuesdays.\n")
+    for _ in range(2):  # the second run changes nothing and says the same
+        proc = run_engram(["index"], cwd=project)
+        assert proc.returncode == 0  # flagged and warned about, not invalid
+        assert (
+            "engram: flagged .agents/.engram/rules/leaky.md: secret: github token; remove it from the file"
+            in proc.stderr.splitlines()
+        )
+        assert (
+            "engram: warning .agents/.engram/rules/typo.md:3: `tgas` is not a key engram reads: did you mean `tags`?"
+            in proc.stderr.splitlines()
+        )
+        assert "ghp_" not in proc.stdout + proc.stderr
+
+
+def test_the_load_that_sees_an_edit_break_a_memory_says_so_once(project: Path, run_engram, write_memory) -> None:
+    write_memory(project, "rules/deploys.md", {"id": "deploys", "directive": "Deploy on Tuesdays."}, "Deploys.\n")
+    assert run_engram(["index"], cwd=project).returncode == 0
+    (project / ".agents/.engram/rules/deploys.md").write_text("---\nid: deploys\ntags: [a\n---\nDeploys.\n")
+    first = run_engram(["load", "deploys"], cwd=project)
+    assert first.returncode == 0 and first.stdout.startswith("loaded 0 memory files")
+    said = [line for line in first.stderr.splitlines() if "rules/deploys.md" in line]
+    assert said == [
+        "engram: warning: invalid .agents/.engram/rules/deploys.md:4: invalid frontmatter: did not find expected ',' or ']'"
+    ]
+    assert (
+        "rules/deploys.md" not in run_engram(["load", "deploys"], cwd=project).stderr
+    )  # said once, by the load that saw it
+
+
 # --- load's dry run ------------------------------------------------------------------------------
 
 

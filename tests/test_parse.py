@@ -350,6 +350,28 @@ def test_upstream_style_memory_parses_without_edits():
     assert "pnpm add zod" not in m.body
 
 
+@pytest.mark.parametrize(
+    "key, meant",
+    [("tgas", "tags"), ("tag", "tags"), ("directiv", "directive"), ("applies-to", "applies_to"),
+     ("appliesTo", "applies_to"), ("depends-on", "depends_on"), ("trigger", "triggers"), ("sumary", "summary"),
+     ("globs", "applies_to"), ("paths", "applies_to"), ("description", "directive")],
+)  # fmt: skip
+def test_a_key_that_looks_like_one_engram_reads_is_a_warning_with_its_line(key, meant):
+    m = parse_memory(f"---\nid: x\n{key}: a\n---\nbody\n", "rules/x.md")
+    assert m.warnings == ((f"`{key.lower()}` is not a key engram reads: did you mean `{meant}`?", 3),)
+
+
+def test_every_key_engram_reads_and_other_keys_raise_no_warning():
+    from engram.parse import READ_KEYS
+
+    valid = {"type": "rule", "confidence": "high", "authority": "reference", "lifecycle": "active", "id": "x",
+             "valid_until": "2030-01-01", "updated": "2025-01-01", "level": "1", "depth": "1", "dependency_depth": "1"}  # fmt: skip
+    others = ["author", "created", "source", "title", "name", "version", "label", "alwaysapply"]
+    lines = [f"{key}: {valid.get(key, 'a')}" for key in [*READ_KEYS, *others]]
+    m = parse_memory("---\n" + "\n".join(lines) + "\n---\nbody\n", "rules/x.md")
+    assert m.warnings == ()
+
+
 # --- errors ---------------------------------------------------------------------------------
 
 
@@ -366,6 +388,15 @@ def test_yaml_syntax_error_names_the_file_line():
         parse_memory(text, "rules/x.md")
     assert info.value.line == 3  # the line in the file, not in the frontmatter
     assert "3" in str(info.value)
+
+
+def test_a_colon_in_a_value_says_to_quote_it_and_yaml_punctuation_is_shown():
+    with pytest.raises(ParseError) as info:
+        parse_memory("---\nid: x\ndirective: Keep layers apart: api first\n---\nbody\n", "rules/x.md")
+    assert info.value.reason.endswith("(a value holding ': ' needs quotes)")
+    with pytest.raises(ParseError) as info:
+        parse_memory("---\nid: x\ntags: [a, 'secret value'\n---\nbody\n", "rules/x.md")
+    assert "',' or ']'" in info.value.reason and "secret" not in info.value.reason
 
 
 def test_unclosed_flow_list_reports_a_line_inside_or_at_end_of_frontmatter():
