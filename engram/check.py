@@ -48,8 +48,7 @@ def check_workspace(ws: Workspace, scratch: str) -> list[Report]:
         if os.path.isdir(root.path):
             reference = reference_index(root, ws.config, os.path.join(scratch, f"{root.scope}.db"), report)
             report.problems += source_problems(reference, root)
-            unreadable = ignore_rules(root, ws.config)[1]
-            report.problems += [unreadable] if unreadable else []
+            report.problems += ignore_rules(root, ws.config)[1]
             if root.scope == "workspace":
                 report.problems += native_rules.check(root, ws.config, reference, git_ignored(root.project))
         reports.append(report)

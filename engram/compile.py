@@ -42,7 +42,15 @@ from .freshness import (
 )
 from .gate import screened_text
 from .graph import findings, rebuild_edges
-from .index import COMPILER_VERSION, FTS_COLUMNS, create_index, fingerprint, index_damage, printed_digest
+from .index import (
+    APPLICATION_ID,
+    COMPILER_VERSION,
+    FTS_COLUMNS,
+    create_index,
+    fingerprint,
+    index_damage,
+    printed_digest,
+)
 from .parse import Memory, ParseError, parse_memory
 from .paths import remove_if_present, replacing
 from .safety import scan
@@ -350,8 +358,8 @@ def compile_root(root: Root, config: Config, progress: bool = False, deadline: f
     result = CompileResult(root)
     if not os.path.isdir(root.path) or (root.scope == "global" and not has_memory_folders(root.path)):
         return result  # a global folder that holds no memories (ENGRAM_GLOBAL_DIR=/) gets no index
-    patterns, unreadable = ignore_rules(root, config)
-    result.problems += [unreadable] if unreadable else []
+    patterns, ignore_problems = ignore_rules(root, config)
+    result.problems += ignore_problems
     with root_lock(root, wait=deadline is None):
         _remove_leftovers(root)
         # every page and the full-text structure are read only when the file changed since engram
@@ -685,10 +693,31 @@ def _progress(root: Root, enabled: bool):
         yield lambda: bar.advance(task)
 
 
+def _may_write_export(root: Root, output: str) -> None:
+    """Refuse an `--output` that would replace the root's own index, a file in the root, or a file
+    that is not an engram index (a typo must not turn someone's notes into SQLite)."""
+    inside = os.path.commonpath([output, os.path.realpath(root.path)]) == os.path.realpath(root.path)
+    if inside:
+        raise EngramError(f"--output {output}: a file inside {root.path} is not written; choose a path outside it", 2)
+    if os.path.lexists(output) and not _is_engram_index(output):
+        raise EngramError(f"--output {output}: the file exists and is not an engram index; not replaced", 2)
+
+
+def _is_engram_index(path: str) -> bool:
+    """An SQLite file with engram's application id in its header (offset 68)."""
+    try:
+        with open(path, "rb") as file:
+            header = file.read(72)
+    except OSError:
+        return False
+    return header[:16] == b"SQLite format 3\0" and int.from_bytes(header[68:72], "big") == APPLICATION_ID
+
+
 def export_index(root: Root, config: Config, output: str | os.PathLike[str]) -> CompileResult:
     """Compile ``root`` and write a self-contained copy to ``output`` for sharing."""
-    result = compile_root(root, config)
     output = os.path.realpath(output)
+    _may_write_export(root, output)
+    result = compile_root(root, config)
     folder = os.path.dirname(output)
     os.makedirs(folder, exist_ok=True)
     with replacing(output) as temp:

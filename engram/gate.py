@@ -27,6 +27,9 @@ from .sources import MEMORY_FOLDERS
 # (digest of the printed columns, the text to screen) -> label or None; `state.ScreenCache`
 # remembers verdicts by digest.
 Screen = Callable[[str, str], "str | None"]
+# The form of what the screen reads of a memory (`screened_text`): cached verdicts of another form
+# are not reused (`state.ScreenCache`).
+SCREENED_FORM = "2"
 WITHHELD = "(withheld)"  # printed instead of a name that is not valid or not safe
 MAX_NAME = MAX_ID_CHARS  # ids and tags
 MAX_PATH = 1024
@@ -77,10 +80,18 @@ def name(value: object) -> str:
     return WITHHELD if _flagged(value) else value
 
 
+def memory_id(value: object) -> str:
+    """A memory id as printed: a valid id (`is_id`) that ``name`` prints as it is, else WITHHELD
+    (a shared index may store anything as an id)."""
+    return value if isinstance(value, str) and is_id(value) and name(value) == value else WITHHELD
+
+
 def _flagged(value: str) -> bool:
+    """Whether the screen flags a name read as words (an instruction spelt `ignore-previous-rules`)
+    or as written (a token, `ghp_...` or `dop_v1_...`, whose shape the words would break)."""
     from .safety import scan  # an import, not a cost: load has it already
 
-    return scan(_as_words(value)) is not None
+    return scan(value) is not None or scan(_as_words(value)) is not None
 
 
 def names(values: list[str]) -> list[str]:
@@ -97,8 +108,9 @@ def is_memory_path(rel: object) -> bool:
 
 
 def path(rel: str) -> str:
-    """A stored path as printed: itself when valid, else WITHHELD (it may hold anything)."""
-    return rel if is_memory_path(rel) else WITHHELD
+    """A stored path as printed: itself when valid, else WITHHELD (it may hold anything), and each
+    folder or file name the screen flags withheld, as in ``file_path``."""
+    return file_path(rel) if is_memory_path(rel) else WITHHELD
 
 
 def file_path(value: str) -> str:
@@ -142,9 +154,18 @@ def screened_text(columns: dict[str, str]) -> str:
     """What the screen reads of a memory: every printed column (PRINTED_COLUMNS) as text."""
     tags = _string_list(columns["tags"]) or []
     globs = _string_list(columns["applies_to"]) or []
-    words = " ".join(_as_words(v) for v in (columns["id"], *tags))
+    names = (columns["id"], *tags)
+    words = " ".join(_as_words(v) for v in names)  # as words for instructions, as written for tokens
     return "\n".join(
-        (words, " ".join(globs), columns["title"], columns["directive"], columns["summary"], columns["body"])
+        (
+            words,
+            " ".join(names),
+            " ".join(globs),
+            columns["title"],
+            columns["directive"],
+            columns["summary"],
+            columns["body"],
+        )
     )
 
 
@@ -173,5 +194,6 @@ def check_memory(conn: sqlite3.Connection, row: sqlite3.Row, screen: Screen) -> 
 
 
 def requires(dsts: list[str]) -> list[str]:
-    """`requires:` ids as printed: the ones that are valid ids (edges are not hashed)."""
-    return [dst for dst in dsts if is_id(dst)]
+    """`requires:` ids as printed: the ones that are valid ids the screen does not flag (edges are
+    not hashed, and a `depends_on` may name any text)."""
+    return [dst for dst in dsts if is_id(dst) and not _flagged(dst)]

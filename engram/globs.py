@@ -14,6 +14,9 @@ import re
 from functools import lru_cache
 
 _WILDCARDS = re.compile(r"[*?\[\]{},]")
+# A pattern's `{a,b}` groups multiply: `{a,b}` written 24 times is 16 million patterns. Past this
+# many, the rest are left out (a real glob has a handful).
+MAX_EXPANSIONS = 256
 
 
 def matches(pattern: str, path: str) -> bool:
@@ -31,16 +34,19 @@ def _compiled(pattern: str) -> tuple[re.Pattern[str], ...]:
 
 
 def expand_braces(pattern: str) -> list[str]:
-    """`src/{a,b}/*.{ts,tsx}` -> four patterns; an unclosed `{` stays literal."""
-    start = pattern.find("{")
-    if start == -1:
-        return [pattern]
-    group = _brace_group(pattern, start)
-    if group is None:
-        return [pattern]
-    end, options = group
-    head, tail = pattern[:start], pattern[end + 1 :]
-    return [expanded for option in options for expanded in expand_braces(head + option + tail)]
+    """`src/{a,b}/*.{ts,tsx}` -> four patterns, at most MAX_EXPANSIONS; an unclosed `{` stays literal."""
+    out: list[str] = []
+    pending = [pattern]  # depth first, in the order written: a stack of partly expanded patterns
+    while pending and len(out) < MAX_EXPANSIONS:
+        current = pending.pop()
+        start = current.find("{")
+        group = _brace_group(current, start) if start != -1 else None
+        if group is None:
+            out.append(current)
+            continue
+        end, options = group
+        pending += [current[:start] + option + current[end + 1 :] for option in reversed(options)]
+    return out
 
 
 def _brace_group(pattern: str, start: int) -> tuple[int, list[str]] | None:
@@ -91,11 +97,24 @@ def _segment(segment: str, last: bool) -> str:
 
 
 def _segment_regex(segment: str) -> str:
-    out, index = [], 0
+    """A segment's regex. Each part between two `*` is matched at its first place (an atomic group):
+    for parts of fixed length that finds a match whenever there is one, and `*a*a*a*a*b` on a long
+    name costs no backtracking through every way of placing the `a`s."""
+    parts = _star_parts(segment)
+    middle = [f"(?>[^/]*?{part})" for part in parts[1:-1]]
+    return parts[0] + "".join(middle) + ("[^/]*" + parts[-1] if len(parts) > 1 else "")
+
+
+def _star_parts(segment: str) -> list[str]:
+    """The regexes of the parts of a segment between its `*` wildcards."""
+    parts: list[str] = []
+    out: list[str] = []
+    index = 0
     while index < len(segment):
         char = segment[index]
         if char == "*":
-            out.append("[^/]*")
+            parts.append("".join(out))
+            out = []
         elif char == "?":
             out.append("[^/]")
         elif char == "\\" and index + 1 < len(segment):
@@ -107,7 +126,7 @@ def _segment_regex(segment: str) -> str:
         else:
             out.append(re.escape(char))
         index += 1
-    return "".join(out)
+    return [*parts, "".join(out)]
 
 
 def _class_end(segment: str, start: int) -> int:

@@ -85,7 +85,9 @@ def findings(conn: sqlite3.Connection) -> list[tuple[str, str]]:
     """(rel, reason) of every `depends_on` reference to an unknown id, then of every cycle: warnings
     the build records (`compile`), so that a no-op `engram index` and `check` read them back."""
     unknown = [
-        (rel, f"depends_on names unknown id '{gate.name(ref)}'") for _, rel, ref, dst in references(conn) if dst is None
+        (rel, f"depends_on names unknown id '{gate.memory_id(ref)}'")
+        for _, rel, ref, dst in references(conn)
+        if dst is None
     ]
     return unknown + _cycle_findings(conn)
 
@@ -193,10 +195,10 @@ def describe(conn: sqlite3.Connection, only: set[str] | None = None) -> list[str
         "Dependency layers",
     ]
     for node in sorted(graph, key=lambda n: (depth[n], n)):
-        needs = f" depends on {', '.join(map(gate.name, graph[node]))}" if graph[node] else ""
-        lines.append(f"  [{depth[node]}] {gate.name(node)}{needs}")
+        needs = f" depends on {', '.join(map(gate.memory_id, graph[node]))}" if graph[node] else ""
+        lines.append(f"  [{depth[node]}] {gate.memory_id(node)}{needs}")
     for cycle in find_cycles(graph):
-        lines.append(f"cycle: {cycle_text([gate.name(node) for node in cycle])}")
+        lines.append(f"cycle: {cycle_text([gate.memory_id(node) for node in cycle])}")
     return lines
 
 

@@ -47,7 +47,7 @@ MAX_PROMPT_CHARS = 20_000  # routed on; words past a long bug report's first pag
 NATIVE_RULE = LazyPattern(re.escape(claude.RULES.folder) + r"/([^/]+)" + re.escape(claude.RULES.suffix))
 # Where hosts put hook output that then comes back in a prompt (Gemini prepends SessionStart's context
 # to the first prompt as <hook_context>); the user's words are outside them.
-HOST_BLOCKS = LazyPattern(r"<(hook_context|system-reminder)>.*?</\1>", re.DOTALL)
+HOST_BLOCK_OPEN = LazyPattern(r"<(hook_context|system-reminder)>")
 COUNT_LINE = LazyPattern(r"^loaded \d+ memory files / \d+ total related memories$", re.MULTILINE)
 # The lines of an engram pack around its bodies (render.py), stripped only where a count line shows one.
 PACK_LINES = LazyPattern(
@@ -176,7 +176,7 @@ def on_prompt(hook: Hook) -> str | None:
 
 def own_words(prompt: str, layers: list[Layer]) -> str:
     """The prompt without what hosts and engram put into it: routing those would route engram's own output."""
-    text = HOST_BLOCKS.sub("\n", prompt)
+    text = without_host_blocks(prompt)
     if not COUNT_LINE.search(text):
         return text
     for memory_id in set(PACK_HEADING.findall(text)):  # a pack pasted in: its bodies are stored texts
@@ -185,6 +185,23 @@ def own_words(prompt: str, layers: list[Layer]) -> str:
                 for part in filter(None, stored):
                     text = text.replace(part, "\n")
     return PACK_LINES.sub("", text)
+
+
+def without_host_blocks(prompt: str) -> str:
+    """The prompt with each host block (`<system-reminder>...</system-reminder>`) replaced by a line
+    break; in one pass, as a regex's lazy `.*?` would rescan the rest of the prompt for each unclosed tag."""
+    out, position, unclosed = [], 0, set()
+    while match := HOST_BLOCK_OPEN.search(prompt, position):
+        closing = f"</{match.group(1)}>"
+        end = -1 if closing in unclosed else prompt.find(closing, match.end())
+        if end == -1:
+            unclosed.add(closing)
+            out.append(prompt[position : match.end()])
+        else:
+            out += [prompt[position : match.start()], "\n"]
+            end += len(closing)
+        position = match.end() if end == -1 else end
+    return "".join(out) + prompt[position:]
 
 
 def on_subagent(hook: Hook) -> str | None:

@@ -289,7 +289,9 @@ def _fetch_one(layers: list[Layer], memory_id: str, options: Options, screen: Sc
     if cand is None:
         return Fetched(memory_id, None, "missing", None)
     if cand.omission in HIDDEN_REASONS:
-        return Fetched(memory_id, cand, "hidden", f"hidden {gate.name(memory_id)}: {HIDDEN_REASONS[cand.omission]}")
+        return Fetched(
+            memory_id, cand, "hidden", f"hidden {gate.memory_id(memory_id)}: {HIDDEN_REASONS[cand.omission]}"
+        )
     body, skip = checked_body(cand, screen)
     if skip:
         return Fetched(memory_id, cand, "skipped", skipped_line(source_path(cand), skip.label))

@@ -99,7 +99,7 @@ def miss_reasons(routing: Routing, ids: list[str]) -> list[str]:
     found = {c.id: c for c in [*routing.admitted, *routing.omitted]}
     lines = [f"on-topic {routing.on_topic:.2f}" + (" (off-topic: nothing packs)" if routing.off_topic else "")]
     for memory_id in ids:
-        cand, name = found.get(memory_id), gate.name(memory_id)
+        cand, name = found.get(memory_id), gate.memory_id(memory_id)
         if cand is None:
             lines.append(f"{name}: holds no word of the task")
         elif cand.omission:
@@ -123,7 +123,7 @@ def render_dry_run(routing: Routing, pack: Pack) -> str:
         )
         lines += [f"   {reason}" for reason in reasons(cand, routing.scoring)]
     for cand in _omitted_once(pack):
-        lines.append(f"omitted: {gate.name(cand.id)} [{cand.scope}] {omission_text(cand, routing)}")
+        lines.append(f"omitted: {gate.memory_id(cand.id)} [{cand.scope}] {omission_text(cand, routing)}")
     if routing.unlisted:
         lines.append(f"omitted: {routing.unlisted} more, lower scored (not listed)")
     lines += [skipped_line(source_path(s.cand), s.label) for s in pack.skipped]
@@ -152,7 +152,7 @@ def render_json(routing: Routing, pack: Pack) -> str:
         "omitted": [_omitted_json(c, routing, c.key in carded) for c in _omitted_once(pack)],
         "omitted_unlisted": routing.unlisted,
         "skipped": [
-            {"id": gate.name(s.cand.id), "path": source_path(s.cand), "reason": s.reason, "label": s.label}
+            {"id": gate.memory_id(s.cand.id), "path": source_path(s.cand), "reason": s.reason, "label": s.label}
             for s in pack.skipped
         ],
         "narrow_tags": gate.names(routing.narrow_tags),
@@ -182,7 +182,7 @@ def _entry_json(entry: Entry, routing: Routing) -> dict:
 
 
 def _omitted_json(cand: Candidate, routing: Routing, carded: bool) -> dict:
-    out: dict = {"id": gate.name(cand.id), "scope": cand.scope, "reason": cand.omission}
+    out: dict = {"id": gate.memory_id(cand.id), "scope": cand.scope, "reason": cand.omission}
     if cand.judged is not None:
         out["relevance"] = round(cand.relevance, 4)
         out["lacks"] = cand.lacks(routing.scoring, routing.idf)

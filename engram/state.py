@@ -12,6 +12,7 @@ import os
 import sqlite3
 import time
 
+from . import gate
 from .errors import EngramError
 from .index import STATE_SCHEMA_VERSION, migrate_state
 from .paths import remove_if_present
@@ -195,7 +196,7 @@ class ScreenCache:
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
-        self.screen = screen_fingerprint()
+        self.screen = screen_fingerprint() + gate.SCREENED_FORM
         self.pruned = False
 
     def __call__(self, digest: str, text: str) -> str | None:

@@ -46,7 +46,7 @@ def _findings(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> list[st
         findings.append(f"{path}: {mismatch}; {REBUILD}")
     rows = conn.execute(f"SELECT rowid, rel, {', '.join(PRINTED_COLUMNS)}, text_sha256 FROM memories ORDER BY rel")
     for row in rows:
-        where = f"{gate.name(row['id'])} ({gate.path(row['rel'])})"
+        where = f"{gate.memory_id(row['id'])} ({gate.path(row['rel'])})"
         field = gate.invalid_field(row)
         if field:
             findings.append(f"{path}: stored {field} of memory {where} is not valid; {REBUILD}")

@@ -8,7 +8,11 @@ from .. import terms
 from ..lazyre import LazyPattern
 from .base import Event, HookFile, Host, McpFile, tool_input
 
-PATCH_HEADER = LazyPattern(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.MULTILINE)
+# The path runs from its first to its last non-space (a lazy `.+?` before `\s*$` is quadratic on a
+# line of spaces).
+PATCH_HEADER = LazyPattern(
+    r"^\*\*\* (?:Add File|Update File|Delete File|Move to): [^\S\n]*(\S(?:.*\S)?)[^\S\n]*$", re.MULTILINE
+)
 TRUST_MESSAGE = (
     "Codex runs new or changed hooks only after you trust them: open /hooks in Codex and trust the engram entries."
 )
