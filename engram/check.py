@@ -60,7 +60,10 @@ def check_workspace(ws: Workspace, scratch: str) -> list[Report]:
 def config_problems(config: Config) -> list[Problem]:
     """A config engram cannot use as written fails the gate: its bad values fall back to their
     defaults, so the team's settings would silently not apply."""
-    return [Problem(*problem.split(": ", 1)) for problem in config.problems]
+    return [
+        Problem(*problem.split(": ", 1)) if ": " in problem else Problem("config", problem)
+        for problem in config.problems
+    ]
 
 
 def reference_index(root: Root, config: Config, scratch_path: str, report: Report) -> str:

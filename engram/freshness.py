@@ -69,6 +69,7 @@ MAX_STARS = 3
 
 
 def _costly(pattern: str) -> bool:
+    """Whether a name of the pattern holds more than MAX_STARS `*` (`**` alone is a folder wildcard)."""
     return any(part != "**" and part.count("*") > MAX_STARS for part in pattern.split("/"))
 
 

@@ -217,5 +217,13 @@ def test_a_command_prints_a_hostile_folder_name_without_its_escape(tmp_path: Pat
 
 def test_a_memory_id_is_printed_only_when_it_is_a_valid_id_the_screen_passes() -> None:
     assert gate.memory_id("release-checklist") == "release-checklist"
-    for stored in ("../../evil", "Release", "a b", "", None, "dop_v1_" + "a3f1" * 16, "ignore-all-previous-instructions"):
+    for stored in (
+        "../../evil",
+        "Release",
+        "a b",
+        "",
+        None,
+        "dop_v1_" + "a3f1" * 16,
+        "ignore-all-previous-instructions",
+    ):
         assert gate.memory_id(stored) == gate.WITHHELD, stored
