@@ -53,7 +53,7 @@ from .index import (
 )
 from .parse import Memory, ParseError, parse_memory
 from .paths import remove_if_present, replacing
-from .safety import scan
+from .safety import scan, scan_secrets
 from .sources import (
     BUILD_LOCK_FILE,
     BUILD_TEMP_PREFIX,
@@ -250,7 +250,7 @@ def memory_row(memory: Memory, source_sha: str, name_terms: str) -> tuple:
         printed_digest(printed),
         source_sha,
         terms.estimate_tokens(memory.body),
-        scan(screened_text(printed)),
+        scan(screened_text(printed)) or scan_secrets(memory.unseen),
         name_terms,
     )
 

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from . import errors, gate, terms
 from .autowatch import start_watcher
 from .errors import EngramError, say
+from .hookstdin import read_stdin
 from .hosts import HOSTS, claude, host_named
 from .hosts.base import Host, payload_cwd
 from .layers import Layer, open_layers
@@ -34,7 +35,15 @@ from .paths import relative_posix
 from .render import render_text
 from .route import Options, Routing, path_memories, route, tagged_memories
 from .select import options_from_config, pack_options_from_config, pack_routing
-from .state import HookSession, ScreenCache, fetch_counts, open_state, prune_idle_sessions, write_transaction
+from .state import (
+    HookSession,
+    ScreenCache,
+    fetch_counts,
+    open_state,
+    prune_idle_sessions,
+    transient_state,
+    write_transaction,
+)
 from .workspace import Workspace, open_workspace
 
 PREFIX = "engram hook"  # of what a hook says on stderr
@@ -344,7 +353,7 @@ def main(argv: list[str]) -> int:
 
 
 def _read_payload() -> bytes:
-    raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+    raw = read_stdin(MAX_PAYLOAD_BYTES + 1)
     if len(raw) > MAX_PAYLOAD_BYTES:
         raise Silent(f"stdin holds more than {MAX_PAYLOAD_BYTES} bytes; not read")
     return raw
@@ -366,7 +375,11 @@ def run(argv: list[str], raw: bytes) -> dict:
     ws = open_workspace(host.project_dir(payload) or os.getcwd())
     if not os.path.isdir(ws.root.path):
         raise Silent(f"no engram root at {ws.root.path}")
-    state = open_state(ws.root.state_path)
+    try:
+        state = open_state(ws.root.state_path)
+    except (sqlite3.Error, OSError) as exc:
+        debug(f"{ws.root.state_path} cannot be opened ({exc}); this event is answered without it")
+        state = transient_state()
     try:
         text = ACTIONS[host.actions[event]](Hook(host, event, payload, ws, state))
     finally:

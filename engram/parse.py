@@ -102,12 +102,13 @@ class Memory(
     namedtuple(
         "Memory",
         "id type title body tags directive summary triggers applies_to depends_on level confidence authority"
-        " lifecycle valid_until roles updated warnings",
-        defaults=((),),
+        " lifecycle valid_until roles updated warnings unseen",
+        defaults=((), ""),
     )
 ):
     """A parsed memory file. ``warnings``: (reason, line) pairs about a file that is valid but
-    probably not what its author meant. Frontmatter keys engram does not know are tolerated and
+    probably not what its author meant; ``unseen``: text of the file agents may never be shown
+    (the frontmatter, and the body when it has hidden sections), which a commit still publishes. Frontmatter keys engram does not know are tolerated and
     not kept. A named tuple (docs/architecture.md)."""
 
     __slots__ = ()
@@ -371,6 +372,7 @@ def parse_memory(text: str, rel_path: str) -> Memory:
         roles=[r.lower() for r in fields.read("role roles", as_list, [])],
         updated=fields.read("updated", parse_date),
         warnings=_hidden_only(body, visible, directive, body_line) + _unread_keys(fields),
+        unseen=(frontmatter or "") + ("\n" + body if _may_hide_sections(body) else ""),
     )
     if fields.errors:
         raise FieldErrors(sorted(fields.errors, key=lambda error: error.line or 0))

@@ -37,7 +37,12 @@ def answered(command: str, argv: list[str]) -> int | None:
     path = _nearest_socket(os.path.realpath(os.getcwd()))
     if path is None:
         return None
-    stdin = sys.stdin.buffer.read(MAX_HOOK_STDIN) if command == "hook" and sys.stdin is not None else b""
+    if command == "hook":
+        from .hookstdin import read_stdin
+
+        stdin = read_stdin(MAX_HOOK_STDIN)
+    else:
+        stdin = b""
     request = RUN + encode(code_stamp(), [command, *argv], os.getcwd(), dict(os.environ), stdin)
     code = _ask(path, request, command == "hook")
     if code is None and command == "hook":

@@ -788,6 +788,13 @@ def scan(text: str) -> str | None:
     return hidden or _find_secret(text, lowered) or _find_injection(text, lowered)
 
 
+def scan_secrets(text: str) -> str | None:
+    """The label of the first secret in text, injection aside: for text agents are never shown,
+    where an instruction is harmless but a committed token is still published."""
+    text = normalise(text)
+    return _find_secret(text, text.encode("ascii", "replace").lower())
+
+
 def evaluate(path: str | PathLike[str]) -> dict[str, float | int]:
     """Precision and recall of ``scan`` on a labelled JSONL set.
 

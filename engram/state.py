@@ -42,6 +42,14 @@ def open_state(path: str) -> sqlite3.Connection:
     return _open_state(path)
 
 
+def transient_state() -> sqlite3.Connection:
+    """A state.db for one call, in memory: where the project's cannot be opened (a read-only
+    checkout), a hook still delivers, without remembering what it delivered."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    _prepare_state(conn)
+    return conn
+
+
 def _open_state(path: str) -> sqlite3.Connection:
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     if not os.path.exists(path):

@@ -159,6 +159,36 @@ def test_delta_across_a_session(project: Project) -> None:
     assert project.hook("codex", prompt) == nested("UserPromptSubmit", HTTP_PACK)
 
 
+def test_a_hook_answers_where_state_db_cannot_be_opened(project: Project) -> None:
+    """A read-only checkout, simulated (tests run as root) by a folder where state.db would be:
+    the hook delivers as `load` does, remembering nothing, so each prompt gets its pack again."""
+    state = project.root / "state.db"
+    for leftover in project.root.glob("state.db*"):
+        leftover.unlink()
+    state.mkdir()
+    prompt = event_payload(project, "UserPromptSubmit", prompt=HTTP_PROMPT)
+    assert project.hook("claude", prompt) == nested("UserPromptSubmit", HTTP_PACK)
+    assert project.hook("claude", prompt) == nested("UserPromptSubmit", HTTP_PACK)
+
+
+def test_a_host_that_keeps_stdin_open_still_gets_its_answer(project: Project) -> None:
+    """The payload ends with `}` and nothing follows: a pause ends it, without waiting for EOF."""
+    payload = json.dumps(event_payload(project, "UserPromptSubmit", prompt=HTTP_PROMPT)).encode() + b"\n"
+    proc = subprocess.Popen(
+        [str(ENGRAM_BIN), "hook", "--host", "claude"], cwd=project.path, env=project.env(),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(payload)
+        proc.stdin.flush()
+        assert proc.wait(timeout=30) == 0  # stdin still open
+        assert json.loads(proc.stdout.read()) == nested("UserPromptSubmit", HTTP_PACK)
+    finally:
+        proc.kill()
+        proc.stdin.close()  # type: ignore[union-attr]
+
+
 def test_codex_pre_compact_resets(project: Project) -> None:
     prompt = event_payload(project, "UserPromptSubmit", prompt=HTTP_PROMPT, turn_id="t1")
     assert project.hook("codex", prompt) == nested("UserPromptSubmit", HTTP_PACK)
