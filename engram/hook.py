@@ -332,6 +332,9 @@ class Silent(EngramError):
 
 
 def main(argv: list[str]) -> int:
+    if ("-h" in argv or "--help" in argv) and sys.stdin is not None and sys.stdin.isatty():
+        sys.stdout.write("\n\n".join((__doc__ or "").split("\n\n")[:2]) + "\n")
+        return 0  # a person at a terminal asked; a host pipes its JSON, and gets JSON whatever its argv
     stray = io.StringIO()
     try:
         with contextlib.redirect_stdout(stray):  # stdout carries exactly one JSON object

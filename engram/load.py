@@ -18,7 +18,7 @@ from .pack import Entry, Pack, Screen, checked_body, requires_of, screen_text
 from .render import body_block, render_dry_run, render_json, render_text, skipped_line, source_path
 from .route import Candidate, Options, Routing, candidate_by_id
 from .select import options_from_config, pack_options_from_config, select_pack
-from .sources import STATE_FILE
+from .sources import ROOT_DIR, STATE_FILE
 from .state import ScreenCache, fetch_counts, open_state, record_fetches, write_transaction
 from .workspace import Workspace, open_workspace
 
@@ -180,7 +180,18 @@ def _run(args: LoadArgs, budget: int | None, ws: Workspace) -> int:
     ids = [i.strip().lower() for raw in args.id for i in raw.split(",") if i.strip()]
     if ids:
         return _fetch(layers, ids, ws, state)
+    for reason in _nothing_to_route(args, ws):  # the count line still comes: scripts read it
+        warning(reason)
     return _load(layers, " ".join(args.task), args, budget, ws, state)
+
+
+def _nothing_to_route(args: LoadArgs, ws: Workspace) -> list[str]:
+    """Why a load will pack nothing whatever the memories say, for the person at the terminal."""
+    if args.index is None and not any(os.path.isdir(root.path) for root in ws.roots):
+        return [f"no {ROOT_DIR} here or above and no global folder: nothing to load; `engram init` creates one"]
+    if not " ".join(args.task).strip():
+        return ['no task given: engram load "<task>"']
+    return []
 
 
 def open_read(

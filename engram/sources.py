@@ -196,7 +196,14 @@ def _memory_entries(root: Root, ordered: bool) -> Iterator[list[Found]]:
     """The memory files in batches (the run of files between two folders): the walk visits every
     file on every `load`, and a generator step per file and folder level costs more than the stat."""
     base = os.path.realpath(root.path)
-    visited: set[tuple[int, int]] = set()  # (device, inode) of every folder walked: links may loop
+    # (device, inode) of every folder walked, and the path it was walked as: links may loop. The
+    # root and its memory folders are claimed first, so a link to one (`rules/parent -> ..`) is the
+    # loop, and `knowledge/` is not walked as `rules/parent/knowledge/` with rules' type.
+    visited = {
+        _folder_key(path): rel
+        for path, rel in [(root.path, ""), *((os.path.join(root.path, f), f) for f in MEMORY_FOLDERS)]
+        if os.path.isdir(path)
+    }
     for folder in MEMORY_FOLDERS:
         top = os.path.join(root.path, folder)
         if os.path.isdir(top):
@@ -208,7 +215,14 @@ def _memory_entries(root: Root, ordered: bool) -> Iterator[list[Found]]:
 _BY_DESCRIPTOR = os.scandir in os.supports_fd and hasattr(os, "O_DIRECTORY")
 
 
-def _walk(directory: str, rel: str, base: str, ordered: bool, visited: set[tuple[int, int]]) -> Iterator[list[Found]]:
+def _folder_key(path: str) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_dev, st.st_ino
+
+
+def _walk(
+    directory: str, rel: str, base: str, ordered: bool, visited: dict[tuple[int, int], str]
+) -> Iterator[list[Found]]:
     try:
         handle = os.open(directory, os.O_RDONLY | os.O_DIRECTORY) if _BY_DESCRIPTOR else None
     except OSError as exc:
@@ -222,7 +236,7 @@ def _walk(directory: str, rel: str, base: str, ordered: bool, visited: set[tuple
 
 
 def _walk_listing(
-    directory: str, handle: int | None, rel: str, base: str, ordered: bool, visited: set[tuple[int, int]]
+    directory: str, handle: int | None, rel: str, base: str, ordered: bool, visited: dict[tuple[int, int], str]
 ) -> Iterator[list[Found]]:
     try:
         st = os.stat(directory) if handle is None else os.fstat(handle)
@@ -231,10 +245,9 @@ def _walk_listing(
     except OSError as exc:
         yield [(rel + "/", directory, None, f"cannot list folder: {exc.strerror or exc}")]
         return
-    if (st.st_dev, st.st_ino) in visited:
+    if visited.setdefault((st.st_dev, st.st_ino), rel) != rel:
         yield [(rel + "/", directory, None, "symlinked folder loops back to a folder already indexed")]
         return
-    visited.add((st.st_dev, st.st_ino))
     prefix = rel + "/"
     batch: list[Found] = []
     for entry in entries:

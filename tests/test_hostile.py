@@ -910,6 +910,22 @@ def test_a_symlink_loop_and_a_fifo_in_a_memory_folder_are_skipped(project, write
     assert "Brush the llamas weekly." in run_engram(["load", "llamas"], cwd=project).stdout
 
 
+def test_a_link_to_the_root_is_the_loop_and_each_folder_keeps_its_type(project, run_engram):
+    """`rules/parent -> ..` walked first would index `knowledge/` as `rules/parent/knowledge/`,
+    rules' type and authority, and blame the real folders for looping."""
+    root = project / ROOT_REL
+    (root / "knowledge/k.md").write_text("---\nid: k-one\ntags: [kubernetes]\ndirective: K.\n---\nk\n")
+    (root / "skills/s.md").write_text("---\nid: s-one\ntags: [kubernetes]\ndirective: S.\n---\ns\n")
+    (root / "rules/parent").symlink_to("..")
+    proc = run_engram(["index"], cwd=project)
+    loops = [line for line in proc.stderr.splitlines() if "loops back" in line]
+    assert loops == [
+        "engram: invalid .agents/.engram/rules/parent: symlinked folder loops back to a folder already indexed"
+    ]
+    shown = run_engram(["load", "--all", "kubernetes"], cwd=project).stdout
+    assert "### k-one [knowledge, reference]" in shown and "### s-one [skill, instruction]" in shown
+
+
 # --- class 3: a tampered shared index is refused or screened ---------------------------------------------
 
 

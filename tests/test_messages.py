@@ -5,9 +5,12 @@ Commands run as `engram` does (tests/helpers.py); the parser's rules are also ch
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
 import pkgutil
 import re
+import subprocess
 from importlib.metadata import version
 from pathlib import Path
 
@@ -19,6 +22,7 @@ from engram.errors import EngramError
 from engram.link import LinkError
 from engram.parse import FieldErrors, parse_memory
 from engram.render import with_directive
+from helpers import ENGRAM_BIN
 
 OUTSIDE = "engram: error: no .agents/.engram here or above; `engram init` creates one\n"
 
@@ -54,6 +58,37 @@ def test_init_prints_the_next_steps(run_engram, nowhere: Path) -> None:
 def test_outside_a_project_is_one_line(run_engram, nowhere: Path, args: list[str]) -> None:
     proc = run_engram(args, cwd=nowhere)
     assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", OUTSIDE)
+
+
+def test_a_load_that_can_pack_nothing_says_why_and_still_prints_its_count_line(
+    run_engram, nowhere: Path, project: Path
+) -> None:
+    outside = run_engram(["load", "hello"], cwd=nowhere)
+    assert (outside.returncode, outside.stdout) == (0, "loaded 0 memory files / 0 total related memories\n")
+    assert (
+        outside.stderr
+        == "engram: warning: no .agents/.engram here or above and no global folder: nothing to load; `engram init` creates one\n"
+    )
+    no_task = run_engram(["load"], cwd=project)
+    assert (no_task.returncode, no_task.stdout) == (0, "loaded 0 memory files / 0 total related memories\n")
+    assert no_task.stderr == 'engram: warning: no task given: engram load "<task>"\n'
+
+
+def test_hook_help_is_for_a_terminal_and_a_host_still_gets_json(project: Path) -> None:
+    import pty
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: stdin is a terminal, as for a person typing `engram hook --help`
+        os.chdir(project)
+        os.execv(ENGRAM_BIN, [ENGRAM_BIN, "hook", "--help"])
+    shown = b""
+    with contextlib.suppress(OSError):
+        while chunk := os.read(fd, 4096):
+            shown += chunk
+    os.waitpid(pid, 0)
+    assert shown.decode().startswith("`engram hook --host claude|codex|gemini|cursor`: the host hook adapter")
+    piped = subprocess.run([ENGRAM_BIN, "hook", "--help"], input=b"{}", capture_output=True, cwd=project)
+    assert piped.stdout == b"{}\n"
 
 
 # --- field errors -------------------------------------------------------------------------------
