@@ -210,7 +210,7 @@ def _disclose(pack: Pack, routing: Routing, pack_options: PackOptions) -> None:
     confident = {c.key for i, c in enumerate(routing.pack) if i == 0 or c.judged is None or c.tier == BODY_TIER}
     bodies = 0
     for entry in pack.entries:
-        wanted = entry.cand.key in confident or f"{entry.cand.scope}:{entry.cand.prerequisite_of}" in confident
+        wanted = entry.cand.key in confident or entry.cand.dependent_key in confident
         entry.shown = "body" if wanted and bodies < pack_options.expand_top else "card"
         bodies += entry.shown == "body"
     listed = {e.cand.key for e in pack.entries} | {s.cand.key for s in pack.skipped} | pack_options.exclude
@@ -222,9 +222,21 @@ def _disclose(pack: Pack, routing: Routing, pack_options: PackOptions) -> None:
             pack.entries.append(Entry(cand, selected=False, body=body))
 
 
+def _demotion_rank(entries: list[Entry]):
+    """A body's rank when bodies become cards: its place in the pack, but a prerequisite, printed
+    before its dependent, ranks just below that dependent, for whose sake it is in the pack."""
+    place = {entry.cand.key: i for i, entry in enumerate(entries)}
+
+    def rank(entry: Entry) -> tuple[int, bool]:
+        dependent = entry.cand.dependent_key
+        return (place[dependent], True) if dependent in place else (place[entry.cand.key], False)
+
+    return rank
+
+
 def fit_pack(pack: Pack, fits: Fits) -> None:
     """Demote bodies to cards from the lowest-ranked up until the pack fits; only then drop the lowest cards."""
-    for entry in reversed([e for e in pack.entries if e.shown == "body"]):
+    for entry in sorted((e for e in pack.entries if e.shown == "body"), key=_demotion_rank(pack.entries), reverse=True):
         if fits(pack):
             return
         entry.shown = "card"

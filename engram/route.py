@@ -166,6 +166,11 @@ class Candidate:
         return f"{self.scope}:{self.id}"
 
     @property
+    def dependent_key(self) -> str | None:
+        """For a prerequisite pulled into the pack, the key of the memory that depends on it."""
+        return f"{self.scope}:{self.prerequisite_of}" if self.prerequisite_of else None
+
+    @property
     def tags(self) -> list[str]:
         return json.loads(self.row["tags"])
 

@@ -314,6 +314,14 @@ def heading_ids(stdout: str) -> list[str]:
     return re.findall(r"^### (\S+) \[", stdout, re.M)
 
 
+def printed_ids(stdout: str) -> list[str]:
+    """Ids of the bodies and cards printed, in the order printed."""
+    return [
+        heading or card
+        for heading, card in re.findall(r"^(?:### (\S+) \[|- (\S+) \[(?:rule|skill|knowledge)\] )", stdout, re.M)
+    ]
+
+
 def card_ids(stdout: str) -> list[str]:
     """Ids of the cards printed (``- <id> [<type>] ...``), in order."""
     return re.findall(r"^- (\S+) \[(?:rule|skill|knowledge)\] ", stdout, re.M)

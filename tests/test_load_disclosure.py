@@ -20,6 +20,7 @@ from helpers import (
     card_ids,
     entry_ids,
     heading_ids,
+    printed_ids,
 )
 
 NAMES = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet")
@@ -375,6 +376,23 @@ def test_budget_demotes_lowest_ranked_bodies_first_then_drops_cards(project):
     assert [e["shown"] for e in payload["entries"]] == ["card"] * 5
 
 
+def test_budget_demotes_a_prerequisite_before_the_memory_that_needs_it(project):
+    words = " ".join(f"word{i}" for i in range(60))
+    project.write("architecture", f"# Architecture\nLayers. {words}", type="knowledge")
+    project.write(
+        "db-migration", f"# Migrations\nNumbered SQL migrations. {words}", tags=["migration"],
+        depends_on=["architecture"], directive="Write a numbered SQL migration.",
+    )  # fmt: skip
+    task = "add a migration for the invoices table"
+    full = project.load("--budget-tokens", "16000", task)
+    assert heading_ids(full.stdout) == ["architecture", "db-migration"]  # the prerequisite first
+    size = estimate_tokens(full.stdout)
+    tight = project.load("--budget-tokens", str(size - 40), task)
+    _check_budget(tight, size - 40)
+    assert heading_ids(tight.stdout) == ["db-migration"]  # the task's memory keeps its body
+    assert printed_ids(tight.stdout) == ["architecture", "db-migration"]  # still in pack order
+
+
 def test_budget_drops_lowest_cards_last_and_count_line_follows(project):
     project.config({"load": {"limit": 10}})
     for name in NAMES:
@@ -516,7 +534,7 @@ def test_budget_property(corpus, budget, query, mode, expand_top):
     payload = json.loads(payload_run.stdout)
     assert (selected, total) == (payload["selected"], payload["total_related"])
     assert payload["selected"] == len(payload["entries"])
-    printed = heading_ids(result.stdout) + card_ids(result.stdout)
+    printed = printed_ids(result.stdout)  # in pack order: a demoted prerequisite's card before its dependent's body
     assert printed[: len(payload["entries"])] == entry_ids(payload)
     extra_cards = printed[len(payload["entries"]) :]
     assert len(extra_cards) <= 5 and not set(extra_cards) & set(entry_ids(payload))
