@@ -51,6 +51,7 @@ HIDDEN_ONLY = (
     "agents see only the title: all the text is under ## Context, ## Example or ## Origin"
     " (add a directive or a ## Content section)"
 )
+NO_TEXT = "the file holds no text for agents, only a title or nothing (add a directive or a body)"
 _NULLS = ("", "~", "null", "none")
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*\r?$\n?", re.S | re.M)
 # A setext heading: one line of text, underlined with = (level 1) or - (level 2).
@@ -400,9 +401,11 @@ def _one_line(value: object) -> str:
 
 def _hidden_only(body: str, visible: str, directive: str, body_line: int) -> tuple[tuple[str, int | None], ...]:
     """A warning when agents would get nothing but a title: no directive, and all the text sits
-    in sections they never see (`## Context`, `## Example`, `## Origin`)."""
-    if directive or _has_text(visible) or not _has_text(body):
+    in sections they never see (`## Context`, `## Example`, `## Origin`), or there is none."""
+    if directive or _has_text(visible):
         return ()
+    if not _has_text(body):
+        return ((NO_TEXT, body_line),)
     lines = body.splitlines()
     hidden = (i for i in range(len(lines)) if (heading := _heading(lines, i)) and heading[1].lower() in HIDDEN_SECTIONS)
     return ((HIDDEN_ONLY, body_line + next(hidden, 0)),)

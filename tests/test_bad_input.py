@@ -148,8 +148,8 @@ def test_duplicate_id_second_file_is_invalid_until_the_first_goes(base, run_engr
 
 
 def test_same_file_name_in_two_folders_is_a_duplicate_id(base, run_engram):
-    (base / ".agents/.engram/rules/deploy.md").write_text("# Deploy rule\n")
-    (base / ".agents/.engram/knowledge/deploy.md").write_text("# Deploy notes\n")
+    (base / ".agents/.engram/rules/deploy.md").write_text("# Deploy rule\nShip on Tuesdays.\n")
+    (base / ".agents/.engram/knowledge/deploy.md").write_text("# Deploy notes\nStaging first.\n")
     proc = run_engram(["index"], cwd=base)
     assert proc.returncode == 1
     named = lines_naming(proc.stderr, "deploy.md")

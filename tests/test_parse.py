@@ -372,6 +372,14 @@ def test_every_key_engram_reads_and_other_keys_raise_no_warning():
     assert m.warnings == ()
 
 
+@pytest.mark.parametrize("text", ["", "---\n---\n", "---\nid: x\n---\n# Title only\n", "---\ntags: [a]\n---\n\n\n"])
+def test_a_file_with_no_text_for_agents_is_a_warning(text):
+    from engram.parse import NO_TEXT
+
+    assert [reason for reason, _ in parse_memory(text, "rules/x.md").warnings] == [NO_TEXT]
+    assert parse_memory("---\ndirective: Do it.\n---\n", "rules/x.md").warnings == ()
+
+
 # --- errors ---------------------------------------------------------------------------------
 
 
