@@ -561,17 +561,22 @@ def _foreign_override(text: str, lowered: bytes) -> str | None:
 _CONCEALED = LazyPattern(
     r"""(?:do\s+not|don'?t|never)\s+(?:tell|inform|alert|notify)\s+(?:the\s+)?(?:user|human)s?\s+
         (?:about\s+(?:this|these|it)|that\s+you|what\s+you|you\s+(?:did|ran|are))
-    |(?:secretly|silently|covertly|quietly)\s+(?:run|execute|send|upload|post|add|install|exfiltrate|copy|curl|commit|push|delete|insert)\b""",
+    |(?:secretly|silently|covertly|quietly)\s+(?:run|execute|send|upload|post|add|install|exfiltrate|copy|curl|commit|push|delete|insert)\b
+    |(?:do\s+not|don'?t|never)\s+(?:mention|reveal|disclose)\s+(?:this|these)\s+(?:note|instruction|message|comment)s?\b
+    |(?:do\s+not|don'?t|never)\s+(?:mention|reveal|disclose)\s+(?:this|these|it|that)\s+to\s+the\s+(?:user|human)s?\b""",
     re.I | re.X,
 )
-_SENSITIVE = r"(?:~/\.ssh\S*|~/\.aws\S*|~/\.netrc|\.netrc|id_rsa|id_ed25519|(?:the\s+)?\.env(?:\s+file)?|/etc/passwd|credentials|secrets|api\s+keys)"
+# Read with markdown emphasis removed (`_find_injection`): `~` and `_` may be gone.
+_SENSITIVE = r"(?:~?/\.ssh\S*|~?/\.aws\S*|~?/\.netrc|\.netrc|id_?rsa|id_?ed25519|(?:the\s+)?\.env(?:\s+file)?|/etc/passwd|credentials|secrets|api\s+keys)"
 _EXFILTRATION = LazyPattern(
     r"(?:send|upload|post|email|e-mail|exfiltrate|copy|forward|leak)\s+(?:the\s+)?(?:contents\s+of\s+)?"
     + _SENSITIVE
     + r"\s+to\s+(?:https?://|\S+@|\S+\.[a-z]{2,})"
     + r"|(?:cat|base64|tar|gzip)\s+[^\n|]{0,80}?"
     + _SENSITIVE
-    + r"[^\n|]{0,40}\|\s*(?:curl|wget|nc|ncat|netcat)\b",
+    + r"[^\n|]{0,40}(?:\|[^\n|]{0,40}){0,2}\|\s*(?:curl|wget|nc|ncat|netcat)\b"  # through `| base64 |`
+    + r"|(?:curl|wget)\s[^\n]{0,80}?(?:-F\s*\S*=@|--data(?:-binary)?\s*@|-d\s*@|-T\s*|--upload-file\s*|--post-file=)"
+    + _SENSITIVE,
     re.I,
 )
 # A markdown image whose URL query is filled in by the model: the host fetches it unasked, so the
@@ -640,6 +645,14 @@ _INJECTIONS = (
             b"don't tell",
             b"dont tell",
             b"never tell",
+            b"not mention",
+            b"n't mention",
+            b"never mention",
+            b"not reveal",
+            b"n't reveal",
+            b"never reveal",
+            b"not disclose",
+            b"never disclose",
             b"do not inform",
             b"do not notify",
             b"secretly",
@@ -664,6 +677,8 @@ _INJECTIONS = (
             b"base64 ",
             b"tar ",
             b"gzip ",
+            b"curl",
+            b"wget",
         ),
         _matching(_EXFILTRATION, "injection: exfiltration command"),
     ),
