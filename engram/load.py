@@ -15,7 +15,15 @@ from .errors import EngramError, say, warning
 from .index import IndexFileError
 from .layers import Layer, open_layers
 from .pack import Entry, Pack, Screen, checked_body, requires_of, screen_text
-from .render import body_block, render_dry_run, render_json, render_text, skipped_line, source_path
+from .render import (
+    body_block,
+    render_dry_run,
+    render_fetched_json,
+    render_json,
+    render_text,
+    skipped_line,
+    source_path,
+)
 from .route import Candidate, Options, Routing, candidate_by_id
 from .select import options_from_config, pack_options_from_config, select_pack
 from .sources import ROOT_DIR, STATE_FILE
@@ -179,7 +187,7 @@ def _run(args: LoadArgs, budget: int | None, ws: Workspace) -> int:
         warning(message)
     ids = [i.strip().lower() for raw in args.id for i in raw.split(",") if i.strip()]
     if ids:
-        return _fetch(layers, ids, ws, state)
+        return _fetch(layers, ids, ws, state, args.json)
     for reason in _nothing_to_route(args, ws):  # the count line still comes: scripts read it
         warning(reason)
     return _load(layers, " ".join(args.task), args, budget, ws, state)
@@ -265,16 +273,20 @@ def _find(layers: list[Layer], memory_id: str, options: Options) -> Candidate | 
     return None
 
 
-def _fetch(layers: list[Layer], ids: list[str], ws: Workspace, state: sqlite3.Connection | None) -> int:
-    """`load --id a,b`: full bodies, still hidden when ignored or role-filtered."""
+def _fetch(layers: list[Layer], ids: list[str], ws: Workspace, state: sqlite3.Connection | None, as_json: bool) -> int:
+    """`load --id a,b`: full bodies, still hidden when ignored or role-filtered; with --json, one object."""
     found = fetch(layers, ids, ws, state)
+    code = 1 if all(item.shown == "missing" for item in found) else 0
+    if as_json:
+        sys.stdout.write(render_fetched_json([(item.id, item.shown, item.block or "") for item in found]))
+        return code
     for item in found:
         if item.shown == "missing":
             say(f"not found: {item.id}")
     blocks = [item.block for item in found if item.block]
     if blocks:
         sys.stdout.write(gate.text("\n".join(blocks) + "\n"))
-    return 1 if all(item.shown == "missing" for item in found) else 0
+    return code
 
 
 class Fetched(namedtuple("Fetched", "id cand shown block")):

@@ -161,6 +161,13 @@ def render_json(routing: Routing, pack: Pack) -> str:
     return json.dumps(gate.cleaned(payload), indent=2, ensure_ascii=False) + "\n"
 
 
+def render_fetched_json(fetched: list[tuple[str, str, str]]) -> str:
+    """`load --json --id`: each id asked for, how it is shown (body, hidden, skipped, missing) and
+    the text `load --id` prints for it."""
+    payload = {"fetched": [{"id": gate.memory_id(i), "shown": shown, "text": text} for i, shown, text in fetched]}
+    return json.dumps(gate.cleaned(payload), indent=2, ensure_ascii=False) + "\n"
+
+
 def _entry_json(entry: Entry, routing: Routing) -> dict:
     cand = entry.cand
     out = {

@@ -1069,6 +1069,16 @@ def test_id_unknown(project):
     assert heading_ids(partial.stdout) == ["alpha"]
 
 
+def test_json_id_is_one_object_naming_how_each_id_is_shown(project):
+    project.write("alpha", "# Alpha\nALPHABODY first.", type="knowledge")
+    result = project.load("--json", "--id", "alpha,x")
+    assert result.returncode == 0 and result.stderr == ""
+    fetched = json.loads(result.stdout)["fetched"]
+    assert [(f["id"], f["shown"]) for f in fetched] == [("alpha", "body"), ("x", "missing")]
+    assert "ALPHABODY first." in fetched[0]["text"] and fetched[1]["text"] == ""
+    assert project.load("--json", "--id", "x").returncode == 1
+
+
 def test_id_shows_low_confidence_and_requires(project):
     project.write("base", "# Base\nBASEBODY.", type="knowledge")
     project.write("guess", "# Guess\nGUESSBODY.", confidence="low", depends_on=["base"])
