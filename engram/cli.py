@@ -100,7 +100,7 @@ def index(
     output: Path | None = typer.Option(None, "--output", help="Also write a self-contained, shareable index file."),
     scope: str = typer.Option("workspace", "--scope", help="Root written by --output: workspace or global."),
     sign_key: Path | None = typer.Option(
-        None, "--sign-key", help="Sign the --output file with this ed25519 key (needs engram[sign])."
+        None, "--sign-key", help="Sign the --output file with this ed25519 key (needs the sign extra)."
     ),
 ) -> None:
     """Compile the memory roots into their index (incremental, atomic)."""
