@@ -9,6 +9,7 @@ hook with stdin in memory), it is read to its end.
 
 from __future__ import annotations
 
+import os
 import select
 import sys
 
@@ -22,8 +23,6 @@ def read_stdin(limit: int) -> bytes:
         fd = sys.stdin.fileno()
     except (AttributeError, OSError, ValueError):  # none, closed, or in memory
         return sys.stdin.buffer.read(limit) if sys.stdin is not None else b""
-    import os
-
     chunks: list[bytes] = []
     size = 0
     while size < limit:

@@ -222,7 +222,7 @@ def _disclose(pack: Pack, routing: Routing, pack_options: PackOptions) -> None:
             pack.entries.append(Entry(cand, selected=False, body=body))
 
 
-def _demotion_rank(entries: list[Entry]):
+def _demotion_rank(entries: list[Entry]) -> Callable[[Entry], tuple[int, bool]]:
     """A body's rank when bodies become cards: its place in the pack, but a prerequisite, printed
     before its dependent, ranks just below that dependent, for whose sake it is in the pack."""
     place = {entry.cand.key: i for i, entry in enumerate(entries)}

@@ -109,8 +109,8 @@ class Memory(
 ):
     """A parsed memory file. ``warnings``: (reason, line) pairs about a file that is valid but
     probably not what its author meant; ``unseen``: text of the file agents may never be shown
-    (the frontmatter, and the body when it has hidden sections), which a commit still publishes. Frontmatter keys engram does not know are tolerated and
-    not kept. A named tuple (docs/architecture.md)."""
+    (the frontmatter, and the body when it has hidden sections), which a commit still publishes.
+    Frontmatter keys engram does not know are tolerated and not kept. A named tuple (docs/architecture.md)."""
 
     __slots__ = ()
 
