@@ -55,6 +55,7 @@ WALKED_RENDERERS = {
     "render_text",
     "render_dry_run",
     "render_json",
+    "render_fetched_json",
     "body_block",
     "card_line",
     "count_line",
@@ -137,6 +138,10 @@ def _everything_printed(project: Path, index: Path, values: dict) -> list[str]:
         for i in ("wren-0", "wren-1", "wren-2", "wren-3")
     ]
     printed.append(gate.text("\n".join(blocks)))
+    fetched = [
+        load._fetch_one([layer], i, Options(), screen_text) for i in ("wren-1", "wren-2", "wren-3", values["id"])
+    ]
+    printed.append(render.render_fetched_json([(f.id, f.shown, f.block or "") for f in fetched]))
     text = hook.context_text(pack, gate.names(["wren-0", "x\x1b[2J"])) or ""
     printed.append(json.dumps(hook.HOSTS["claude"].output("UserPromptSubmit", gate.text(text)), ensure_ascii=False))
     root = Root(str(index.parent), "workspace", str(project))
