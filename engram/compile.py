@@ -43,11 +43,11 @@ from .freshness import (
 from .gate import screened_text
 from .graph import findings, rebuild_edges
 from .index import (
-    APPLICATION_ID,
     COMPILER_VERSION,
     FTS_COLUMNS,
     create_index,
     fingerprint,
+    has_engram_header,
     index_damage,
     printed_digest,
 )
@@ -699,18 +699,8 @@ def _may_write_export(root: Root, output: str) -> None:
     inside = os.path.commonpath([output, os.path.realpath(root.path)]) == os.path.realpath(root.path)
     if inside:
         raise EngramError(f"--output {output}: a file inside {root.path} is not written; choose a path outside it", 2)
-    if os.path.lexists(output) and not _is_engram_index(output):
+    if os.path.lexists(output) and not has_engram_header(output):
         raise EngramError(f"--output {output}: the file exists and is not an engram index; not replaced", 2)
-
-
-def _is_engram_index(path: str) -> bool:
-    """An SQLite file with engram's application id in its header (offset 68)."""
-    try:
-        with open(path, "rb") as file:
-            header = file.read(72)
-    except OSError:
-        return False
-    return header[:16] == b"SQLite format 3\0" and int.from_bytes(header[68:72], "big") == APPLICATION_ID
 
 
 def export_index(root: Root, config: Config, output: str | os.PathLike[str]) -> CompileResult:

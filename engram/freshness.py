@@ -48,18 +48,13 @@ def ignore_rules(root: Root, config: Config) -> tuple[list[str], list[Problem]]:
     where = shown_path(root.ignore_path, root.project)
     problems = [Problem(where, f"cannot be read ({reason}); nothing it lists is ignored")] if reason is not None else []
     patterns = []
-    for number, pattern in enumerate([*lines, *config.get("ignore.also")], start=1):
-        if _costly(pattern):
-            shown = where if number <= len(lines) else "config ignore.also"
-            problems.append(
-                Problem(
-                    shown,
-                    f"more than {MAX_STARS} `*` in one name; this pattern is left out",
-                    number if number <= len(lines) else None,
-                )
-            )
-        else:
-            patterns.append(pattern)
+    for source, listed in ((where, lines), ("config ignore.also", config.get("ignore.also"))):
+        for number, pattern in enumerate(listed, start=1):
+            if not _costly(pattern):
+                patterns.append(pattern)
+                continue
+            line = number if listed is lines else None  # config's list has no lines to name
+            problems.append(Problem(source, f"more than {MAX_STARS} `*` in one name; this pattern is left out", line))
     return patterns, problems
 
 

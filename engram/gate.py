@@ -91,7 +91,8 @@ def _flagged(value: str) -> bool:
     or as written (a token, `ghp_...` or `dop_v1_...`, whose shape the words would break)."""
     from .safety import scan  # an import, not a cost: load has it already
 
-    return scan(value) is not None or scan(_as_words(value)) is not None
+    words = _as_words(value)
+    return scan(value) is not None or (words != value and scan(words) is not None)
 
 
 def names(values: list[str]) -> list[str]:

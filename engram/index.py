@@ -181,6 +181,17 @@ def open_index(path: str | os.PathLike[str]) -> sqlite3.Connection:
     return conn
 
 
+def has_engram_header(path: str) -> bool:
+    """Whether the file at ``path`` is an SQLite file with engram's application id in its header
+    (offset 68), read without opening it as a database."""
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(72)
+    except OSError:
+        return False
+    return header[:16] == b"SQLite format 3\x00" and int.from_bytes(header[68:72], "big") == APPLICATION_ID
+
+
 def index_damage(path: str) -> str | None:
     """Why the index file at ``path`` is damaged (not merely outdated): a file to set aside and
     rebuild; None when it is sound as far as SQLite can tell, or absent."""

@@ -188,18 +188,18 @@ def _run(args: LoadArgs, budget: int | None, ws: Workspace) -> int:
     ids = [i.strip().lower() for raw in args.id for i in raw.split(",") if i.strip()]
     if ids:
         return _fetch(layers, ids, ws, state, args.json)
-    for reason in _nothing_to_route(args, ws):  # the count line still comes: scripts read it
+    if reason := _nothing_to_route(args, ws):  # the count line still comes: scripts read it
         warning(reason)
     return _load(layers, " ".join(args.task), args, budget, ws, state)
 
 
-def _nothing_to_route(args: LoadArgs, ws: Workspace) -> list[str]:
+def _nothing_to_route(args: LoadArgs, ws: Workspace) -> str | None:
     """Why a load will pack nothing whatever the memories say, for the person at the terminal."""
     if args.index is None and not any(os.path.isdir(root.path) for root in ws.roots):
-        return [f"no {ROOT_DIR} here or above and no global folder: nothing to load; `engram init` creates one"]
+        return f"no {ROOT_DIR} here or above and no global folder: nothing to load; `engram init` creates one"
     if not " ".join(args.task).strip():
-        return ['no task given: engram load "<task>"']
-    return []
+        return 'no task given: engram load "<task>"'
+    return None
 
 
 def open_read(

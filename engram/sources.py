@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections import namedtuple
 from collections.abc import Iterator
 
@@ -199,11 +200,8 @@ def _memory_entries(root: Root, ordered: bool) -> Iterator[list[Found]]:
     # (device, inode) of every folder walked, and the path it was walked as: links may loop. The
     # root and its memory folders are claimed first, so a link to one (`rules/parent -> ..`) is the
     # loop, and `knowledge/` is not walked as `rules/parent/knowledge/` with rules' type.
-    visited = {
-        _folder_key(path): rel
-        for path, rel in [(root.path, ""), *((os.path.join(root.path, f), f) for f in MEMORY_FOLDERS)]
-        if os.path.isdir(path)
-    }
+    claimed = [(root.path, ""), *((os.path.join(root.path, f), f) for f in MEMORY_FOLDERS)]
+    visited = {key: rel for path, rel in claimed if (key := _folder_key(path)) is not None}
     for folder in MEMORY_FOLDERS:
         top = os.path.join(root.path, folder)
         if os.path.isdir(top):
@@ -215,9 +213,13 @@ def _memory_entries(root: Root, ordered: bool) -> Iterator[list[Found]]:
 _BY_DESCRIPTOR = os.scandir in os.supports_fd and hasattr(os, "O_DIRECTORY")
 
 
-def _folder_key(path: str) -> tuple[int, int]:
-    st = os.stat(path)
-    return st.st_dev, st.st_ino
+def _folder_key(path: str) -> tuple[int, int] | None:
+    """(device, inode) of a folder; None when ``path`` is no folder (or gone)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
 
 
 def _walk(
