@@ -159,3 +159,24 @@ def test_a_gemini_transcript_that_is_a_fifo_is_not_waited_on(tmp_path: Path) -> 
     fifo = tmp_path / "session-2026-12-02T02-04-1487ebbf.jsonl"
     os.mkfifo(fifo)
     assert gemini.restored_text({"transcript_path": str(fifo)}) is None
+
+
+def test_a_gemini_transcript_is_read_the_same_among_many_lines_that_hold_no_message(tmp_path: Path) -> None:
+    """Only the lines with a message key are parsed (a corrupt recording of millions of `{}` lines took 28 s);
+    what is restored is the same as without them."""
+    from engram.hosts import gemini
+
+    text = (RECORDED / "gemini" / "transcript_first_turn.jsonl").read_text(encoding="utf-8")
+    plain, padded = tmp_path / "session-a-1.jsonl", tmp_path / "session-b-2.jsonl"
+    plain.write_text(text, encoding="utf-8")
+    padded.write_text("{}\n" * 300_000 + text + '\n{"type": "user"}', encoding="utf-8")
+    restored = gemini.restored_text({"transcript_path": str(plain)})
+    assert restored == '["MOCK-REPLY 1"]'  # the first prompt, with its hook context, is left out on resume
+    assert gemini.restored_text({"transcript_path": str(padded)}) == restored
+
+
+def test_gemini_message_lines_keep_the_file_order_once_each() -> None:
+    from engram.hosts import gemini
+
+    text = '{"$set": {"messages": []}, "content": 1}\n{}\nnoise\n{"id": 2, "content": "x"}'
+    assert gemini.message_lines(text) == ['{"$set": {"messages": []}, "content": 1}', '{"id": 2, "content": "x"}']

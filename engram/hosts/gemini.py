@@ -23,6 +23,11 @@ def file_paths(payload: dict) -> list[str]:
 
 # A session's recording, per file; a larger one is not read, and a resume then forgets nothing.
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
+# Only lines that can hold a message are parsed, found by the C string search: a recording of millions of other
+# lines (a corrupt one) costs a scan of its text, not a json.loads a line. Past the cap the later lines are not
+# read; what they held is then sent again, never wrongly withheld.
+MESSAGE_KEYS = ('"content"', '"$set"')
+MAX_MESSAGE_LINES = 200_000
 # A resumed session's history leaves out the user messages that start like these (Gemini's
 # convertSessionToClientHistory), and with them the hook context Gemini put into them.
 DROPPED_ON_RESUME = ("/", "?", "<session_context>", "<hook_context>")
@@ -34,13 +39,13 @@ def restored_text(payload: dict) -> str | None:
     if not isinstance(path, str) or not path:
         return None
     try:
-        lines = [line for file in session_files(path) for line in read_text(file, MAX_TRANSCRIPT_BYTES).splitlines()]
+        texts = [read_text(file, MAX_TRANSCRIPT_BYTES) for file in session_files(path)]
     except (OSError, UnicodeDecodeError):  # UnreadableFile (a FIFO, too large) is an OSError
         return None
     # Every message the files record, by id. A resumed run starts by rewriting the list with only its own
     # first message (`$set`), possibly while the hook runs: the union is what Gemini loads.
     messages: dict[object, dict] = {}
-    for line in lines:
+    for line in [line for text in texts for line in message_lines(text)][:MAX_MESSAGE_LINES]:
         try:
             record = json.loads(line)
         except ValueError:
@@ -52,6 +57,19 @@ def restored_text(payload: dict) -> str | None:
                 messages[message.get("id")] = message
     kept = [m.get("content") for m in messages.values() if not (m.get("type") == "user" and _dropped(m.get("content")))]
     return json.dumps(kept, ensure_ascii=False)
+
+
+def message_lines(text: str) -> list[str]:
+    """The lines of a recording that hold a message key, in the file's order (at most MAX_MESSAGE_LINES)."""
+    ends: dict[int, int] = {}  # line start -> line end
+    for key in MESSAGE_KEYS:
+        at = text.find(key)
+        while at != -1 and len(ends) < MAX_MESSAGE_LINES:
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at)
+            ends[start] = len(text) if end == -1 else end
+            at = -1 if end == -1 else text.find(key, end)
+    return [text[start : ends[start]] for start in sorted(ends)]
 
 
 def session_files(transcript: str) -> list[str]:
