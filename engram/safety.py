@@ -132,7 +132,10 @@ class _TokenFormat(namedtuple("_TokenFormat", "prefixes check")):
 _TOKEN_FORMATS = (
     _TokenFormat(
         ("AKIA", "ASIA"),
-        _matching(LazyPattern(r"(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"), "secret: aws access key"),
+        # AWS's documentation example keys end in EXAMPLE
+        _matching(
+            LazyPattern(r"(?:AKIA|ASIA)(?![A-Z0-9]*EXAMPLE)[A-Z0-9]{16}(?![A-Za-z0-9])"), "secret: aws access key"
+        ),
     ),
     _TokenFormat(
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
@@ -160,6 +163,13 @@ _TOKEN_FORMATS = (
         _matching(LazyPattern(r"do[por]_v1_[a-f0-9]{64}(?![a-f0-9])"), "secret: digitalocean token"),
     ),
     _TokenFormat(("AC", "SK"), _matching(LazyPattern(r"(?:AC|SK)[0-9a-f]{32}(?![0-9A-Za-z])"), "secret: twilio key")),
+    _TokenFormat(("key-",), _matching(LazyPattern(r"key-[0-9a-f]{32}(?![0-9a-z])"), "secret: mailgun key")),
+    _TokenFormat(  # a bot token: the user id in base64, a timestamp, an HMAC
+        ("M", "N", "O"),
+        _matching(
+            LazyPattern(r"[MNO][A-Za-z0-9]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}"), "secret: discord token"
+        ),
+    ),
     _TokenFormat(
         ("eyJ",),
         _matching(LazyPattern(r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{8,}"), "secret: jwt"),
@@ -196,7 +206,7 @@ _PRIVATE_KEY = _Detector(
     # The header alone is often quoted in prose; a key block has a base64 body.
     _matching(
         LazyPattern(
-            r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----\s*(?:[A-Za-z-]+:[^\n]*\n\s*)*[A-Za-z0-9+/=]{16,}"
+            r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:\s|\\n)*(?:[A-Za-z-]+:[^\n]*\n\s*)*[A-Za-z0-9+/=]{16,}"
         ),
         "secret: private key",
     ),
@@ -274,13 +284,19 @@ def _password_assignment(text: str, lowered: bytes) -> str | None:
     return None
 
 
-# A secret handed to a command: `--password X`, `--token=X`, `mysql -pX`, `curl -u user:X`, and
-# prose such as "the password is X".
+# A secret handed to a command: `--password X`, `--token=X`, `mysql -pX`, `sshpass -p X`, `curl -u
+# user:X`, and prose such as "the password (for the admin) is X", in a few languages.
+_PROSE_SECRET_WORDS = (
+    r"password|passphrase|secret|token|passwort|kennwort|contrase[ñn]a|clave|senha|mot[ \t]+de[ \t]+passe|wachtwoord"
+)
 _COMMAND_SECRET = LazyPattern(
     r"""(?:--(?:password|passwd|pass|token|secret|api[-_]?key|auth[-_]?token)(?:=|[ \t]+)
         |(?<![\w-])-p(?=[^\s-])
+        |sshpass[ \t]+-p[ \t]*
         |(?<![\w-])(?:-u|--user)[ \t]+[^\s:'"`]{1,64}:
-        |(?:password|passphrase|secret|token)[ \t]+(?:is|was)[ \t]+)
+        |(?:"""
+    + _PROSE_SECRET_WORDS
+    + r""")(?:[ \t]+[^\s'"`]{1,24}){0,5}?[ \t]+(?:is|was|lautet|ist|es|est|é|era|è)[ \t]+)
     (?:"(?P<double>[^"\n]{1,200})"|'(?P<single>[^'\n]{1,200})'|`?(?P<bare>[^\s'"`]{1,200}))""",
     re.I | re.X,
 )
@@ -304,7 +320,8 @@ def _command_secret(text: str, index: int) -> str | None:
         real = _looks_like_real_value(match["double"] or match["single"], quoted=True)
     if not real:
         return None
-    return "secret: command-line password" if match.group().startswith("-") else "secret: password in prose"
+    command = match.group().startswith(("-", "sshpass"))
+    return "secret: command-line password" if command else "secret: password in prose"
 
 
 _COMMAND_SECRET_DETECTOR = _Detector(
@@ -321,9 +338,27 @@ _COMMAND_SECRET_DETECTOR = _Detector(
         b"passphrase ",
         b"secret ",
         b"token ",
+        b"sshpass",
+        b"passwort",
+        b"kennwort",
+        b"contrase",
+        b"clave ",
+        b"senha",
+        b"mot de passe",
+        b"wachtwoord",
     ),
     _command_secret,
 )
+# A .netrc entry (`machine HOST login USER password VALUE`), one line or several.
+_NETRC = LazyPattern(r"machine[ \t]+\S+\s+(?:login[ \t]+\S+\s+)?password[ \t]+(\S{1,200})")
+
+
+def _netrc_password(text: str, index: int) -> str | None:
+    match = _NETRC.match(text, index)
+    return "secret: netrc password" if match and _looks_like_real_value(match.group(1), quoted=True) else None
+
+
+_NETRC_DETECTOR = _Detector((b"machine ",), _netrc_password)
 # Shapes with a dot or a slash inside, so no token run holds them whole.
 _SENDGRID_KEY = _Detector(
     (b"sg.",), _matching(LazyPattern(r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}"), "secret: sendgrid key")
@@ -388,7 +423,7 @@ def _high_entropy_value(text: str, lowered: bytes, runs: list[tuple[int, int]]) 
     return None
 
 
-def _find_secret(text: str, lowered: bytes) -> str | None:
+def _find_secret(text: str, lowered: bytes, decode: bool = True) -> str | None:
     runs = _token_runs(lowered)
     return (
         _provider_token(text, runs)
@@ -396,9 +431,11 @@ def _find_secret(text: str, lowered: bytes) -> str | None:
         or (_URL_CREDENTIALS_DETECTOR.run(text, lowered) if b"@" in lowered else None)
         or _password_assignment(text, lowered)
         or _COMMAND_SECRET_DETECTOR.run(text, lowered)
+        or _NETRC_DETECTOR.run(text, lowered)
         or _SENDGRID_KEY.run(text, lowered)
         or _SLACK_WEBHOOK.run(text, lowered)
         or _high_entropy_value(text, lowered, runs)
+        or (_encoded_secret(text, runs) if decode else None)
     )
 
 
@@ -418,6 +455,23 @@ _OVERRIDE = LazyPattern(
     )\b""",
     re.I | re.X,
 )
+# An override phrase quoted as an example ("text like "ignore previous instructions" is data") is advice.
+_EXAMPLE_LEAD = LazyPattern(r"(?:like|such\s+as|e\.g\.,?|phrases?|saying|says|strings?)\s*$", re.I)
+_QUOTES = {'"': '"', "\u201c": "\u201d", "'": "'", "\u00ab": "\u00bb"}
+
+
+def _quoted_example(text: str, index: int) -> bool:
+    close = _QUOTES.get(text[index - 1 : index])
+    if close is None or close not in text[index : index + 120]:
+        return False
+    return _EXAMPLE_LEAD.search(text, max(0, index - 31), index - 1) is not None
+
+
+def _override(text: str, index: int) -> str | None:
+    found = _OVERRIDE.match(text, index) and not _quoted_example(text, index)
+    return "injection: override instruction" if found else None
+
+
 _PERSONA = LazyPattern(
     r"""(?:you\s+are\s+now|from\s+now\s+on,?\s+you\s+are)\s+
         (?:an?\s|the\s|my\s|no\s+longer\b|free\b|unrestricted|unfiltered|jailbroken|dan\b
@@ -509,7 +563,8 @@ _BEFORE = LazyPattern(
 
 def _set_aside(text: str, index: int) -> str | None:
     match = _SET_ASIDE.match(text, index)
-    return "injection: override instruction" if match and _BEFORE.search(match.group()) else None
+    found = match and _BEFORE.search(match.group()) and not _quoted_example(text, index)
+    return "injection: override instruction" if found else None
 
 
 _SUPERSEDE = LazyPattern(
@@ -521,10 +576,43 @@ _FOREIGN_OVERRIDE = LazyPattern(
     |(?:ignorier(?:e|en\s+sie)|vergiss|vergessen\s+sie|missachte)\s+(?:alle\s+)?(?:vorherigen|bisherigen|obigen|früheren|vorigen)\s+(?:anweisungen|instruktionen|befehle|regeln)
     |(?:ignora|ignore|olvida|olvide|esquece|esqueça|dimentica)\s+(?:todas\s+|tutte\s+)?(?:las\s+|as\s+|le\s+)?(?:instrucciones|instruções|instrucoes|istruzioni)\s+(?:anteriores|previas|precedentes|precedenti)
     |(?:игнорируй(?:те)?|забудь(?:те)?)\s+(?:все\s+)?(?:предыдущие|прежние)\s+(?:инструкции|указания)
-    |忽略.{0,6}(?:指令|指示|提示|说明|說明)|(?:以前|前|上記|これまで)の.{0,6}(?:指示|命令|指令)を.{0,4}無視""",
+    |忽略.{0,6}(?:指令|指示|提示|说明|說明)|(?:以前|前|上記|これまで|今まで)の.{0,6}(?:指示|命令|指令|ルール)[をは].{0,6}無視
+    |(?:无视|無視|不要理会|忘记|忘記)(?:之前|以前|上面|先前)的?(?:所有)?(?:指令|指示|说明|說明|规则|規則)
+    |(?:이전|앞|위|기존)의?\s*(?:모든\s*)?(?:지시|지침|명령|규칙|지시사항|설정)(?:을|를|은|는)?\s*(?:모두\s*)?(?:무시|잊어)
+    |desconsider[ea]\s+(?:todas\s+)?(?:as\s+)?(?:instru[cç][oõ]es|regras|orienta[cç][oõ]es)\s+anteriores
+    |haz\s+caso\s+omiso\s+de\s+(?:todas\s+)?(?:las\s+)?instrucciones
+    |(?:önceki|daha\s+önceki)\s+(?:tüm\s+|bütün\s+)?talimatlar[ıi]\s+(?:yok\s+say|görmezden\s+gel|unut)
+    |abaikan\s+(?:semua\s+)?(?:instruksi|perintah|petunjuk)\s+(?:sebelumnya|di\s+atas)
+    |zignoruj\s+(?:wszystkie\s+)?(?:poprzednie|wcześniejsze|wczesniejsze)\s+(?:instrukcje|polecenia)
+    |negeer\s+(?:alle\s+)?(?:vorige|eerdere|voorgaande)\s+(?:instructies|opdrachten)
+    |(?:bỏ\s+qua|phớt\s+lờ)\s+(?:tất\s+cả\s+)?(?:các\s+|mọi\s+)?(?:hướng\s+dẫn|chỉ\s+dẫn|chỉ\s+thị|lệnh)\s+(?:trước\s+đó|trước|ở\s+trên)
+    |(?:पिछले|पहले\s+के)\s+(?:सभी\s+)?निर्देशों\s+को\s+(?:अनदेखा|नज़रअंदाज़|नजरअंदाज)
+    |تجاهل\s+(?:جميع\s+|كل\s+)?التعليمات\s+(?:السابقة|أعلاه)""",
     re.I | re.X,
 )
-_FOREIGN_ANCHORS = ("忽略", "無視", "игнор", "Игнор", "забуд", "Забуд")
+_FOREIGN_ANCHORS = (
+    "忽略",
+    "無視",
+    "无视",
+    "不要理会",
+    "忘记",
+    "忘記",
+    "무시",
+    "잊어",
+    "игнор",
+    "Игнор",
+    "забуд",
+    "Забуд",
+    "önceki",
+    "Önceki",
+    "bỏ qua",
+    "Bỏ qua",
+    "phớt lờ",
+    "Phớt lờ",
+    "पिछले",
+    "पहले",
+    "تجاهل",
+)
 _FOREIGN_ASCII_ANCHORS = (  # the start of each phrase, not the English "ignore the ..."
     b"ignorez",
     b"ignorer ",
@@ -542,17 +630,26 @@ _FOREIGN_ASCII_ANCHORS = (  # the start of each phrase, not the English "ignore 
     b"olvid",
     b"esque",
     b"dimentica",
+    b"desconsider",
+    b"caso omiso",
+    b"abaikan",
+    b"zignoruj",
+    b"negeer",
 )
+
+
+def _first_non_ascii(anchor: str) -> str:
+    return next(char for char in anchor if not char.isascii())
 
 
 def _foreign_override(text: str, lowered: bytes) -> str | None:
     positions = occurrences(lowered, _FOREIGN_ASCII_ANCHORS)
     if not text.isascii():
-        chars = non_ascii_chars(text)  # an anchor whose first letter is not in the text is not either
-        positions += occurrences(text, [anchor for anchor in _FOREIGN_ANCHORS if anchor[0] in chars])
+        chars = non_ascii_chars(text)  # an anchor whose first non-ASCII letter is not in the text is not either
+        positions += occurrences(text, [anchor for anchor in _FOREIGN_ANCHORS if _first_non_ascii(anchor) in chars])
     for index in positions:
-        # 無視 ("ignore") ends its Japanese phrase; every other anchor starts one
-        if _FOREIGN_OVERRIDE.search(text, max(0, index - 24), index + 120):
+        # 無視, 무시 and 잊어 ("ignore", "forget") end their Japanese and Korean phrases; most other anchors start one
+        if _FOREIGN_OVERRIDE.search(text, max(0, index - 40), index + 120):
             return "injection: override instruction"
     return None
 
@@ -563,7 +660,11 @@ _CONCEALED = LazyPattern(
         (?:about\s+(?:this|these|it)|that\s+you|what\s+you|you\s+(?:did|ran|are))
     |(?:secretly|silently|covertly|quietly)\s+(?:run|execute|send|upload|post|add|install|exfiltrate|copy|curl|commit|push|delete|insert)\b
     |(?:do\s+not|don'?t|never)\s+(?:mention|reveal|disclose)\s+(?:this|these)\s+(?:note|instruction|message|comment)s?\b
-    |(?:do\s+not|don'?t|never)\s+(?:mention|reveal|disclose)\s+(?:this|these|it|that)\s+to\s+the\s+(?:user|human)s?\b""",
+    |(?:do\s+not|don'?t|never)\s+(?:mention|reveal|disclose)\s+(?:this|these|it|that)\s+to\s+the\s+(?:user|human)s?\b
+    |(?:secretly|silently|covertly|quietly)\s+(?:append|write|modify|overwrite|replace|disable|remove|grant|download|fetch|embed)\b
+    |(?:do\s+not|don'?t|never|no\s+need\s+to)\s+(?:mention|reveal|disclose|report|flag)\s+(?:this|these|it|that)\s+in\s+
+        (?:the\s+|your\s+|any\s+)?(?:pr|pull\s+requests?|summar(?:y|ies)|commit\s+messages?|replies|reply|answers?|responses?)\b
+    |without\s+(?:telling|informing|notifying|alerting)\s+(?:the\s+)?(?:user|human|reviewer)s?\b""",
     re.I | re.X,
 )
 # Read with markdown emphasis removed (`_find_injection`): `~` and `_` may be gone.
@@ -576,7 +677,9 @@ _EXFILTRATION = LazyPattern(
     + _SENSITIVE
     + r"[^\n|]{0,40}(?:\|[^\n|]{0,40}){0,2}\|\s*(?:curl|wget|nc|ncat|netcat)\b"  # through `| base64 |`
     + r"|(?:curl|wget)\s[^\n]{0,80}?(?:-F\s*\S*=@|--data(?:-binary)?\s*@|-d\s*@|-T\s*|--upload-file\s*|--post-file=)"
-    + _SENSITIVE,
+    + _SENSITIVE
+    + r"|env\s*\|[^\n]{0,80}?\b(?:curl|wget|nc|ncat|netcat)\b"  # the whole environment, `printenv` too
+    + r"|tojson\(\s*secrets\s*\)",  # every secret of a GitHub workflow
     re.I,
 )
 # A markdown image whose URL query is filled in by the model: the host fetches it unasked, so the
@@ -586,6 +689,13 @@ _DATA_URL = LazyPattern(r"(!?)\[[^\]\n]{0,200}\]\(\s*https?://[^\s)?]{1,300}\?([
 _SECRET_WORDS = r"secret|token|password|passwd|credential|\.env|api[_-]?key|private[_-]?key|ssh"
 _SECRET_QUERY = LazyPattern(_SECRET_WORDS, re.I)
 _FILLED_IN_QUERY = LazyPattern(r"[{}<>$]|%s|[A-Z][A-Z0-9]*_[A-Z0-9_]{3,}|history|conversation|" + _SECRET_WORDS, re.I)
+_CAPITAL_VALUE = LazyPattern(r"=([A-Z]{4,})(?![A-Za-z0-9])")
+
+
+def _explained_slot(text: str, link: re.Match) -> bool:
+    """`?d=DATA` with "replacing DATA with ..." elsewhere in the text: a slot the model is told to fill."""
+    outside = text[: link.start()] + text[link.end() :]
+    return any(re.search(rf"\b{value}\b", outside) for value in _CAPITAL_VALUE.findall(link.group(2)))
 
 
 def _data_url(text: str, index: int) -> str | None:
@@ -594,7 +704,19 @@ def _data_url(text: str, index: int) -> str | None:
     if link is None:
         return None
     query = _FILLED_IN_QUERY if link.group(1) else _SECRET_QUERY
-    return "injection: exfiltration link" if query.search(link.group(2)) else None
+    filled_in = query.search(link.group(2)) or (link.group(1) and _explained_slot(text, link))
+    return "injection: exfiltration link" if filled_in else None
+
+
+_REFERENCE_URL = LazyPattern(r"\[[^\]\n]{1,100}\]:[ \t]*https?://[^\s?]{1,300}\?(\S{1,300})")
+
+
+def _reference_image(text: str, index: int) -> str | None:
+    """A reference-style image (`![logo][1]` ... `[1]: https://...?u={{...}}`) is fetched unasked, as an inline one."""
+    start = text.rfind("[", max(0, index - 101), index + 1)
+    reference = _REFERENCE_URL.match(text, start) if start != -1 and "![" in text else None
+    filled_in = reference and _FILLED_IN_QUERY.search(reference.group(1))
+    return "injection: exfiltration link" if filled_in else None
 
 
 _HTML_COMMENT = LazyPattern(r"<!--(.{0,2000}?)-->", re.S)
@@ -611,10 +733,91 @@ def _comment_order(text: str, index: int) -> str | None:
     return "injection: html comment instruction" if comment and _COMMENT_ORDER.search(comment.group(1)) else None
 
 
+# Authority the text claims for itself: approval nobody can check, permissions granted to the agent.
+_CLAIMED_AUTHORITY = LazyPattern(
+    r"""(?:owner|maintainers?|admins?|administrators?|user|security\s+team|management)\s+(?:has|have)\s+
+        (?:already\s+|explicitly\s+)?(?:pre-?)?(?:approved|authori[sz]ed|granted|permitted|allowed|cleared)\s+
+        (?:you\b|the\s+(?:assistant|agent|ai|model)\b|(?:all|every|any)\s+(?:\w+\s+){0,2}(?:operations|actions|commands|changes|requests)\b)
+    |pre-?(?:approved|authori[sz]ed)\s+(?:all|every|any)\b
+    |authori[sz]ation\s+(?:has\s+been\s+|was\s+|is\s+)?granted\b
+    |grant\s+yourself\b
+    |you\s+(?:are|have\s+been)\s+(?:now\s+)?(?:authori[sz]ed|permitted|allowed|cleared)\s+to\s+
+        (?:bypass|skip|ignore|disable|override|access\s+all|run\s+any|execute\s+any)\b""",
+    re.I | re.X,
+)
+# The text ranks itself above the system prompt or the user, or declares the earlier rules void.
+_SELF_PRIORITY = LazyPattern(
+    r"""(?:overrides?|supersedes?|takes?\s+precedence\s+over|outranks?)\s+(?:the\s+|your\s+)?
+        (?:system\s+prompt|any\s+(?:other\s+)?instructions?|(?:all\s+)?(?:other|previous|prior)\s+instructions
+        |user'?s?\s+(?:instructions|requests?))""",
+    re.I | re.X,
+)
+_VOIDED = LazyPattern(
+    r"""(?:previous|prior|earlier|above|existing|original)\s+(?:rules|instructions|guidelines|directives|restrictions)\s+
+        (?:are|is)\s+(?:now\s+|hereby\s+)?(?:void|null|cancel+ed|revoked|rescinded)\b""",
+    re.I | re.X,
+)
+_VOIDED_ANCHORS = (b" void", b" null", b" cancel", b" revoked", b" rescinded")
+# Asking for the system prompt or the loaded context, unless it says not to.
+_PROMPT_REVEAL = LazyPattern(
+    r"""(?:print|reveal|output|show|repeat|dump|display|echo|paste|disclose|leak|include)\s+(?:out\s+)?
+        (?:your|the|its)\s+(?:full\s+|entire\s+|complete\s+|original\s+|hidden\s+|initial\s+)?
+        (?:system\s+(?:prompt|message)|hidden\s+instructions|initial\s+instructions)""",
+    re.I | re.X,
+)
+_NEGATION = LazyPattern(r"\b(?:not|never|no)\b|n't\b", re.I)
+
+
+def _prompt_reveal(text: str, index: int) -> str | None:
+    match = _PROMPT_REVEAL.search(text, max(0, index - 60), index + 40)
+    if not match or _NEGATION.search(text, max(0, match.start() - 30), match.start()):
+        return None
+    return "injection: prompt exfiltration"
+
+
+# Text that asks to be copied where later sessions will read it.
+_SELF_COPY = LazyPattern(
+    r"""(?:copy|add|insert|append|include|paste|replicate|propagate|repeat)\s+this\s+
+        (?:paragraph|text|note|instruction|message|line|sentence|rule)s?\s+(?:in)?to\s+
+        (?:every|all|each|any)\s+(?:new\s+|other\s+|future\s+)?(?:memor|agents\.md|claude\.md|gemini\.md|system\s+prompt)""",
+    re.I | re.X,
+)
+# Encoded text handed over with an order to decode and carry it out.
+_DECODE_AND_OBEY = LazyPattern(
+    r"""(?:decode|url-?decode|rot-?13|unescape|deobfuscate)\b[^.\n]{0,60}?\b
+        (?:obey|carry\s+(?:it|them)\s+out|execute\s+(?:it|them)|follow\s+(?:it|them)|do\s+what\s+it\s+says|act\s+on\s+it)\b""",
+    re.I | re.X,
+)
+# A persona with the guardrails named as gone.
+_UNRESTRICTED = LazyPattern(
+    r"""\b(?:an?|you\s+are|act\s+as|become)\s+(?:[\w-]+\s+){0,3}?(?:assistant|ai|model|agent|chatbot|bot)\s+
+        (?:with\s+no\s+|without\s+(?:any\s+)?)
+        (?:restrictions|filters|guardrails|content\s+polic(?:y|ies)|safety\s+(?:rules|guidelines))\b""",
+    re.I | re.X,
+)
+# An element styled to be invisible when rendered, holding an order to the model.
+_HIDDEN_ELEMENT = LazyPattern(
+    r"""<(\w+)\b[^>]{0,200}?(?:style\s*=\s*["'][^"']{0,200}?
+        (?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?![.\d])|opacity\s*:\s*0(?![.\d]))
+        |\bhidden\b)[^>]{0,200}>(.{0,2000}?)</\1\s*>""",
+    re.I | re.X | re.S,
+)
+
+
+def _hidden_element(text: str, index: int) -> str | None:
+    start = text.rfind("<", max(0, index - 400), index + 1)
+    element = _HIDDEN_ELEMENT.match(text, start) if start != -1 else None
+    if element is None:
+        return None
+    inner = element.group(2)
+    ordered = _COMMENT_ORDER.search(inner) or _TURN_MARKER.search(inner) or _SYSTEM_LINE.search(inner)
+    return "injection: hidden html instruction" if ordered else None
+
+
 _INJECTIONS = (
     _Detector(
         (b"ignore", b"disregard", b"forget", b"override"),
-        _matching(_OVERRIDE, "injection: override instruction"),
+        _override,
     ),
     _Detector(
         (
@@ -659,6 +862,13 @@ _INJECTIONS = (
             b"silently",
             b"covertly",
             b"quietly",
+            b"no need to",
+            b"not report",
+            b"not flag",
+            b"without tell",
+            b"without inform",
+            b"without notif",
+            b"without alert",
         ),
         _near(_CONCEALED, "injection: concealed action", 4, 120),
     ),
@@ -679,10 +889,37 @@ _INJECTIONS = (
             b"gzip ",
             b"curl",
             b"wget",
+            b"env |",
+            b"env|",
+            b"tojson(secrets",
         ),
         _matching(_EXFILTRATION, "injection: exfiltration command"),
     ),
     _Detector((b"](http",), _data_url),
+    _Detector((b"]: http",), _reference_image),
+    _Detector(
+        (b"approved", b"authori", b"grant", b"permitted", b"allowed to", b"cleared"),
+        _near(_CLAIMED_AUTHORITY, "injection: claimed authority", 80, 40),
+    ),
+    _Detector(
+        (b"overrid", b"supersede", b"precedence", b"outrank"),
+        _near(_SELF_PRIORITY, "injection: override instruction", 8, 80),
+    ),
+    _Detector(_VOIDED_ANCHORS, _near(_VOIDED, "injection: override instruction", 70, 30)),
+    _Detector((b"system prompt", b"system message", b"hidden instructions", b"initial instructions"), _prompt_reveal),
+    _Detector(
+        (b"to every", b"to all ", b"to each", b"to any "),
+        _near(_SELF_COPY, "injection: self-propagating", 100, 60),
+    ),
+    _Detector(
+        (b"decode", b"rot13", b"rot-13", b"unescape", b"deobfuscate"),
+        _matching(_DECODE_AND_OBEY, "injection: encoded instruction"),
+    ),
+    _Detector(
+        (b"restrictions", b"filters", b"guardrails", b"content polic", b"safety "),
+        _near(_UNRESTRICTED, "injection: persona switch", 80, 40),
+    ),
+    _Detector((b"style", b" hidden"), _hidden_element),
     _Detector((b"<!--",), _comment_order),
 )
 _ROLE_MARKERS = _Detector((b"<|", b"sys>>", b"inst]", b"system", b"human", b"assistant"), _role_marker)
@@ -695,6 +932,10 @@ def _find_injection(text: str, lowered: bytes) -> str | None:
     if label:
         return label
     plain, plain_lowered = _without_emphasis(text), lowered.translate(None, _EMPHASIS_BYTES)  # still aligned
+    if b"<!--" in plain_lowered:  # `Ign<!-- -->ore`: an empty comment splits a word for the screen, not the model
+        joined = _EMPTY_COMMENT.sub("", plain)
+        if joined != plain:
+            plain, plain_lowered = joined, joined.encode("ascii", "replace").lower()
     for detector in _INJECTIONS:
         label = detector.run(plain, plain_lowered)
         if label:
@@ -702,6 +943,7 @@ def _find_injection(text: str, lowered: bytes) -> str | None:
     return None
 
 
+_EMPTY_COMMENT = LazyPattern(r"<!--\s{0,8}-->")
 _EMPHASIS_BYTES = b"*_~`"
 _EMPHASIS = LazyPattern("[*_~`]")
 
@@ -719,11 +961,12 @@ _MIN_PAYLOAD = 40  # characters of base64: a sentence or more
 _BASE64_RUN = LazyPattern(r"[A-Za-z0-9+/]{40,}={0,2}")
 
 
-def _encoded_payload(text: str, lowered: bytes) -> str | None:
-    """Base64 that decodes to words: instructions hidden from a reader (images decode to binary)."""
+def _decoded_base64(text: str, runs: list[tuple[int, int]]) -> list[str]:
+    """The text of every base64 run of a payload's length that decodes to printable UTF-8."""
     import binascii
 
-    for start, end in _token_runs(lowered):
+    decoded_runs = []
+    for start, end in runs:
         if end - start < _MIN_PAYLOAD:
             continue
         run = _BASE64_RUN.match(text, start, end + 2)
@@ -734,9 +977,23 @@ def _encoded_payload(text: str, lowered: bytes) -> str | None:
             decoded = binascii.a2b_base64(blob + "=" * (-len(blob) % 4), strict_mode=True).decode("utf-8")
         except (binascii.Error, ValueError):
             continue
-        printable = sum(c.isprintable() or c.isspace() for c in decoded)
-        if decoded.count(" ") >= 3 and printable >= 0.95 * len(decoded):
-            return "injection: encoded payload"
+        if sum(c.isprintable() or c.isspace() for c in decoded) >= 0.95 * len(decoded):
+            decoded_runs.append(decoded)
+    return decoded_runs
+
+
+def _encoded_payload(text: str, lowered: bytes) -> str | None:
+    """Base64 that decodes to words: instructions hidden from a reader (images decode to binary)."""
+    sentences = [decoded for decoded in _decoded_base64(text, _token_runs(lowered)) if decoded.count(" ") >= 3]
+    return "injection: encoded payload" if sentences else None
+
+
+def _encoded_secret(text: str, runs: list[tuple[int, int]]) -> str | None:
+    """A token written in base64 ("decode before use") is as published as the token."""
+    for decoded in _decoded_base64(text, runs):
+        label = _find_secret(decoded, decoded.encode("ascii", "replace").lower(), decode=False)
+        if label:
+            return label
     return None
 
 
