@@ -39,13 +39,46 @@ if TYPE_CHECKING:
 _Check = Callable[[str, int], "str | None"]  # label of a finding at this index of the text, else None
 
 
+_WORD_BYTES = b"abcdefghijklmnopqrstuvwxyz0123456789"
+_TO_SPACES = bytes(byte if byte in _WORD_BYTES else ord(" ") for byte in range(256))
+
+
+def _leading_word(anchor: bytes) -> tuple[bytes, bool]:
+    """An anchor's first word, and whether the anchor goes on past it (the text then holds it whole)."""
+    spaced = anchor.translate(_TO_SPACES).lstrip()
+    word = spaced.split(b" ", 1)[0]
+    return word, len(spaced) > len(word)
+
+
+class _Words:
+    """The words of a lowered text and their first four letters. Anchors start at a word, so an anchor
+    whose first word is in neither cannot occur: a set lookup spares its scan of the whole text (the
+    screen holds hundreds of anchors, most absent from any one memory)."""
+
+    __slots__ = ("heads", "words")
+
+    def __init__(self, lowered: bytes) -> None:
+        self.words = set(lowered.translate(_TO_SPACES).split())
+        self.heads = {word[:4] for word in self.words}
+
+    def may_hold(self, anchor: bytes) -> bool:
+        word, whole = _LEADING_WORDS.get(anchor) or _LEADING_WORDS.setdefault(anchor, _leading_word(anchor))
+        if whole:
+            return word in self.words
+        return len(word) < 4 or word[:4] in self.heads
+
+
+_LEADING_WORDS: dict[bytes, tuple[bytes, bool]] = {}
+
+
 class _Detector(namedtuple("_Detector", "anchors check")):
-    """``anchors``: lower-case literals, the check runs only where one occurs."""
+    """``anchors``: lower-case literals, each at the start of a word; the check runs only where one occurs."""
 
     __slots__ = ()
 
-    def run(self, text: str, lowered: bytes) -> str | None:
-        for index in occurrences(lowered, self.anchors):
+    def run(self, text: str, lowered: bytes, words: _Words | None = None) -> str | None:
+        anchors = self.anchors if words is None else [anchor for anchor in self.anchors if words.may_hold(anchor)]
+        for index in occurrences(lowered, anchors):
             label = self.check(text, index)
             if label:
                 return label
@@ -163,6 +196,9 @@ _TOKEN_FORMATS = (
         _matching(LazyPattern(r"do[por]_v1_[a-f0-9]{64}(?![a-f0-9])"), "secret: digitalocean token"),
     ),
     _TokenFormat(("AC", "SK"), _matching(LazyPattern(r"(?:AC|SK)[0-9a-f]{32}(?![0-9A-Za-z])"), "secret: twilio key")),
+    _TokenFormat(("AGE-SECRET-KEY-1",), _matching(LazyPattern(r"AGE-SECRET-KEY-1[0-9A-Z]{58}"), "secret: age key")),
+    _TokenFormat(("hf_",), _matching(LazyPattern(r"hf_[A-Za-z0-9]{34,}(?![A-Za-z0-9])"), "secret: hugging face token")),
+    _TokenFormat(("AA",), lambda text, index: _telegram_token(text, index)),
     _TokenFormat(("key-",), _matching(LazyPattern(r"key-[0-9a-f]{32}(?![0-9a-z])"), "secret: mailgun key")),
     _TokenFormat(  # a bot token: the user id in base64, a timestamp, an HMAC
         ("M", "N", "O"),
@@ -175,6 +211,16 @@ _TOKEN_FORMATS = (
         _matching(LazyPattern(r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{8,}"), "secret: jwt"),
     ),
 )
+_TELEGRAM_TOKEN = LazyPattern(r"AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])")
+_TELEGRAM_BOT_ID = LazyPattern(r"(?<!\d)\d{8,10}:\Z")
+
+
+def _telegram_token(text: str, index: int) -> str | None:
+    """A bot token is `<bot id>:AA<33 characters>`; the colon ends the token run before it."""
+    found = _TELEGRAM_TOKEN.match(text, index) and _TELEGRAM_BOT_ID.search(text, max(0, index - 11), index)
+    return "secret: telegram bot token" if found else None
+
+
 _TOKEN_PREFIXES = tuple(prefix for token in _TOKEN_FORMATS for prefix in token.prefixes)
 
 
@@ -292,7 +338,7 @@ _PROSE_SECRET_WORDS = (
 _COMMAND_SECRET = LazyPattern(
     r"""(?:--(?:password|passwd|pass|token|secret|api[-_]?key|auth[-_]?token)(?:=|[ \t]+)
         |(?<![\w-])-p(?=[^\s-])
-        |sshpass[ \t]+-p[ \t]*
+        |sshpass[ \t]+-p[ \t]*|docker[ \t]+login\b[^\n]{0,80}?[ \t]-p[ \t]+
         |(?<![\w-])(?:-u|--user)[ \t]+[^\s:'"`]{1,64}:
         |(?:"""
     + _PROSE_SECRET_WORDS
@@ -320,7 +366,7 @@ def _command_secret(text: str, index: int) -> str | None:
         real = _looks_like_real_value(match["double"] or match["single"], quoted=True)
     if not real:
         return None
-    command = match.group().startswith(("-", "sshpass"))
+    command = match.group().startswith(("-", "sshpass", "docker"))
     return "secret: command-line password" if command else "secret: password in prose"
 
 
@@ -339,6 +385,7 @@ _COMMAND_SECRET_DETECTOR = _Detector(
         b"secret ",
         b"token ",
         b"sshpass",
+        b"docker login",
         b"passwort",
         b"kennwort",
         b"contrase",
@@ -362,6 +409,19 @@ _NETRC_DETECTOR = _Detector((b"machine ",), _netrc_password)
 # Shapes with a dot or a slash inside, so no token run holds them whole.
 _SENDGRID_KEY = _Detector(
     (b"sg.",), _matching(LazyPattern(r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}"), "secret: sendgrid key")
+)
+_VAULT_TOKEN = _Detector(
+    (b"hvs.", b"hvb."), _matching(LazyPattern(r"hv[sb]\.[A-Za-z0-9_-]{24,}"), "secret: vault token")
+)
+# An Azure AD client secret: three characters, a digit, `Q~`, then 31-34 more.
+_AZURE_SECRET = _Detector(
+    (b"q~",),
+    _near(
+        LazyPattern(r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])"),
+        "secret: azure client secret",
+        4,
+        40,
+    ),
 )
 _SLACK_WEBHOOK = _Detector(
     (b"hooks.slack.com/services/",),
@@ -434,6 +494,8 @@ def _find_secret(text: str, lowered: bytes, decode: bool = True) -> str | None:
         or _NETRC_DETECTOR.run(text, lowered)
         or _SENDGRID_KEY.run(text, lowered)
         or _SLACK_WEBHOOK.run(text, lowered)
+        or _VAULT_TOKEN.run(text, lowered)
+        or _AZURE_SECRET.run(text, lowered)
         or _high_entropy_value(text, lowered, runs)
         or (_encoded_secret(text, runs) if decode else None)
     )
@@ -456,8 +518,10 @@ _OVERRIDE = LazyPattern(
     re.I | re.X,
 )
 # An override phrase quoted as an example ("text like "ignore previous instructions" is data") is advice.
-_EXAMPLE_LEAD = LazyPattern(r"(?:like|such\s+as|e\.g\.,?|phrases?|saying|says|strings?)\s*$", re.I)
-_QUOTES = {'"': '"', "\u201c": "\u201d", "'": "'", "\u00ab": "\u00bb"}
+_EXAMPLE_LEAD = LazyPattern(
+    r"(?:like|such\s+as|e\.g\.,?|phrases?|saying|says|strings?|фраз[аyу]|текст|comme|wie|como|come|例如|比如)\s*$", re.I
+)
+_QUOTES = {'"': '"', "\u201c": "\u201d", "'": "'", "\u00ab": "\u00bb", "\u300c": "\u300d"}
 
 
 def _quoted_example(text: str, index: int) -> bool:
@@ -508,7 +572,7 @@ def _new_instructions(text: str, index: int) -> str | None:
 _ROLE_TOKEN = LazyPattern(
     r"<\|(?:im_start|im_end|im_sep|system|user|assistant|endoftext|begin_of_text"
     r"|start_header_id|end_header_id|eot_id)\|>"
-    r"|\[/?INST\]|<</?SYS>>|</?system(?:[-_](?:prompt|message|reminder))?\s*>",
+    r"|\[/?INST\]|<</?SYS>>|</?system(?:[-_](?:prompt|message|reminder))?\s*>|</?assistant\s*>|</(?:user|human)\s*>",
     re.I,
 )
 _DIRECTIVE_START = (
@@ -517,7 +581,9 @@ _DIRECTIVE_START = (
     r"|new\s+(?:policy|rules?|instructions?|task|orders?))"
 )
 _SYSTEM_LINE = LazyPattern(
-    r"system(?:\s+(?:prompt|message|instructions?|override))?(?:\*\*)?\s*:(?:\*\*)?\s*" + _DIRECTIVE_START,
+    r"system(?:\s+(?:prompt|message|instructions?|override))?(?:\*\*)?\s*:(?:\*\*)?\s*(?:"
+    + _DIRECTIVE_START
+    + r"|[^\n]{0,80}?\b(?:you\s+(?:must|will|shall)|obey|comply\s+with))",
     re.I,
 )
 _TURN_MARKER = LazyPattern(r"(?:Human|Assistant|HUMAN|ASSISTANT)(?:\*\*)?:(?:\*\*)?(?:\s|$)")
@@ -548,15 +614,16 @@ def _role_marker(text: str, index: int) -> str | None:
 # Paraphrases of an override: a verb that drops instructions, then what came before.
 _SET_ASIDE = LazyPattern(
     r"""(?<![a-z])(?:pay\s+no\s+(?:attention|heed|mind)\s+to|set\s+aside|disobey|stop\s+(?:following|obeying)
-        |no\s+longer\s+(?:follow|obey)|discard|throw\s+out|abandon|forget|disregard|ignore)\s+
-        (?:[\w']+\s+){0,4}?(?:instructions?|prompts?|directions|directives|guidelines|guidance|rules|orders|messages
-        |context|told)\b[^.\n]{0,40}""",
+        |no\s+longer\s+(?:(?:have|need)\s+to\s+)?(?:follow|obey)|discard|throw\s+out|abandon|forget|disregard|ignore)\s+
+        (?:[\w']+\s+){0,4}?(?:instructions?|prompts?|directions|directives|guidelines|guidance|rules?|orders|messages
+        |context|told|scope|tasks?|requests?|assignment)\b[^.\n]{0,40}""",
     re.I | re.X,
 )
 # ... said of what came before, not of a file or a tool's output.
 _BEFORE = LazyPattern(
     r"""\b(?:previous|prior|above|earlier|before|preceding|original|initial|system\s+prompt
-        |you\s+(?:were|have\s+been)\s+(?:given|told)|you\s+received|told\s+you)\b""",
+        |you\s+(?:were|have\s+been)\s+(?:given|told)|you\s+received|told\s+you|gave\s+you
+        |your\s+(?:[\w-]+'s\s+)?(?:safety|content)\s+(?:guidelines|polic(?:y|ies)|rules))\b""",
     re.I | re.X,
 )
 
@@ -575,8 +642,9 @@ _FOREIGN_OVERRIDE = LazyPattern(
     r"""(?:ignore[rz]?|oublie[rz]?)\s+(?:toutes\s+)?(?:les\s+)?(?:instructions|consignes)\s+(?:précédentes|precedentes|antérieures|ci-dessus)
     |(?:ignorier(?:e|en\s+sie)|vergiss|vergessen\s+sie|missachte)\s+(?:alle\s+)?(?:vorherigen|bisherigen|obigen|früheren|vorigen)\s+(?:anweisungen|instruktionen|befehle|regeln)
     |(?:ignora|ignore|olvida|olvide|esquece|esqueça|dimentica)\s+(?:todas\s+|tutte\s+)?(?:las\s+|as\s+|le\s+)?(?:instrucciones|instruções|instrucoes|istruzioni)\s+(?:anteriores|previas|precedentes|precedenti)
-    |(?:игнорируй(?:те)?|забудь(?:те)?)\s+(?:все\s+)?(?:предыдущие|прежние)\s+(?:инструкции|указания)
-    |忽略.{0,6}(?:指令|指示|提示|说明|說明)|(?:以前|前|上記|これまで|今まで)の.{0,6}(?:指示|命令|指令|ルール)[をは].{0,6}無視
+    |(?:игнорируй(?:те)?|забудь(?:те)?)\s+(?:все\s+)?(?:предыдущие|прежние)\s+(?:\w+\s+)?(?:инструкции|указания)
+    |(?:reglas|instrucciones|normas)\s+anteriores\s+ya\s+no\s+(?:aplican|se\s+aplican|son\s+v[aá]lidas|cuentan)
+    |忽略.{0,6}(?:指令|指示|提示|说明|說明)|(?:以前|前|上記|これまで|今まで)の.{0,6}(?:指示|命令|指令|ルール)[をは].{0,6}(?:無視|無効)
     |(?:无视|無視|不要理会|忘记|忘記)(?:之前|以前|上面|先前)的?(?:所有)?(?:指令|指示|说明|說明|规则|規則)
     |(?:이전|앞|위|기존)의?\s*(?:모든\s*)?(?:지시|지침|명령|규칙|지시사항|설정)(?:을|를|은|는)?\s*(?:모두\s*)?(?:무시|잊어)
     |desconsider[ea]\s+(?:todas\s+)?(?:as\s+)?(?:instru[cç][oõ]es|regras|orienta[cç][oõ]es)\s+anteriores
@@ -593,6 +661,7 @@ _FOREIGN_OVERRIDE = LazyPattern(
 _FOREIGN_ANCHORS = (
     "忽略",
     "無視",
+    "無効",
     "无视",
     "不要理会",
     "忘记",
@@ -635,6 +704,7 @@ _FOREIGN_ASCII_ANCHORS = (  # the start of each phrase, not the English "ignore 
     b"abaikan",
     b"zignoruj",
     b"negeer",
+    b"ya no ",
 )
 
 
@@ -642,15 +712,133 @@ def _first_non_ascii(anchor: str) -> str:
     return next(char for char in anchor if not char.isascii())
 
 
-def _foreign_override(text: str, lowered: bytes) -> str | None:
-    positions = occurrences(lowered, _FOREIGN_ASCII_ANCHORS)
-    if not text.isascii():
-        chars = non_ascii_chars(text)  # an anchor whose first non-ASCII letter is not in the text is not either
-        positions += occurrences(text, [anchor for anchor in _FOREIGN_ANCHORS if _first_non_ascii(anchor) in chars])
-    for index in positions:
-        # 無視, 무시 and 잊어 ("ignore", "forget") end their Japanese and Korean phrases; most other anchors start one
-        if _FOREIGN_OVERRIDE.search(text, max(0, index - 40), index + 120):
-            return "injection: override instruction"
+class _Foreign(namedtuple("_Foreign", "pattern ascii_anchors anchors label")):
+    """A phrase in other languages: its ASCII anchors are found in the lowered text, the others in
+    the text itself. An anchor may end its phrase (無視, 무시), so the phrase is looked for around it."""
+
+    __slots__ = ()
+
+    def run(self, text: str, lowered: bytes, chars: str, words: _Words) -> str | None:
+        positions = occurrences(lowered, [anchor for anchor in self.ascii_anchors if words.may_hold(anchor)])
+        # an anchor whose first non-ASCII letter is not in the text is not either
+        positions += occurrences(text, [anchor for anchor in self.anchors if _first_non_ascii(anchor) in chars])
+        for index in positions:
+            match = self.pattern.search(text, max(0, index - 80), index + 120)
+            if match and not _quoted_example(text, match.start()):
+                return self.label
+        return None
+
+
+# Keeping something from the user, said in other languages (each names what is kept: "this", "it").
+_FOREIGN_CONCEALED = LazyPattern(
+    r"""sin\s+(?:mencionarlo|mencionar|decirle\s+nada|dec[ií]rselo|avisar(?:le)?)\s+al\s+usuario
+    |no\s+(?:se\s+lo\s+)?(?:digas|menciones|cuentes)\s+(?:nada\s+)?al\s+usuario
+    |sem\s+(?:contar|avisar|informar|mencionar)\s+(?:nada\s+)?(?:ao|para\s+o)\s+usu[aá]rio
+    |n[aã]o\s+(?:conte|avise|informe|mencione|diga)\s+(?:nada\s+|isso\s+)?(?:ao|para\s+o)\s+usu[aá]rio
+    |ne\s+le\s+(?:signalez|dites|mentionnez|signale|dis|mentionne)\s+pas
+    |sans\s+(?:le\s+)?(?:dire|signaler|mentionner)\s+à\s+l'utilisateur
+    |erw[äa]hne\s+(?:das|dies|es)\s+nicht|(?:sag|sage|sagen\s+Sie)\s+dem\s+(?:Nutzer|Benutzer|Anwender)\s+nichts
+    |ohne\s+(?:es\s+)?dem\s+(?:Nutzer|Benutzer|Anwender)\s+zu\s+(?:sagen|melden)
+    |non\s+(?:dirlo|mostrare|mostrarlo|menzionarlo|segnalarlo)\b[^.\n]{0,30}?all'utente|senza\s+(?:dirlo|avvisare)\s+(?:al)?l'utente
+    |nie\s+(?:informuj|m[óo]w|wspominaj)\s+u[żz]ytkownik\w*\s+o\s+(?:tym|poleceniach|komendach|działaniach)
+    |jangan\s+(?:beri\s+tahu|memberi\s+tahu|beritahu|memberitahu)\s+pengguna(?:\s+(?:tentang|soal)\s+(?:hal\s+)?ini)?\s*[.!]
+    |bundan\s+bahsetme|kullan[ıi]c[ıi]ya\s+(?:bundan\s+)?(?:söyleme|bildirme|haber\s+verme)
+    |не\s+(?:говори|сообщай|рассказывай|упоминай)(?:те)?\s+(?:об\s+этом|про\s+это|этого)\s+пользовател
+    |не\s+(?:говори|сообщай)(?:те)?\s+пользовател\w*\s+(?:об\s+этом|про\s+это)
+    |не\s+(?:кажи|повідомляй|згадуй)(?:те)?\s+(?:про\s+це\s+)?користувач
+    |사용자에게(?:는)?\s*(?:이\s*사실을|이것을|이를|이\s*내용을)\s*(?:알리지|말하지|보고하지)
+    |(?:これ|このこと|この件|この(?:指示|メモ|ノート|ルール))(?:は|を)?ユーザーに(?:は)?(?:伝え|知らせ|言わ|報告[しす]|教え)
+    |不要(?:告诉|通知)用户(?:这|此)|(?:无需|不必|不用)(?:告诉|通知|告知)用户|不要向用户(?:提及|透露)
+    |(?:ولا|لا)\s+(?:تذكر|تخبر)\s+(?:ذلك|هذا|المستخدم)
+    |(?:đừng|không\s+(?:cần\s+)?)(?:báo|nói|kể)\s+(?:việc|điều|chuyện)\s+này\s+(?:cho\s+|với\s+)?người\s+dùng
+    |(?:đừng|không)\s+(?:báo|nói)\s+(?:cho\s+|với\s+)?người\s+dùng\s+(?:biết\s+)?(?:về\s+)?(?:việc|điều)\s+này
+    |उपयोगकर्ता\s+को\s+(?:इसके\s+बारे\s+में\s+)?(?:न|मत|ना)\s+बता|อย่าบอกผู้ใช้""",
+    re.I | re.X,
+)
+# A persona with no restrictions, in other languages: the persona and the phrase either way round.
+_PERSONA_WORDS = (
+    r"(?:asistente|assistente|agente|agent\w*|assistant|Assistent|ассистент|агент|アシスタント|モード|助手|模式|어시스턴트|에이전트"
+    r"|모드|asisten|asystent\w*|trợ\s+lý|सहायक|مساعد|modo|mode|Modus)"
+)
+_NO_RESTRICTIONS = (
+    r"(?:sin\s+restricciones|sem\s+restri[cç][oõ]es|sans\s+(?:aucune\s+)?restrictions?|ohne\s+(?:jegliche\s+)?(?:Einschränkungen"
+    r"|Beschränkungen)|senza\s+(?:alcuna\s+)?restrizion[ie]|без\s+(?:каких-либо\s+)?ограничений|bez\s+(?:żadnych\s+)?ogranicze[ńn]"
+    r"|tanpa\s+batasan|không\s+(?:có\s+)?giới\s+hạn|kısıtlamasız|बिना\s+किसी\s+प्रतिबंध|بدون\s+قيود|制限(?:のない|なし|なく)"
+    r"|不受(?:任何)?限制|没有(?:任何)?限制|无限制|제한\s*(?:없는|없이))"
+)
+_FOREIGN_PERSONA = LazyPattern(
+    _PERSONA_WORDS
+    + r"[^.\n。]{0,40}?"
+    + _NO_RESTRICTIONS
+    + "|"
+    + _NO_RESTRICTIONS
+    + r"[^.\n。]{0,20}?"
+    + _PERSONA_WORDS,
+    re.I,
+)
+_FOREIGN_DETECTORS = (
+    _Foreign(_FOREIGN_OVERRIDE, _FOREIGN_ASCII_ANCHORS, _FOREIGN_ANCHORS, "injection: override instruction"),
+    _Foreign(
+        _FOREIGN_CONCEALED,
+        (
+            b"al usuario",
+            b"ao usu",
+            b"para o usu",
+            b"ne le ",
+            b"l'utilisateur",
+            b"hne das nicht",
+            b"hne dies nicht",
+            b"hne es nicht",
+            b"nutzer nichts",
+            b"benutzer nichts",
+            b"anwender nichts",
+            b"ohne es dem",
+            b"ohne dem",
+            b"l'utente",
+            b"ytkownik",
+            b"jangan",
+            b"bundan bahsetme",
+            b"kullan",
+        ),
+        (
+            "пользовател",
+            "користувач",
+            "사용자에게",
+            "ユーザーに",
+            "用户",
+            "تذكر",
+            "تخبر",
+            "người dùng",
+            "उपयोगकर्ता",
+            "ผู้ใช้",
+        ),
+        "injection: concealed action",
+    ),
+    _Foreign(
+        _FOREIGN_PERSONA,
+        (
+            b"sin restricciones",
+            b"sem restri",
+            b"restriction",
+            b"einschr",
+            b"beschr",
+            b"restrizion",
+            b"ogranicze",
+            b"tanpa batasan",
+            b"tlamas",
+        ),
+        ("ограничений", "制限", "限制", "제한", "giới hạn", "प्रतिबंध", "قيود"),
+        "injection: persona switch",
+    ),
+)
+
+
+def _foreign(text: str, lowered: bytes, words: _Words) -> str | None:
+    chars = "" if text.isascii() else non_ascii_chars(text)
+    for detector in _FOREIGN_DETECTORS:
+        label = detector.run(text, lowered, chars, words)
+        if label:
+            return label
     return None
 
 
@@ -664,11 +852,31 @@ _CONCEALED = LazyPattern(
     |(?:secretly|silently|covertly|quietly)\s+(?:append|write|modify|overwrite|replace|disable|remove|grant|download|fetch|embed)\b
     |(?:do\s+not|don'?t|never|no\s+need\s+to)\s+(?:mention|reveal|disclose|report|flag)\s+(?:this|these|it|that)\s+in\s+
         (?:the\s+|your\s+|any\s+)?(?:pr|pull\s+requests?|summar(?:y|ies)|commit\s+messages?|replies|reply|answers?|responses?)\b
-    |without\s+(?:telling|informing|notifying|alerting)\s+(?:the\s+)?(?:user|human|reviewer)s?\b""",
+    |without\s+(?:mentioning|telling|informing|notifying|alerting)\s+
+        (?:it|this|that|anyone|anybody|(?:the\s+)?(?:user|human|reviewer|engineer|developer)s?)\b
+    |(?:do\s+not|don'?t|never)\s+(?:tell|inform|show)\s+(?:the\s+)?(?:user|human)s?\s+(?:that\s+)?(?:this|these)\s+
+        (?:memory|memories|note|file|instruction|rule)
+    |leave\s+(?:it|this|that|them)\s+out\s+of\s+(?:the\s+|your\s+|any\s+)?(?:[\w-]+\s+){0,2}
+        (?:summary|summaries|report|reports|list|description|pr|commit\s+messages?|changelog)\b
+    |no\s+need\s+to\s+(?:raise|mention|report|flag|share)\s+(?:this|it|that)\s+(?:with|to)\s+(?:the\s+)?
+        (?:user|human|engineer|developer|reviewer|anyone)""",
+    re.I | re.X,
+)
+# Lying to the user about what was done, or keeping them from knowing (or the screen: "ROT13 so
+# scanners leave it alone"); a task of its own set in place of the user's.
+_DECEIT = LazyPattern(
+    r"""(?:so|so\s+that|to\s+keep)\s+(?:the\s+)?(?:scanners?|filters?|security\s+(?:tools?|scans?)|linters?)\s+
+        (?:leave\s+it\s+alone|skip\s+it|ignore\s+it|miss\s+it|don'?t\s+(?:see|flag|catch|notice))
+    |(?:this\s+is\s+the|your)\s+(?:real|actual|true)\s+(?:task|job|assignment)\s*
+        (?::|(?:here\s+|in\s+this\s+[\w-]+\s+)?is\s+to\b)
+    |if\s+(?:the\s+|a\s+)?(?:user|developer|anyone)\s+asks\b[^.\n]{0,100}?(?:say|tell\s+them|answer|reply|respond)\s+
+        (?:no\b|that\s+(?:you\s+)?(?:did\s+not|didn'?t|have\s+not|haven'?t)|nothing\b)
+    |if\s+asked\b[^.\n]{0,80}?(?:say|tell\s+them|answer|reply)\s+(?:no\b|it'?s\s+(?:a\s+|just\s+)?(?:general|standard|common))
+    |(?:users?|developers?|engineers?|humans?)\s+(?:are\s+not|aren'?t|is\s+not|isn'?t)\s+supposed\s+to\s+know""",
     re.I | re.X,
 )
 # Read with markdown emphasis removed (`_find_injection`): `~` and `_` may be gone.
-_SENSITIVE = r"(?:~?/\.ssh\S*|~?/\.aws\S*|~?/\.netrc|\.netrc|id_?rsa|id_?ed25519|(?:the\s+)?\.env(?:\s+file)?|/etc/passwd|credentials|secrets|api\s+keys)"
+_SENSITIVE = r"(?:(?:\$+\{?HOME\}?)?(?:/\.kube/config|/\.git-credentials)|~?/\.ssh\S*|~?/\.aws\S*|~?/\.netrc|\.netrc|id_?rsa|id_?ed25519|(?:the\s+)?\.env(?:\s+file)?|/etc/passwd|credentials|secrets|api\s+keys)"
 _EXFILTRATION = LazyPattern(
     r"(?:send|upload|post|email|e-mail|exfiltrate|copy|forward|leak)\s+(?:the\s+)?(?:contents\s+of\s+)?"
     + _SENSITIVE
@@ -678,10 +886,103 @@ _EXFILTRATION = LazyPattern(
     + r"[^\n|]{0,40}(?:\|[^\n|]{0,40}){0,2}\|\s*(?:curl|wget|nc|ncat|netcat)\b"  # through `| base64 |`
     + r"|(?:curl|wget)\s[^\n]{0,80}?(?:-F\s*\S*=@|--data(?:-binary)?\s*@|-d\s*@|-T\s*|--upload-file\s*|--post-file=)"
     + _SENSITIVE
-    + r"|env\s*\|[^\n]{0,80}?\b(?:curl|wget|nc|ncat|netcat)\b"  # the whole environment, `printenv` too
+    + r"|(?:print)?env\s*\|[^\n]{0,80}?\b(?:curl|wget|nc|ncat|netcat)\b"  # the whole environment, `printenv` too
     + r"|tojson\(\s*secrets\s*\)",  # every secret of a GitHub workflow
     re.I,
 )
+# A credential file, the whole environment or a remote script's hidden output, with where it goes.
+_CREDENTIAL_FILE = (
+    r"(?:~?/?\.git-credentials|~?/?\.aws/credentials|~?/?\.kube/config|\.config/gh/hosts\.yml|~?/?\.npmrc|~?/?\.pypirc"
+    r"|\.docker/config\.json|~?/\.ssh/\S+|id_?(?:rsa|ed25519|ecdsa)\b|\.env(?!\.(?:example|sample|template|dist)\b)"
+    r"(?:\.[a-z]+)?\b|secrets/)"
+)
+_SEND = r"\b(?:send|upload|post|e-?mail|forward|publish|push|copy|include|append|mirror|scp|rsync|leak|share|attach|paste)\b"
+_SINK = (
+    r"(?:https?://|\b[\w.+-]+@[\w-]+\.[a-z]{2,}|\bgist\b|gh-pages|commit\s+message|pr\s+description|pull\s+request"
+    r"|\bpublic\b|telegram|pastebin|\burl\b|\bdocs/)"
+)
+_CREDENTIALS_SENT = LazyPattern(
+    _SEND
+    + r"[^.\n]{0,60}?"
+    + _CREDENTIAL_FILE
+    + r"[^\n]{0,120}?"
+    + _SINK
+    + "|"
+    + _SEND
+    + r"[^.\n]{0,60}?"
+    + _SINK
+    + r"[^\n]{0,60}?"
+    + _CREDENTIAL_FILE
+    + "|"
+    + _CREDENTIAL_FILE
+    + r"[^\n]{0,80}?"
+    + _SEND
+    + r"[^\n]{0,80}?"
+    + _SINK,
+    re.I,
+)
+_ENVIRONMENT_DUMP = LazyPattern(
+    r"JSON\.stringify\(\s*process\.env\s*\)|\$\(\s*(?:printenv|env)\s*\)|\bprintenv\b(?![ \t]+[A-Z_])"
+    r"|os\.environ(?![\[.(\w])|process\.env(?![.\[\w])"
+)
+_SENT_OUT = LazyPattern(
+    r"\b(?:curl|wget|fetch|requests?\.\w+|post|posts|send|sends|upload|uploads|scp|nc)\b|\.get\(", re.I
+)
+_REMOTE_HOST = LazyPattern(r"https?://|\b[\w.+-]+@[\w-]+\.[a-z]{2,}|\bcollector\b", re.I)
+_NOT_BEFORE = LazyPattern(r"\b(?:never|not|don'?t|no)\b[^.\n]{0,40}\Z", re.I)
+_HIDDEN_REMOTE_SCRIPT = LazyPattern(
+    r"(?:curl|wget)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z)?sh\b[^\n]{0,40}?>\s*/dev/null"
+    r"|(?:ba|z)?sh\s+<\(\s*(?:curl|wget)\b[^)\n]{0,200}\)[^\n]{0,10}?>\s*/dev/null"
+)
+
+
+def _line_around(text: str, index: int, reach: int = 300) -> tuple[int, int]:
+    start = max(text.rfind("\n", 0, index) + 1, index - reach)
+    end = text.find("\n", index)
+    return start, min(len(text) if end == -1 else end, index + reach)
+
+
+# Literals one of which each place `_SINK` names holds: a window with none of them needs no regex.
+_SINK_LITERALS = (
+    "http",
+    "@",
+    "gist",
+    "gh-pages",
+    "commit",
+    "description",
+    "pull request",
+    "public",
+    "telegram",
+    "pastebin",
+    "url",
+    "docs/",
+)
+
+
+def _credentials_sent(text: str, index: int) -> str | None:
+    window = text[max(0, index - 80) : index + 240].lower()
+    if not any(literal in window for literal in _SINK_LITERALS):
+        return None
+    match = _CREDENTIALS_SENT.search(text, max(0, index - 80), index + 240)
+    if not match or _NOT_BEFORE.search(text, max(0, match.start() - 50), match.start()):
+        return None
+    return "injection: exfiltration command"
+
+
+def _environment_sent(text: str, index: int) -> str | None:
+    if not _ENVIRONMENT_DUMP.match(text, index - (text[index - 1 : index] == "$")):  # `$(env)` from its `(env)`
+        return None
+    start, end = _line_around(text, index)
+    if _NOT_BEFORE.search(text, start, index) or not _REMOTE_HOST.search(text, start, end):
+        return None
+    return "injection: exfiltration command" if _SENT_OUT.search(text, start, end) else None
+
+
+def _hidden_remote_script(text: str, index: int) -> str | None:
+    start, end = _line_around(text, index)
+    return "injection: hidden remote script" if _HIDDEN_REMOTE_SCRIPT.search(text, start, end) else None
+
+
 # A markdown image whose URL query is filled in by the model: the host fetches it unasked, so the
 # data leaves with no click. A link needs a click and often carries a prompt (`?q={prompt}`):
 # only one asking for secrets counts.
@@ -689,7 +990,7 @@ _DATA_URL = LazyPattern(r"(!?)\[[^\]\n]{0,200}\]\(\s*https?://[^\s)?]{1,300}\?([
 _SECRET_WORDS = r"secret|token|password|passwd|credential|\.env|api[_-]?key|private[_-]?key|ssh"
 _SECRET_QUERY = LazyPattern(_SECRET_WORDS, re.I)
 _FILLED_IN_QUERY = LazyPattern(r"[{}<>$]|%s|[A-Z][A-Z0-9]*_[A-Z0-9_]{3,}|history|conversation|" + _SECRET_WORDS, re.I)
-_CAPITAL_VALUE = LazyPattern(r"=([A-Z]{4,})(?![A-Za-z0-9])")
+_CAPITAL_VALUE = LazyPattern(r"=([A-Z]{3,})(?![A-Za-z0-9])")
 
 
 def _explained_slot(text: str, link: re.Match) -> bool:
@@ -741,6 +1042,9 @@ _CLAIMED_AUTHORITY = LazyPattern(
     |pre-?(?:approved|authori[sz]ed)\s+(?:all|every|any)\b
     |authori[sz]ation\s+(?:has\s+been\s+|was\s+|is\s+)?granted\b
     |grant\s+yourself\b
+    |(?:permissions?|access|privileges?|role|rights)\s+(?:were|was|has\s+been|have\s+been)\s+(?:upgraded|elevated|escalated)
+    |(?:user|owner|maintainers?|reviewers?|team|admins?)\s+(?:has\s+|have\s+)?(?:already\s+)?(?:agreed|consented)\s+
+        (?:to\s+(?:this|it)\b|in\s+an\s+earlier)
     |you\s+(?:are|have\s+been)\s+(?:now\s+)?(?:authori[sz]ed|permitted|allowed|cleared)\s+to\s+
         (?:bypass|skip|ignore|disable|override|access\s+all|run\s+any|execute\s+any)\b""",
     re.I | re.X,
@@ -749,15 +1053,15 @@ _CLAIMED_AUTHORITY = LazyPattern(
 _SELF_PRIORITY = LazyPattern(
     r"""(?:overrides?|supersedes?|takes?\s+precedence\s+over|outranks?)\s+(?:the\s+|your\s+)?
         (?:system\s+prompt|any\s+(?:other\s+)?instructions?|(?:all\s+)?(?:other|previous|prior)\s+instructions
-        |user'?s?\s+(?:instructions|requests?))""",
+        |user'?s?\s+(?:instructions|requests?)|(?:whatever|anything|what)\s+the\s+user\s+(?:types|says|asks|writes|wants))""",
     re.I | re.X,
 )
 _VOIDED = LazyPattern(
     r"""(?:previous|prior|earlier|above|existing|original)\s+(?:rules|instructions|guidelines|directives|restrictions)\s+
-        (?:are|is)\s+(?:now\s+|hereby\s+)?(?:void|null|cancel+ed|revoked|rescinded)\b""",
+        (?:are|is)\s+(?:now\s+|hereby\s+)?(?:void|null|cancel+ed|revoked|rescinded|suspended|lifted)\b""",
     re.I | re.X,
 )
-_VOIDED_ANCHORS = (b" void", b" null", b" cancel", b" revoked", b" rescinded")
+_VOIDED_ANCHORS = (b" void", b" null", b" cancel", b" revoked", b" rescinded", b" suspended", b" lifted")
 # Asking for the system prompt or the loaded context, unless it says not to.
 _PROMPT_REVEAL = LazyPattern(
     r"""(?:print|reveal|output|show|repeat|dump|display|echo|paste|disclose|leak|include)\s+(?:out\s+)?
@@ -869,8 +1173,39 @@ _INJECTIONS = (
             b"without inform",
             b"without notif",
             b"without alert",
+            b"without mention",
+            b"do not show",
+            b"don't show",
+            b"leave it out",
+            b"leave this out",
+            b"leave that out",
+            b"leave them out",
         ),
         _near(_CONCEALED, "injection: concealed action", 4, 120),
+    ),
+    _Detector(
+        (
+            b"if the user asks",
+            b"if a user asks",
+            b"if anyone asks",
+            b"if the developer asks",
+            b"if asked",
+            b"supposed to know",
+            b"scanner",
+            b"filters ",
+            b"security tool",
+            b"security scan",
+            b"linters ",
+            b"real task",
+            b"actual task",
+            b"true task",
+            b"real job",
+            b"actual job",
+            b"true job",
+            b"real assignment",
+            b"actual assignment",
+        ),
+        _near(_DECEIT, "injection: concealed action", 30, 160),
     ),
     _Detector(
         (
@@ -891,14 +1226,47 @@ _INJECTIONS = (
             b"wget",
             b"env |",
             b"env|",
+            b"printenv",
             b"tojson(secrets",
         ),
         _matching(_EXFILTRATION, "injection: exfiltration command"),
     ),
+    _Detector(
+        (
+            b".git-credentials",
+            b"credentials",
+            b".kube/config",
+            b"hosts.yml",
+            b".npmrc",
+            b".pypirc",
+            b"docker/config",
+            b".ssh/",
+            b"idrsa",  # `id_rsa`: the screen reads the text with `_` removed
+            b"ided25519",
+            b"idecdsa",
+            b".env",
+            b"secrets/",
+        ),
+        _credentials_sent,
+    ),
+    _Detector((b"process.env", b"os.environ", b"printenv", b"(env)"), _environment_sent),
+    _Detector((b"/dev/null",), _hidden_remote_script),
     _Detector((b"](http",), _data_url),
     _Detector((b"]: http",), _reference_image),
     _Detector(
-        (b"approved", b"authori", b"grant", b"permitted", b"allowed to", b"cleared"),
+        (
+            b"approved",
+            b"authori",
+            b"grant",
+            b"permitted",
+            b"allowed to",
+            b"cleared",
+            b"upgraded",
+            b"elevated",
+            b"escalated",
+            b"agreed",
+            b"consented",
+        ),
         _near(_CLAIMED_AUTHORITY, "injection: claimed authority", 80, 40),
     ),
     _Detector(
@@ -908,8 +1276,8 @@ _INJECTIONS = (
     _Detector(_VOIDED_ANCHORS, _near(_VOIDED, "injection: override instruction", 70, 30)),
     _Detector((b"system prompt", b"system message", b"hidden instructions", b"initial instructions"), _prompt_reveal),
     _Detector(
-        (b"to every", b"to all ", b"to each", b"to any "),
-        _near(_SELF_COPY, "injection: self-propagating", 100, 60),
+        (b"memor", b"agents.md", b"claude.md", b"gemini.md", b"system prompt"),
+        _near(_SELF_COPY, "injection: self-propagating", 160, 40),
     ),
     _Detector(
         (b"decode", b"rot13", b"rot-13", b"unescape", b"deobfuscate"),
@@ -922,13 +1290,13 @@ _INJECTIONS = (
     _Detector((b"style", b" hidden"), _hidden_element),
     _Detector((b"<!--",), _comment_order),
 )
-_ROLE_MARKERS = _Detector((b"<|", b"sys>>", b"inst]", b"system", b"human", b"assistant"), _role_marker)
+_ROLE_MARKERS = _Detector((b"<|", b"sys>>", b"inst]", b"system", b"human", b"assistant", b"</user"), _role_marker)
 
 
 def _find_injection(text: str, lowered: bytes) -> str | None:
     # Role markers are matched as written (`<|im_start|>` holds an underscore); the other
     # detectors read the text with markdown emphasis removed (**Ignore** _all_ ...).
-    label = _ROLE_MARKERS.run(text, lowered) or _foreign_override(text, lowered) or _encoded_payload(text, lowered)
+    label = _ROLE_MARKERS.run(text, lowered) or _encoded_payload(text, lowered)
     if label:
         return label
     plain, plain_lowered = _without_emphasis(text), lowered.translate(None, _EMPHASIS_BYTES)  # still aligned
@@ -936,8 +1304,12 @@ def _find_injection(text: str, lowered: bytes) -> str | None:
         joined = _EMPTY_COMMENT.sub("", plain)
         if joined != plain:
             plain, plain_lowered = joined, joined.encode("ascii", "replace").lower()
+    words = _Words(plain_lowered)
+    label = _foreign(plain, plain_lowered, words)
+    if label:
+        return label
     for detector in _INJECTIONS:
-        label = detector.run(plain, plain_lowered)
+        label = detector.run(plain, plain_lowered, words)
         if label:
             return label
     return None
