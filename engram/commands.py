@@ -26,15 +26,17 @@ def _warn_config(ws: Workspace) -> None:
         warning(problem)
 
 
-def _compile_all(ws: Workspace, output: Path | None, scope: str) -> list[CompileResult]:
-    """Every root compiled (its damage repaired and said); ``output``: the shareable copy."""
-    results = []
+def _compile_all(ws: Workspace, output: Path | None, scope: str) -> tuple[list[CompileResult], bool]:
+    """Every root compiled (its damage repaired and said), and whether ``output``, the shareable copy,
+    was written."""
+    results, exported = [], False
     for root in ws.roots:
         if output is not None and root.scope == scope:
-            results.append(export_index(root, ws.config, output))
+            result, exported = export_index(root, ws.config, output)
+            results.append(result)
         else:
             results.append(compile_root(root, ws.config, progress=True))
-    return results
+    return results, exported
 
 
 def _require_roots(ws: Workspace) -> None:
@@ -54,7 +56,7 @@ def run_index(output: Path | None, scope: str, sign_key: Path | None = None) -> 
     if sign_key is not None and output is None:
         raise EngramError("--sign-key signs the file --output writes; give --output too", 2)
     try:
-        results = _compile_all(ws, output, scope)
+        results, exported = _compile_all(ws, output, scope)
     except (OSError, TimeoutError) as exc:
         raise EngramError(f"cannot write the index: {exc}") from None
     for result in results:
@@ -69,6 +71,10 @@ def run_index(output: Path | None, scope: str, sign_key: Path | None = None) -> 
     out(summary_line(results))
     if native.summary:
         out(native.summary)
+    if output is not None and not exported:
+        raise EngramError(
+            f"not written: {output} would publish the flagged memories above; remove what they hold first"
+        )
     if output is not None:
         out(f"wrote {output}")
     if sign_key is not None:
@@ -163,7 +169,7 @@ def run_graph(task: str | None, rebuild: bool) -> int:
     ws = open_workspace()
     _require_roots(ws)
     if rebuild:
-        for result in _compile_all(ws, None, "workspace"):
+        for result in _compile_all(ws, None, "workspace")[0]:
             for problem in result.problems:
                 say(str(problem))
     for root in ws.roots:

@@ -703,11 +703,14 @@ def _may_write_export(root: Root, output: str) -> None:
         raise EngramError(f"--output {output}: the file exists and is not an engram index; not replaced", 2)
 
 
-def export_index(root: Root, config: Config, output: str | os.PathLike[str]) -> CompileResult:
-    """Compile ``root`` and write a self-contained copy to ``output`` for sharing."""
+def export_index(root: Root, config: Config, output: str | os.PathLike[str]) -> tuple[CompileResult, bool]:
+    """Compile ``root`` and write a self-contained copy to ``output`` for sharing. Not written (False) while
+    a memory is flagged: the file is handed to a team, and the text it holds goes with it."""
     output = os.path.realpath(output)
     _may_write_export(root, output)
     result = compile_root(root, config)
+    if any(problem.kind == "flagged" for problem in result.problems):
+        return result, False
     folder = os.path.dirname(output)
     os.makedirs(folder, exist_ok=True)
     with replacing(output) as temp:
@@ -720,4 +723,4 @@ def export_index(root: Root, config: Config, output: str | os.PathLike[str]) -> 
         exported.write(conn)
         conn.execute("VACUUM")
         conn.close()
-    return result
+    return result, True

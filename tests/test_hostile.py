@@ -1359,6 +1359,21 @@ def test_index_output_never_replaces_a_file_that_is_not_an_engram_index(project,
         assert run_engram(["index", "--output", "team.db"], cwd=project).returncode == 0
 
 
+def test_index_output_is_not_written_while_a_memory_is_flagged(project, run_engram) -> None:
+    """A shared index is handed to a whole team: a flagged memory's text would go with it."""
+    leak = project / ".agents" / ".engram" / "knowledge" / "staging-db.md"
+    leak.write_text(
+        "---\nid: staging-db\ntags: [staging]\ndirective: Staging postgres is at staging-db.internal.\n---\n"
+        "Connect with psql postgres://app:Xk92mPq7vLz3Rt@staging-db.internal:5432/app\n"
+    )
+    refused = run_engram(["index", "--output", "team.db"], cwd=project)
+    assert refused.returncode == 1 and not (project / "team.db").exists()
+    assert "flagged .agents/.engram/knowledge/staging-db.md: secret: url credentials" in refused.stderr
+    assert refused.stderr.endswith("would publish the flagged memories above; remove what they hold first\n")
+    leak.unlink()
+    assert run_engram(["index", "--output", "team.db"], cwd=project).returncode == 0
+
+
 def test_a_secret_committed_where_agents_never_look_still_fails_check(project, run_engram) -> None:
     """Under `## Context` or an unknown frontmatter key a token is never printed, but a commit
     publishes it: the memory is flagged. An instruction there is harmless and passes."""
