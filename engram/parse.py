@@ -59,6 +59,8 @@ _SETEXT_TEXT = re.compile(r"^ {0,3}(?![-*+>#=]|\d+[.)]|```|~~~)\S")  # not a lis
 _SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _TOP_LEVEL_KEY = re.compile(r"""^["']?([^\s"'#:][^"':]*)["']?[ \t]*:(?:[ \t]|$)""")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+# An unresolved merge: git's markers at the start of lines, an opening one and a closing one after it.
+_CONFLICT = re.compile(r"^<{7}(?: |$)(?:.*\n)*?>{7}(?: |$)", re.M)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _TITLE = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)  # ATX_HEADING of level 1, on text with "\n" line breaks
 # Every hidden-section heading contains one of these (ATX or setext); most bodies have none and skip
@@ -344,6 +346,7 @@ def _key_lines(frontmatter: str) -> dict[str, int]:
 def parse_memory(text: str, rel_path: str) -> Memory:
     """Parse memory text found at ``rel_path`` (relative to its root, e.g. ``rules/x.md``)."""
     frontmatter, body, body_line = split_frontmatter(text)
+    _no_conflict(body, body_line)
     data = _load_yaml(frontmatter) if frontmatter is not None else {}
     data = {str(k).strip().lower(): v for k, v in data.items()}
     fields = _Fields(data, frontmatter or "")
@@ -378,6 +381,13 @@ def parse_memory(text: str, rel_path: str) -> Memory:
     if fields.errors:
         raise FieldErrors(sorted(fields.errors, key=lambda error: error.line or 0))
     return memory
+
+
+def _no_conflict(body: str, body_line: int) -> None:
+    conflict = _CONFLICT.search(body) if "<<<<<<<" in body else None
+    if conflict:
+        line = body_line + body.count("\n", 0, conflict.start())
+        raise ParseError("unresolved merge conflict (<<<<<<< ... >>>>>>>); keep one side and remove the markers", line)
 
 
 def _memory_id(value: object, stem: str) -> str:

@@ -65,6 +65,10 @@ BAD_FILES = {
     "yaml-not-a-mapping": (b"---\n- one\n- two\n---\nbody\n", r"mapping"),
     "bad-type": (b"---\nid: bad\ntype: recipe\n---\nbody\n", r"type"),
     "bad-id": (b"---\nid: Not A Valid Id!\n---\nbody\n", r"id"),
+    "merge-conflict-in-body": (
+        b"---\nid: bad\n---\nbody\n<<<<<<< HEAD\none\n=======\ntwo\n>>>>>>> bob\n",
+        r"bad\.md:5: unresolved merge conflict",
+    ),
     "non-utf8": (b"---\nid: bad\n---\ncaf\xe9 ol\xff\n", r"UTF-8"),
     "binary-nul": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00", r"binary"),
     "over-1-mib": (b"---\nid: bad\n---\n" + b"a" * (1024 * 1024 + 1), r"1 MiB|large"),
