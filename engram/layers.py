@@ -92,15 +92,25 @@ def open_layers(
     if ws.global_index_path:
         pin = Pin(ws.config.get("global_index_key"), ws.config.get("global_index_sha256"))
         try:
-            layers.append(open_prebuilt(ws.global_index_path, "global", pin, state))
+            shared = open_prebuilt(ws.global_index_path, "global", pin, state)
         except IndexFileError as exc:  # the project's own memories still load
             messages.append(f"global index not used: {exc}")
+        else:
+            if root_layer and _same_folder(shared.source_root, ws.root.path):
+                shared.conn.close()  # built from this project: its live sources are read already, and a memory
+                # retired or renamed since the file was built must not come back from it
+            else:
+                layers.append(shared)
     elif ws.global_root:
         global_layer = _root_layer(ws, ws.global_root, messages)
         if global_layer:
             layers.append(global_layer)
     _shadow(layers)
     return layers
+
+
+def _same_folder(path: str | None, other: str) -> bool:
+    return path is not None and os.path.realpath(path) == os.path.realpath(other)
 
 
 def _shadow(layers: list[Layer]) -> None:

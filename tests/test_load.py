@@ -339,6 +339,21 @@ def test_stale_memory_in_prebuilt_index_ranks_lower_and_is_marked(project):
     assert "Edited after the build" not in text.stdout  # the prebuilt index is used as is
 
 
+def test_a_committed_shared_index_built_from_this_project_serves_nothing_its_sources_retired(project):
+    """`global_index` naming the project's own export: the live sources are the workspace layer, so a
+    memory removed or renamed since the file was built does not come back from it."""
+    project.write("feature-flags", "Remove flags within two sprints.", tags=["feature-flags", "launchdarkly"])
+    logging = project.write("logging", "Include request_id.", tags=["logging", "structlog"])
+    assert project.run("index", "--output", "team.db").returncode == 0
+    project.config({"global_index": "team.db"})
+    (project.path / ".agents/.engram/rules/feature-flags.md").unlink()
+    logging.write_text(
+        logging.read_text(encoding="utf-8").replace("id: logging", "id: logging-policy"), encoding="utf-8"
+    )
+    assert entry_ids(project.load_json("add a launchdarkly feature flag")) == []
+    assert entry_ids(project.load_json("structlog logging")) == ["logging-policy"]
+
+
 def test_a_shared_index_reads_no_source_whose_stat_it_recorded_and_sees_an_edit_that_keeps_size_and_mtime(
     project, monkeypatch
 ):
