@@ -20,7 +20,7 @@ import os
 import re
 import sqlite3
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from . import errors, gate, terms
 from .autowatch import start_watcher
@@ -33,7 +33,7 @@ from .lazyre import LazyPattern
 from .pack import Fits, Pack, with_prerequisites
 from .paths import relative_posix
 from .render import render_text
-from .route import Options, Routing, path_memories, route, tagged_memories
+from .route import Candidate, Options, Routing, path_memories, route, tagged_memories
 from .select import options_from_config, pack_options_from_config, pack_routing
 from .state import (
     HookSession,
@@ -126,9 +126,18 @@ def hook_text(pack: Pack, already: list[str]) -> str:
     return text.rstrip("\n")
 
 
-def body_keys(pack: Pack) -> list[str]:
-    """The keys of the memories the pack shows as bodies: what a hook marks delivered."""
-    return [entry.cand.key for entry in pack.entries if entry.shown == "body"]
+def body_marks(pack: Pack) -> list[tuple[str, str]]:
+    """The memories the pack shows as bodies, each with the digest of its source: what a hook marks delivered."""
+    return [marked(entry.cand) for entry in pack.entries if entry.shown == "body"]
+
+
+def marked(cand: Candidate) -> tuple[str, str]:
+    return cand.key, cand.row["source_sha256"] or ""
+
+
+def forget_edited(hook: Hook, cands: Iterable[Candidate]) -> None:
+    """Memories edited since the session got them count as not delivered (`HookSession.forget_edited`)."""
+    hook.session.forget_edited([marked(cand) for cand in cands])
 
 
 # --- events -------------------------------------------------------------------------------------
@@ -147,6 +156,7 @@ def on_session_start(hook: Hook) -> str | None:
             forget_unrestored(hook)
         else:
             hook.session.forget_delivered()
+        forget_edited(hook, tagged)
         delivered = hook.session.delivered()
         chosen = [c for c in tagged if c.key not in delivered]
         if not chosen:
@@ -155,7 +165,7 @@ def on_session_start(hook: Hook) -> str | None:
         # every tagged memory as a body, bounded by the host cap alone
         pack_options = pack_options_from_config(hook.ws.config, everything=True, screen=hook.screen())
         pack = pack_routing(routing, options, pack_options, hook.fits([]))
-        hook.session.mark_delivered(body_keys(pack))
+        hook.session.mark_delivered(body_marks(pack))
     return context_text(pack, [])
 
 
@@ -235,11 +245,13 @@ def deliver_routed(hook: Hook, routing: Routing, options: Options) -> str | None
     """
     if not routing.admitted:
         return None
+    in_play = with_prerequisites(routing.pack, options, options.limit)
+    forget_edited(hook, [*in_play, *routing.admitted])
     delivered = hook.session.delivered()
-    already = gate.names([c.id for c in with_prerequisites(routing.pack, options, options.limit) if c.key in delivered])
+    already = gate.names([c.id for c in in_play if c.key in delivered])
     pack_options = pack_options_from_config(hook.ws.config, exclude=frozenset(delivered), screen=hook.screen())
     pack = pack_routing(routing, options, pack_options, hook.fits(already, pack_options.budget))
-    hook.session.mark_delivered(body_keys(pack))
+    hook.session.mark_delivered(body_marks(pack))
     return context_text(pack, already)
 
 
@@ -261,6 +273,7 @@ def on_file(hook: Hook) -> str | None:
     if not matched:
         return None
     with write_transaction(hook.state):
+        forget_edited(hook, matched)
         delivered = hook.session.delivered()
         new = [c for c in matched if c.key not in delivered]
         if not new:
@@ -275,7 +288,7 @@ def on_file(hook: Hook) -> str | None:
             screen=hook.screen(),
         )
         pack = pack_routing(routing, options, pack_options, hook.fits([]))
-        delivered_now = body_keys(pack)
+        delivered_now = body_marks(pack)
         hook.session.mark_delivered(delivered_now)
     # Without a new body, a file event would only repeat cards or SKIPPED lines on every touch.
     return context_text(pack, []) if delivered_now else None
@@ -300,7 +313,7 @@ def on_instructions_loaded(hook: Hook) -> None:
     found = NATIVE_RULE.fullmatch(rel or "")
     if found:
         with write_transaction(hook.state):
-            hook.session.mark_delivered([f"workspace:{found.group(1)}"])
+            hook.session.mark_delivered([(f"workspace:{found.group(1)}", "")])  # the rule file as generated
 
 
 ACTIONS: dict[str, Callable[[Hook], str | None]] = {
@@ -332,9 +345,9 @@ class Silent(EngramError):
 
 
 def main(argv: list[str]) -> int:
-    if ("-h" in argv or "--help" in argv) and sys.stdin is not None and sys.stdin.isatty():
+    if ("-h" in argv or "--help" in argv) and (_at_terminal() or not _host_argument(argv)):
         sys.stdout.write("\n\n".join((__doc__ or "").split("\n\n")[:2]) + "\n")
-        return 0  # a person at a terminal asked; a host pipes its JSON, and gets JSON whatever its argv
+        return 0  # a person asked; a host (its command always names --host) pipes JSON and gets JSON
     stray = io.StringIO()
     try:
         with contextlib.redirect_stdout(stray):  # stdout carries exactly one JSON object
@@ -391,6 +404,10 @@ def run(argv: list[str], raw: bytes) -> dict:
     return host.output(event, gate.text(text)) if text else {}
 
 
+def _at_terminal() -> bool:
+    return sys.stdin is not None and sys.stdin.isatty()
+
+
 def _host_argument(argv: list[str]) -> str:
     """`--host X` or `--host=X`, parsed by hand: a hook never exits 2 on bad flags."""
     for index, arg in enumerate(argv):
@@ -408,7 +425,21 @@ def _payload(raw: bytes) -> dict:
         raise Silent("stdin is not JSON") from None
     if not isinstance(payload, dict):
         raise Silent("stdin is not a JSON object")
+    if b"\\ud" in raw.lower():
+        return {key: _whole_characters(item) for key, item in payload.items()}
     return payload
+
+
+def _whole_characters(value: object) -> object:
+    """Strings without lone UTF-16 surrogates (`"\\ud83d"`: an emoji cut in half, as JSON.stringify
+    escapes it), which no UTF-8 text can hold: each becomes U+FFFD, and the prompt is routed."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, dict):
+        return {key: _whole_characters(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_whole_characters(item) for item in value]
+    return value
 
 
 def _session(payload: dict, host: Host) -> str:

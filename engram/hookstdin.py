@@ -1,10 +1,12 @@
 """A hook's stdin, read without waiting on a host that never closes it. Stdlib only (`select` is
 built in): the console script reads it before anything else is imported (`remote`).
 
-Hosts write one JSON object and close the pipe. One that keeps it open would hold the hook until
-the host's own timeout killed it; so once what was read ends with `}`, a pause of PAUSE_S without
-another byte ends the payload too. Where stdin is not a file descriptor (the watcher runs a
-hook with stdin in memory), it is read to its end.
+Hosts write one JSON object at once and close the pipe. One that keeps it open would hold the hook
+until the host's own timeout killed it, with nothing printed; so a pause of PAUSE_S without another
+byte ends the payload too (whatever was read: a whole object, or bytes after it that make it no JSON,
+which then gets `{}`), and so does WAIT_S with no byte at all (less than Gemini's 10 s timeout).
+Where stdin is not a file descriptor (the watcher runs a hook with stdin in memory), it is read to
+its end.
 """
 
 from __future__ import annotations
@@ -14,11 +16,12 @@ import select
 import sys
 
 PAUSE_S = 1.0
+WAIT_S = 5.0
 CHUNK = 1 << 16
 
 
 def read_stdin(limit: int) -> bytes:
-    """At most ``limit`` bytes of stdin: to its end, or to a pause after a closing `}`."""
+    """At most ``limit`` bytes of stdin: to its end, or to a pause once it has begun (a wait before)."""
     try:
         fd = sys.stdin.fileno()
     except (AttributeError, OSError, ValueError):  # none, closed, or in memory
@@ -26,8 +29,8 @@ def read_stdin(limit: int) -> bytes:
     chunks: list[bytes] = []
     size = 0
     while size < limit:
-        if chunks and chunks[-1].rstrip().endswith(b"}") and not select.select([fd], [], [], PAUSE_S)[0]:
-            break  # a whole object, it seems, and nothing more is coming
+        if not select.select([fd], [], [], PAUSE_S if chunks else WAIT_S)[0]:
+            break  # nothing more is coming
         chunk = os.read(fd, min(CHUNK, limit - size))
         if not chunk:
             break

@@ -22,7 +22,7 @@ APPLICATION_ID = 1701728114  # "engr"
 INDEX_SCHEMA_VERSION = 5
 # The last state migration's number; a constant, so opening state.db never reads the migration
 # files (a test checks it matches them).
-STATE_SCHEMA_VERSION = 3
+STATE_SCHEMA_VERSION = 4
 # Bump when what the compiler stores changes without a schema change: indexes rebuild themselves.
 COMPILER_VERSION = "10"
 REQUIRED_TABLES = ("meta", "files", "memories", "edges", "memories_fts")

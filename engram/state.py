@@ -142,18 +142,31 @@ class HookSession:
         self.agent = agent
 
     def delivered(self) -> set[str]:
+        return set(self._digests())
+
+    def _digests(self) -> dict[str, str]:
         rows = self.conn.execute(
-            "SELECT memory FROM delivered WHERE host = ? AND session = ? AND agent = ?",
+            "SELECT memory, digest FROM delivered WHERE host = ? AND session = ? AND agent = ?",
             (self.host, self.session, self.agent),
         )
-        return {row[0] for row in rows}
+        return dict(rows.fetchall())
 
-    def mark_delivered(self, keys: list[str]) -> None:
+    def mark_delivered(self, marks: list[tuple[str, str]]) -> None:
+        """Each (memory key, digest of its source as sent); "" for a text engram did not send itself."""
         self.conn.executemany(
-            "INSERT OR IGNORE INTO delivered (host, session, agent, memory) VALUES (?, ?, ?, ?)",
-            [(self.host, self.session, self.agent, key) for key in keys],
+            "INSERT INTO delivered (host, session, agent, memory, digest) VALUES (?, ?, ?, ?, ?)"
+            " ON CONFLICT (host, session, agent, memory) DO UPDATE SET digest = excluded.digest",
+            [(self.host, self.session, self.agent, key, digest) for key, digest in marks],
         )
         self.touch()
+
+    def forget_edited(self, current: list[tuple[str, str]]) -> None:
+        """Forget the delivered memories whose source changed since they were sent (`current`: key and
+        digest now): the agent holds the old text, so they go again."""
+        sent = self._digests()
+        edited = [key for key, digest in current if sent.get(key, "") not in ("", digest)]
+        if edited:
+            self.forget_delivered(edited)
 
     def forget_delivered(self, keys: list[str] | None = None) -> None:
         """Forget these memories (all of them when None): they are no longer in the agent's context."""

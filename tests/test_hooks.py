@@ -131,6 +131,36 @@ def test_prompt_routes_like_load(project: Project, host: str, event: str, extra:
     assert out["hookSpecificOutput"]["additionalContext"] == project.load(HTTP_PROMPT).stdout.rstrip("\n")
 
 
+def test_a_memory_edited_mid_session_is_sent_again(project: Project) -> None:
+    """The agent holds the text it was sent: once the team corrects the memory, the next prompt and
+    file event send the new text instead of saying it is already loaded."""
+    prompt = event_payload(project, "UserPromptSubmit", prompt=HTTP_PROMPT)
+    assert project.hook("claude", prompt) == nested("UserPromptSubmit", HTTP_PACK)
+    corrected = "Retry idempotent requests only, at most twice."
+    memory(project, "http-retries", corrected, tags=("http", "retries"), applies_to=("src/http/**",))
+    assert project.hook("claude", prompt) == nested("UserPromptSubmit", pack_text("http-retries", corrected))
+    assert project.hook("claude", prompt) == nested(
+        "UserPromptSubmit", "loaded 0 memory files / 1 total related memories\nalready loaded: http-retries"
+    )
+    memory(
+        project, "http-retries", corrected + " Log each retry.", tags=("http", "retries"), applies_to=("src/http/**",)
+    )
+    touched = claude_tool(project, "Edit", str(project.path / "src/http/client.py"))
+    assert corrected + " Log each retry." in json.dumps(project.hook("claude", touched))
+
+
+def test_a_prompt_with_half_an_emoji_is_still_routed(project: Project) -> None:
+    """JSON.stringify escapes a lone surrogate (an emoji cut in half) as `\\ud83d`: valid JSON, no UTF-8."""
+    raw = json.dumps(event_payload(project, "UserPromptSubmit", prompt=HTTP_PROMPT)).replace(
+        HTTP_PROMPT, HTTP_PROMPT + " \\ud83d"
+    )
+    proc = subprocess.run(
+        [str(ENGRAM_BIN), "hook", "--host", "claude"], input=raw.encode(), capture_output=True, cwd=project.path,
+        env=project.env(), timeout=60,
+    )  # fmt: skip
+    assert json.loads(proc.stdout) == nested("UserPromptSubmit", HTTP_PACK)
+
+
 def test_prompt_without_matches_adds_nothing(project: Project) -> None:
     assert (
         project.hook("claude", event_payload(project, "UserPromptSubmit", prompt="rename the kubernetes cluster")) == {}
@@ -171,19 +201,22 @@ def test_a_hook_answers_where_state_db_cannot_be_opened(project: Project) -> Non
     assert project.hook("claude", prompt) == nested("UserPromptSubmit", HTTP_PACK)
 
 
-def test_a_host_that_keeps_stdin_open_still_gets_its_answer(project: Project) -> None:
-    """The payload ends with `}` and nothing follows: a pause ends it, without waiting for EOF."""
-    payload = json.dumps(event_payload(project, "UserPromptSubmit", prompt=HTTP_PROMPT)).encode() + b"\n"
+@pytest.mark.parametrize(("tail", "answer"), [(b"\n", nested("UserPromptSubmit", HTTP_PACK)), (b"{", {}), (None, {})])
+def test_a_host_that_keeps_stdin_open_still_gets_its_answer(project: Project, tail: bytes | None, answer: dict) -> None:
+    """Nothing follows the payload, or a stray byte does, or nothing is written at all: a pause ends
+    stdin without waiting for EOF, and the hook answers (`{}` for what is no JSON object)."""
+    payload = json.dumps(event_payload(project, "UserPromptSubmit", prompt=HTTP_PROMPT)).encode()
     proc = subprocess.Popen(
         [str(ENGRAM_BIN), "hook", "--host", "claude"], cwd=project.path, env=project.env(),
         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
     )  # fmt: skip
     try:
         assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(payload)
-        proc.stdin.flush()
+        if tail is not None:
+            proc.stdin.write(payload + tail)
+            proc.stdin.flush()
         assert proc.wait(timeout=30) == 0  # stdin still open
-        assert json.loads(proc.stdout.read()) == nested("UserPromptSubmit", HTTP_PACK)
+        assert json.loads(proc.stdout.read()) == answer
     finally:
         proc.kill()
         proc.stdin.close()  # type: ignore[union-attr]
