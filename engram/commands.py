@@ -160,7 +160,7 @@ def run_verify(index_file: Path | None) -> int:
         failed = failed or bool(findings)
     if index_file is None:
         for root in ws.roots:
-            for line in repaired_lines(root.path):
+            for line in repaired_lines(root.data):
                 out(line)
     return 1 if failed else 0
 

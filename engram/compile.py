@@ -329,7 +329,9 @@ def root_lock(root: Root, wait: bool = True):
 
     Without ``wait`` (the read path), a lock held by another process raises BuildBusy at once.
     """
-    lock_path = os.path.join(root.path, BUILD_LOCK_FILE)
+    if root.data != root.path:
+        os.makedirs(root.data, exist_ok=True)
+    lock_path = os.path.join(root.data, BUILD_LOCK_FILE)
     handle = open(lock_path, "a+")  # noqa: SIM115 - held for the duration of the block
     try:
         deadline = time.monotonic() + (LOCK_TIMEOUT_S if wait else 0)
@@ -388,7 +390,7 @@ def compile_root(root: Root, config: Config, progress: bool = False, deadline: f
 
 def _checked_stamp(root: Root) -> str | None:
     try:
-        with open(os.path.join(root.path, CHECKED_FILE), encoding="ascii") as handle:
+        with open(os.path.join(root.data, CHECKED_FILE), encoding="ascii") as handle:
             return handle.read(200).strip() or None
     except (OSError, ValueError):
         return None
@@ -398,7 +400,7 @@ def _record_checked(root: Root) -> None:
     """Only builds read and write it, under the build lock; a torn write only costs one more check."""
     stamp = file_stamp(root.index_path)
     if stamp is not None:
-        with contextlib.suppress(OSError), open(os.path.join(root.path, CHECKED_FILE), "w", encoding="ascii") as handle:
+        with contextlib.suppress(OSError), open(os.path.join(root.data, CHECKED_FILE), "w", encoding="ascii") as handle:
             handle.write(stamp + "\n")
 
 

@@ -48,12 +48,25 @@ class Root(namedtuple("Root", "path scope project")):
     __slots__ = ()
 
     @property
+    def data(self) -> str:
+        """Where engram keeps its own files for this root (index, build lock, state): the root itself, or
+        for a global folder this user cannot write (a read-only team share) a folder of the user's own."""
+        if self.scope != "global" or os.access(self.path, os.W_OK) or not os.path.isdir(self.path):
+            return self.path
+        import hashlib
+
+        from .config import user_config_dir
+
+        key = hashlib.sha256(os.path.realpath(self.path).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        return os.path.join(user_config_dir(), "global-indexes", key)
+
+    @property
     def index_path(self) -> str:
-        return os.path.join(self.path, INDEX_FILE)
+        return os.path.join(self.data, INDEX_FILE)
 
     @property
     def state_path(self) -> str:
-        return os.path.join(self.path, STATE_FILE)
+        return os.path.join(self.data, STATE_FILE)
 
     @property
     def config_path(self) -> str:

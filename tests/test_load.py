@@ -6,11 +6,13 @@ memory files and a real SQLite index (spec/read-path.md, DESIGN.md 3, 5, 6, 7).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -337,6 +339,40 @@ def test_stale_memory_in_prebuilt_index_ranks_lower_and_is_marked(project):
     card = next(line for line in text.lines if line.startswith("- aa-twin "))
     assert card.endswith(" (stale)")
     assert "Edited after the build" not in text.stdout  # the prebuilt index is used as is
+
+
+@contextlib.contextmanager
+def read_only(folder: Path):
+    """The folder read-only for this process: by permissions, or for root (whom they do not stop) by a
+    read-only bind mount, as on a team share; skipped where neither can be had."""
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        try:
+            yield
+        finally:
+            folder.chmod(0o755)
+        return
+    mounted = subprocess.run(["mount", "--bind", str(folder), str(folder)], capture_output=True).returncode == 0
+    if not mounted:
+        pytest.skip("no read-only folder for root here (mount --bind refused)")
+    try:
+        if subprocess.run(["mount", "-o", "remount,ro,bind", str(folder)], capture_output=True).returncode:
+            pytest.skip("no read-only folder for root here (remount refused)")
+        yield
+    finally:
+        subprocess.run(["umount", str(folder)], capture_output=True)
+
+
+def test_a_read_only_global_folder_is_indexed_in_the_users_own_folder(project):
+    """A team's folder on a read-only share: its index lives under the user's config folder."""
+    project.write_global("cloud-costs", "Org policy.", tags=["aws", "cost"], directive="Tag every AWS resource.")
+    project.write("db-migrations", "Review the diff.", tags=["database"], applies_to='["migrations/**"]')
+    with read_only(project.global_root):
+        assert entry_ids(project.load_json("tag the new aws resources with the cost center")) == ["cloud-costs"]
+        indexed = project.run("index")
+        assert indexed.returncode == 0, indexed.stderr
+        assert not (project.global_root / "index.db").exists()
+    assert list((Path(project.env()["ENGRAM_CONFIG_DIR"]) / "global-indexes").glob("*/index.db"))
 
 
 def test_a_committed_shared_index_built_from_this_project_serves_nothing_its_sources_retired(project):
