@@ -352,6 +352,20 @@ def test_cursor_post_tool_use(project: Project, key: str) -> None:
     assert project.delivered() == [("cursor", "c1", "", "workspace:http-retries")]
 
 
+def test_cursor_multi_root_file_event_uses_the_root_holding_the_file(project: Project, tmp_path: Path) -> None:
+    other = tmp_path / "other-root"
+    other.mkdir()
+    project.config({"hooks": {"path_rules": "hook"}})
+    payload = {
+        "conversation_id": "c1",
+        "hook_event_name": "postToolUse",
+        "workspace_roots": [str(other), str(project.path)],
+        "tool_name": "Read",
+        "tool_input": {"file_path": str(project.path / "src/http/client.py")},
+    }
+    assert project.hook("cursor", payload) == {"additional_context": HTTP_PACK}
+
+
 def test_file_event_injects_at_most_three_bodies(project: Project) -> None:
     globs = {
         "core-a": "lib/core/engine.py",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 
+from ..paths import is_inside
 from .base import Event, HookFile, Host, McpFile, RuleFormat, first_string, payload_cwd, tool_input
 
 
@@ -18,10 +19,17 @@ def file_paths(payload: dict) -> list[str]:
 
 
 def project_dir(payload: dict) -> str | None:
-    roots = payload.get("workspace_roots")
-    if isinstance(roots, list) and roots and isinstance(roots[0], str) and roots[0]:
-        return roots[0]
-    return os.environ.get("CURSOR_PROJECT_DIR") or payload_cwd(payload)
+    """The workspace root of the event: in a multi-root workspace the one holding the touched file
+    (the innermost), else the first."""
+    listed = payload.get("workspace_roots")
+    roots = [root for root in listed if isinstance(root, str) and root] if isinstance(listed, list) else []
+    if not roots:
+        return os.environ.get("CURSOR_PROJECT_DIR") or payload_cwd(payload)
+    for path in file_paths(payload):
+        holding = [root for root in roots if os.path.isabs(path) and is_inside(path, os.path.realpath(root))]
+        if holding:
+            return max(holding, key=len)
+    return roots[0]
 
 
 def flat_output(event: str, text: str) -> dict:
