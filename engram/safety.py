@@ -162,6 +162,16 @@ class _TokenFormat(namedtuple("_TokenFormat", "prefixes check")):
     __slots__ = ()
 
 
+_TELEGRAM_TOKEN = LazyPattern(r"AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])")
+_TELEGRAM_BOT_ID = LazyPattern(r"(?<!\d)\d{8,10}:\Z")
+
+
+def _telegram_token(text: str, index: int) -> str | None:
+    """A bot token is `<bot id>:AA<33 characters>`; the colon ends the token run before it."""
+    found = _TELEGRAM_TOKEN.match(text, index) and _TELEGRAM_BOT_ID.search(text, max(0, index - 11), index)
+    return "secret: telegram bot token" if found else None
+
+
 _TOKEN_FORMATS = (
     _TokenFormat(
         ("AKIA", "ASIA"),
@@ -198,7 +208,7 @@ _TOKEN_FORMATS = (
     _TokenFormat(("AC", "SK"), _matching(LazyPattern(r"(?:AC|SK)[0-9a-f]{32}(?![0-9A-Za-z])"), "secret: twilio key")),
     _TokenFormat(("AGE-SECRET-KEY-1",), _matching(LazyPattern(r"AGE-SECRET-KEY-1[0-9A-Z]{58}"), "secret: age key")),
     _TokenFormat(("hf_",), _matching(LazyPattern(r"hf_[A-Za-z0-9]{34,}(?![A-Za-z0-9])"), "secret: hugging face token")),
-    _TokenFormat(("AA",), lambda text, index: _telegram_token(text, index)),
+    _TokenFormat(("AA",), _telegram_token),
     _TokenFormat(("key-",), _matching(LazyPattern(r"key-[0-9a-f]{32}(?![0-9a-z])"), "secret: mailgun key")),
     _TokenFormat(  # a bot token: the user id in base64, a timestamp, an HMAC
         ("M", "N", "O"),
@@ -211,16 +221,6 @@ _TOKEN_FORMATS = (
         _matching(LazyPattern(r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{8,}"), "secret: jwt"),
     ),
 )
-_TELEGRAM_TOKEN = LazyPattern(r"AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])")
-_TELEGRAM_BOT_ID = LazyPattern(r"(?<!\d)\d{8,10}:\Z")
-
-
-def _telegram_token(text: str, index: int) -> str | None:
-    """A bot token is `<bot id>:AA<33 characters>`; the colon ends the token run before it."""
-    found = _TELEGRAM_TOKEN.match(text, index) and _TELEGRAM_BOT_ID.search(text, max(0, index - 11), index)
-    return "secret: telegram bot token" if found else None
-
-
 _TOKEN_PREFIXES = tuple(prefix for token in _TOKEN_FORMATS for prefix in token.prefixes)
 
 
