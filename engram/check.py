@@ -52,7 +52,7 @@ def check_workspace(ws: Workspace, scratch: str) -> list[Report]:
             if root.scope == "workspace":
                 report.problems += native_rules.check(root, ws.config, reference, git_ignored(root.project))
         reports.append(report)
-    reports[0].problems[:0] = config_problems(ws.config)
+    reports[0].problems[:0] = config_problems(ws.config) + global_notes(ws)
     reports[0].problems += shared_index_problems(ws, os.path.join(scratch, "shared.db"))
     return reports
 
@@ -64,6 +64,13 @@ def config_problems(config: Config) -> list[Problem]:
         Problem(*problem.split(": ", 1)) if ": " in problem else Problem("config", problem)
         for problem in config.problems
     ]
+
+
+def global_notes(ws: Workspace) -> list[Problem]:
+    """A global folder configured that is not used is a warning, not a failure: a CI machine may
+    well lack someone's personal folder."""
+    notes = (note.split(": ", 1) for note in ws.global_notes())
+    return [Problem(where, reason, kind="warning") for where, reason in notes]
 
 
 def reference_index(root: Root, config: Config, scratch_path: str, report: Report) -> str:

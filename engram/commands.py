@@ -21,9 +21,10 @@ COUNTS = ("total", "files", "added", "changed", "removed", "invalid")
 STRAY_SHOWN = 5
 
 
-def _warn_config(ws: Workspace) -> None:
-    for problem in ws.config.problems:
-        warning(problem)
+def _warn_settings(ws: Workspace) -> None:
+    """The config's problems, and a global folder configured that is not used."""
+    for line in [*ws.config.problems, *ws.global_notes()]:
+        warning(line)
 
 
 def _compile_all(ws: Workspace, output: Path | None, scope: str) -> tuple[list[CompileResult], bool]:
@@ -47,7 +48,7 @@ def _require_roots(ws: Workspace) -> None:
 
 def run_index(output: Path | None, scope: str, sign_key: Path | None = None) -> int:
     ws = open_workspace()
-    _warn_config(ws)
+    _warn_settings(ws)
     if scope not in ("workspace", "global"):
         raise EngramError("--scope must be workspace or global", 2)
     if scope == "global" and ws.global_root is None:

@@ -82,9 +82,11 @@ class Layer:
 def open_layers(
     ws: Workspace, index_file: str | None, messages: list[str], state: sqlite3.Connection | None = None
 ) -> list[Layer]:
-    """The layers to route over; ``state`` remembers which shared index signatures were checked."""
+    """The layers to route over; ``state`` remembers which shared index signatures were checked.
+    Why a global layer configured is not used goes to ``messages``."""
     if index_file is not None:
         return [open_prebuilt(index_file, "workspace")]
+    messages += ws.global_notes()
     layers = []
     root_layer = _root_layer(ws, ws.root, messages)
     if root_layer:

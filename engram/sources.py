@@ -147,12 +147,19 @@ def workspace_root(start: str | os.PathLike[str] | None = None) -> Root:
     return Root(os.path.join(project, ROOT_DIR), "workspace", project)
 
 
-def global_root(configured: str | None) -> Root | None:
-    """The optional global root: $ENGRAM_GLOBAL_DIR, else ``global_path`` from config."""
-    raw = os.environ.get("ENGRAM_GLOBAL_DIR") or configured
-    if not raw:
+GLOBAL_DIR_ENV = "ENGRAM_GLOBAL_DIR"
+
+
+def global_root(configured: str | None, project: str) -> Root | None:
+    """The optional global root: $ENGRAM_GLOBAL_DIR, else ``global_path`` from config, which, like
+    `global_index`, is relative to ``project`` when relative: the same folder from any subfolder."""
+    named = os.environ.get(GLOBAL_DIR_ENV)
+    if named:
+        path = os.path.realpath(os.path.expanduser(named))
+    elif configured:
+        path = os.path.realpath(os.path.join(project, os.path.expanduser(configured)))
+    else:
         return None
-    path = os.path.realpath(os.path.expanduser(raw))
     return Root(path, "global", path)
 
 

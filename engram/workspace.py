@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from .config import Config, load_config
-from .sources import Root, global_root, workspace_root
+from .sources import GLOBAL_DIR_ENV, Root, global_root, workspace_root
 
 
 class Workspace:
@@ -25,11 +25,19 @@ class Workspace:
         named = self.config.get("global_index")
         return os.path.join(self.root.project, os.path.expanduser(named)) if named else None
 
+    def global_notes(self) -> list[str]:
+        """Why the global folder configured is not used, one line each: said by `load`, `index` and
+        `check`, as a global index that cannot be used is, rather than loading less in silence."""
+        if self.global_root is None or os.path.isdir(self.global_root.path):
+            return []
+        named_by = f"${GLOBAL_DIR_ENV}" if os.environ.get(GLOBAL_DIR_ENV) else "global_path"
+        return [f"global folder not used: {self.global_root.path} ({named_by}) does not exist"]
+
 
 def open_workspace(start: str | os.PathLike[str] | None = None) -> Workspace:
     root = workspace_root(start)
     first = load_config(root.config_path)
-    glob = global_root(first.get("global_path"))
+    glob = global_root(first.get("global_path"), root.project)
     if glob is None or glob.path == root.path:
         return Workspace(root, None, first)
     return Workspace(root, glob, load_config(glob.config_path, root.config_path))

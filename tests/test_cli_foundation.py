@@ -147,6 +147,41 @@ def test_global_root_is_indexed_with_the_workspace(three, tmp_path, run_engram, 
     assert "capybara convention" in fetched.stdout
 
 
+def test_a_relative_global_path_is_relative_to_the_project(three, tmp_path, run_engram):
+    """As a relative `global_index` is: the same folder from the project root and from any subfolder."""
+    glob = tmp_path / "org"
+    (glob / "rules").mkdir(parents=True)
+    (glob / "rules/vuln-disclosure.md").write_text("---\nid: vuln-disclosure\n---\n# CVEs\n\nPatch within 72 hours.\n")
+    (three / ".agents/.engram/engram.config.json").write_text(json.dumps({"global_path": "../org"}))
+    billing = three / "services/billing"
+    billing.mkdir(parents=True)
+    for cwd in (three, billing):
+        fetched = run_engram(["load", "--id", "vuln-disclosure"], cwd=cwd)
+        assert fetched.returncode == 0, fetched.stderr
+        assert "Patch within 72 hours." in fetched.stdout
+
+
+@pytest.mark.parametrize("how", ["env", "config"])
+def test_a_missing_global_folder_is_one_warning(three, tmp_path, run_engram, how):
+    missing = tmp_path / "orgs"
+    env = None
+    if how == "env":
+        env = {"ENGRAM_GLOBAL_DIR": str(missing)}
+    else:
+        (three / ".agents/.engram/engram.config.json").write_text(json.dumps({"global_path": "../orgs"}))
+    named_by = "$ENGRAM_GLOBAL_DIR" if how == "env" else "global_path"
+    said = f"global folder not used: {missing} ({named_by}) does not exist"
+    for command in (["load", "semantic versioning"], ["index"]):
+        proc = run_engram(command, cwd=three, env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stderr.splitlines() == [f"engram: warning: {said}"]
+    assert "wombat" in run_engram(["load", "semantic versioning"], cwd=three, env=env).stdout
+    check = run_engram(["check"], cwd=three, env=env)
+    assert check.returncode == 0, check.stdout
+    assert check.stdout.splitlines() == [f"warning {said}", "engram check: fresh"]
+    assert not missing.exists()
+
+
 # --- index ------------------------------------------------------------------------------------
 
 
