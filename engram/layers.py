@@ -83,7 +83,9 @@ def open_layers(
     ws: Workspace, index_file: str | None, messages: list[str], state: sqlite3.Connection | None = None
 ) -> list[Layer]:
     """The layers to route over; ``state`` remembers which shared index signatures were checked.
-    Why a global layer configured is not used goes to ``messages``."""
+    Warnings go to ``messages``: the config's problems (settings that fell back to their defaults)
+    and why a global layer configured is not used."""
+    messages += ws.config.problems
     if index_file is not None:
         return [open_prebuilt(index_file, "workspace")]
     messages += ws.global_notes()

@@ -246,6 +246,26 @@ def test_invalid_json_config_is_one_line_and_indexing_goes_on(base, run_engram):
     assert summary(proc.stdout)["total"] == 1
 
 
+def test_an_invalid_json_config_is_said_by_load_and_by_a_hook_in_debug(base):
+    """`load` falls back to the defaults as `index` does, and says so; a hook, whose stdout is its
+    host's JSON, says it on stderr with ENGRAM_DEBUG=1."""
+    (base.root / "engram.config.json").write_text('{\n<<<<<<< HEAD\n  "load": {"limit": 4}\n')
+    said = "engram.config.json: invalid JSON at line 2"
+    proc = base.load("llamas")
+    assert proc.returncode == 0 and "The good memory about llamas." in proc.stdout
+    assert len(proc.stderr.splitlines()) == 1 and said in proc.stderr
+    assert proc.stderr.startswith("engram: warning: ")
+
+    def prompt(session: str) -> bytes:
+        fields = {"session_id": session, "cwd": str(base.path), "hook_event_name": "UserPromptSubmit"}
+        return json.dumps({**fields, "prompt": "llamas"}).encode()
+
+    quiet = base.run_hook("claude", prompt("s1"))
+    assert quiet.stderr == "" and "The good memory about llamas." in quiet.stdout
+    debug = base.run_hook("claude", prompt("s2"), env={"ENGRAM_DEBUG": "1"})
+    assert len(lines_naming(debug.stderr, said)) == 1 and "The good memory about llamas." in debug.stdout
+
+
 @pytest.mark.parametrize(
     "config, said",
     [('{"load": {"limit": 4,}', "engram.config.json: invalid JSON at line 1"),
