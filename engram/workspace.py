@@ -27,11 +27,20 @@ class Workspace:
 
     def global_notes(self) -> list[str]:
         """Why the global folder configured is not used, one line each: said by `load`, `index` and
-        `check`, as a global index that cannot be used is, rather than loading less in silence."""
-        if self.global_root is None or os.path.isdir(self.global_root.path):
+        `check`, as a global index that cannot be used is, rather than loading less in silence.
+        There is one global layer, and `global_index` is it when both are set (docs/decisions.md)."""
+        if self.global_root is None:
             return []
+        folder = self.global_root.path
         named_by = f"${GLOBAL_DIR_ENV}" if os.environ.get(GLOBAL_DIR_ENV) else "global_path"
-        return [f"global folder not used: {self.global_root.path} ({named_by}) does not exist"]
+        if self.global_index_path:
+            return [
+                f"global folder not used: global_index and {named_by} are both set; "
+                f"the global layer is the index {self.global_index_path}, not the folder {folder}"
+            ]
+        if not os.path.isdir(folder):
+            return [f"global folder not used: {folder} ({named_by}) does not exist"]
+        return []
 
 
 def open_workspace(start: str | os.PathLike[str] | None = None) -> Workspace:

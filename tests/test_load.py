@@ -1322,6 +1322,34 @@ def test_global_index_from_config(project):
     assert "TEAMBODY" in result.stdout and "LOCALSHARED" in result.stdout and "TEAMSHARED" not in result.stdout
 
 
+@pytest.mark.parametrize("how", ["env", "config"])
+def test_global_index_and_a_global_folder_both_set_say_which_is_used(project, how):
+    """One global layer: the index is it, and load, index and check say that the folder is not used."""
+    team = Project(project.base / "team")
+    team.write("deploy-team", "# Team\nTEAMBODY deploy.", tags=["deploy"])
+    assert team.run("index", "--output", str(project.base / "team.db")).returncode == 0
+    config = {"global_index": str(project.base / "team.db")}
+    if how == "env":
+        folder = project.make_global()
+    else:
+        folder = project.base / "org"
+        config["global_path"] = "../org"
+    project.write("deploy-folder", "# Folder\nFOLDERBODY deploy.", tags=["deploy"], root=folder)
+    project.config(config)
+    named_by = "$ENGRAM_GLOBAL_DIR" if how == "env" else "global_path"
+    said = (
+        f"global folder not used: global_index and {named_by} are both set; "
+        f"the global layer is the index {project.base / 'team.db'}, not the folder {folder}"
+    )
+    result = project.load("--full", "deploy")
+    assert "TEAMBODY" in result.stdout and "FOLDERBODY" not in result.stdout
+    assert result.stderr.splitlines() == [f"engram: warning: {said}"]
+    assert project.run("index").stderr.splitlines() == [f"engram: warning: {said}"]
+    check = project.run("check")
+    assert check.returncode == 0, check.stdout
+    assert check.stdout.splitlines() == [f"warning {said}", "engram check: fresh"]
+
+
 def test_prebuilt_index_without_its_sources(project):
     project.write("deploy-steps", "# Deploy\nSHAREDBODY staging.", tags=["deploy"])
     assert project.run("index", "--output", str(project.base / "team.db")).returncode == 0
