@@ -20,7 +20,7 @@ from .compile import compile_to
 from .config import Config
 from .errors import Problem
 from .freshness import compare_sources, flagged_problems, ignore_rules, open_usable, recorded_problems
-from .index import connect_readonly, read_meta
+from .index import SHARED_REBUILD, connect_readonly, read_meta
 from .layers import recorded_sources
 from .paths import is_inside, shown_path
 from .sources import INDEX_FILE, Root, display_path
@@ -138,7 +138,7 @@ def shared_index_problems(ws: Workspace, scratch_path: str) -> list[Problem]:
     shown = shown_path(path, ws.root.project)
     if not os.path.isfile(path):
         return [Problem(shown, "named by global_index in config, but there is no such file", kind="missing")]
-    findings = verify_index(path)
+    findings = verify_index(path, SHARED_REBUILD)
     if findings:
         return [Problem(shown, finding.removeprefix(f"{path}: "), kind="stale") for finding in findings]
     meta = read_meta_of(path)

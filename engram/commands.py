@@ -11,7 +11,7 @@ from . import native_rules
 from .compile import CompileResult, compile_root, export_index
 from .errors import EngramError, out, say, warning
 from .graph import describe
-from .index import IndexFileError, open_index
+from .index import LOCAL_REBUILD, SHARED_REBUILD, IndexFileError, open_index
 from .sources import ROOT_DIR, display_path, stray_files
 from .trust import SIGNATURE_SUFFIX, sign_index
 from .verify import repaired_lines, signature_line, verify_index
@@ -149,7 +149,7 @@ def run_verify(index_file: Path | None) -> int:
     paths = [index_file] if index_file else [root.index_path for root in ws.roots]
     failed = False
     for path in paths:
-        findings = verify_index(path)
+        findings = verify_index(path, _rebuild_hint(path, ws))
         signed = None
         if index_file is not None and not findings:
             signed, bad = signature_line(index_file, ws.config.get("global_index_key"))
@@ -164,6 +164,12 @@ def run_verify(index_file: Path | None) -> int:
             for line in repaired_lines(root.data):
                 out(line)
     return 1 if failed else 0
+
+
+def _rebuild_hint(index_path: str | Path, ws: Workspace) -> str:
+    """`engram index` rebuilds a root's own index; any other file only `engram index --output` does."""
+    own = {os.path.realpath(root.index_path) for root in ws.roots}
+    return LOCAL_REBUILD if os.path.realpath(index_path) in own else SHARED_REBUILD
 
 
 def run_graph(task: str | None, rebuild: bool) -> int:

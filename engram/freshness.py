@@ -20,7 +20,7 @@ from . import gate, terms
 from .config import Config
 from .errors import Problem, debug
 from .graph import findings
-from .index import COMPILER_VERSION, IndexFileError, check_schema, read_meta, sha256_text
+from .index import COMPILER_VERSION, IndexFileError, check_schema, newer_or_older, read_meta, sha256_text
 from .paths import read_bytes, read_text, shown_path, sqlite_uri
 from .sources import (
     INDEX_FILE,
@@ -119,8 +119,16 @@ def built_by_another_version(meta: dict[str, str]) -> str | None:
     built, ours = (meta.get("tokenizer"), meta.get("compiler")), (terms.TOKENIZER_VERSION, COMPILER_VERSION)
     if built == ours:
         return None
+    at = 1 if built[1] != ours[1] else 0  # the compilers' versions, or the tokenizers' where those agree
+    which = newer_or_older(_trailing_number(built[at]), _trailing_number(ours[at]))
     tokenizer, compiler = (gate.name(value) for value in built)  # the file's own words: screened like a memory's
-    return f"built by another engram (tokenizer {tokenizer}, compiler {compiler}; this one reads {ours[0]}, {ours[1]})"
+    return f"built by {which} engram (tokenizer {tokenizer}, compiler {compiler}; this one reads {ours[0]}, {ours[1]})"
+
+
+def _trailing_number(version: str | None) -> int | None:
+    """The number a version ends with (`engram-terms-9`: 9, `10`: 10)."""
+    tail = (version or "").rpartition("-")[2]
+    return int(tail) if tail.isascii() and tail.isdigit() and len(tail) < 10 else None
 
 
 def stored_file(conn: sqlite3.Connection | None, rel: str):

@@ -119,6 +119,22 @@ class IndexFileError(EngramError):
     """An index file that cannot be used; the message is one line for the user."""
 
 
+class AnotherVersion(IndexFileError):
+    """An index of another schema version: a root's own rebuilds itself, a shared one is refused."""
+
+
+# What rebuilds an index file: `engram index` writes a root's own index.db, never a shared file.
+LOCAL_REBUILD = "run `engram index` to rebuild it"
+SHARED_REBUILD = "rebuild it with `engram index --output`"
+
+
+def newer_or_older(built: int | None, ours: int | None) -> str:
+    """How an index file's version number compares with this engram's, for "built by ... engram"."""
+    if built is None or ours is None or built == ours:
+        return "another"
+    return "a newer" if built > ours else "an older"
+
+
 def create_index(conn: sqlite3.Connection) -> None:
     """The tables of a new, empty index file."""
     conn.executescript(INDEX_SCHEMA)
@@ -220,11 +236,11 @@ def check_schema(conn: sqlite3.Connection, path: str) -> None:
     if app_id != APPLICATION_ID:
         raise IndexFileError(f"{path}: not an engram index (a foreign SQLite file)")
     version = conn.execute("PRAGMA user_version").fetchone()[0]
-    expected = INDEX_SCHEMA_VERSION
-    if version > expected:
-        raise IndexFileError(f"{path}: index schema {version} is newer than this engram ({expected}); upgrade engram")
-    if version < expected:
-        raise IndexFileError(f"{path}: index schema {version} is older than {expected}; run `engram index` to rebuild")
+    if version != INDEX_SCHEMA_VERSION:
+        which = newer_or_older(version, INDEX_SCHEMA_VERSION)
+        raise AnotherVersion(
+            f"{path}: built by {which} engram (index schema {version}; this one reads {INDEX_SCHEMA_VERSION})"
+        )
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
     missing = [t for t in REQUIRED_TABLES if t not in names]
     if missing:

@@ -27,7 +27,7 @@ from .freshness import (
     stored_file,
     watcher_vouches,
 )
-from .index import IndexFileError, open_index, read_meta
+from .index import SHARED_REBUILD, AnotherVersion, IndexFileError, open_index, read_meta
 from .paths import sqlite_uri
 from .reads import reads_for
 from .sources import MEMORY_FOLDERS, Root, source_file
@@ -136,12 +136,15 @@ def open_prebuilt(
     path = os.fspath(path)
     if pin:
         check_pinned(path, pin, state)
-    conn = open_index(path)
+    try:
+        conn = open_index(path)
+    except AnotherVersion as exc:
+        raise IndexFileError(f"{exc}; {SHARED_REBUILD}") from None
     meta = read_meta(conn)
     mismatch = built_by_another_version(meta)
     if mismatch:
         conn.close()
-        raise IndexFileError(f"{path}: {mismatch}; rebuild it with `engram index --output`")
+        raise IndexFileError(f"{path}: {mismatch}; {SHARED_REBUILD}")
     return Layer(scope, conn, path, recorded_sources(path, meta), True, exported_tables=exported.present(conn))
 
 

@@ -12,7 +12,7 @@ from collections import namedtuple
 from . import gate
 from .config import BUDGET_RANGE, user_config_dir
 from .errors import EngramError, say, warning
-from .index import IndexFileError
+from .index import LOCAL_REBUILD, SHARED_REBUILD, IndexFileError
 from .layers import Layer, open_layers
 from .pack import Entry, Pack, Screen, checked_body, requires_of, screen_text
 from .render import (
@@ -162,8 +162,10 @@ def main(argv: list[str]) -> int:
     except (sqlite3.DatabaseError, MemoryError) as exc:  # SQLite reports some damaged pages as out of memory
         if args.index is None and _rebuild(ws):
             return _run(args, budget, ws)
-        paths = args.index or ", ".join(str(root.index_path) for root in ws.roots)
-        raise IndexFileError(f"{paths}: corrupt index ({exc}); run `engram index`") from None
+        if args.index is not None:
+            raise IndexFileError(f"{args.index}: corrupt index ({exc}); {SHARED_REBUILD}") from None
+        paths = ", ".join(str(root.index_path) for root in ws.roots)
+        raise IndexFileError(f"{paths}: corrupt index ({exc}); {LOCAL_REBUILD}") from None
 
 
 def _rebuild(ws: Workspace) -> bool:

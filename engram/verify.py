@@ -11,58 +11,59 @@ from pathlib import Path
 from . import exported, gate
 from .freshness import built_by_another_version
 from .graph import references, related_edges
-from .index import PRINTED_COLUMNS, IndexFileError, fingerprint, open_index, printed_digest, read_meta
+from .index import LOCAL_REBUILD, PRINTED_COLUMNS, IndexFileError, fingerprint, open_index, printed_digest, read_meta
 from .paths import sha256_file
 from .sources import CORRUPT_SUFFIX
 from .trust import check_signature, read_signature
 
 REQUIRED_META = ("schema_version", "tokenizer", "fingerprint", "scope")
-REBUILD = "run `engram index` to rebuild it"
 
 
-def verify_index(path: str | os.PathLike[str]) -> list[str]:
-    """Every integrity finding, one line each, naming the path and what to do; empty when sound."""
+def verify_index(path: str | os.PathLike[str], rebuild: str = LOCAL_REBUILD) -> list[str]:
+    """Every integrity finding, one line each, naming the path and what to do (``rebuild``: what
+    rebuilds this file, `index.SHARED_REBUILD` for a shared one); empty when sound."""
     try:
         conn = open_index(path)
     except IndexFileError as exc:
-        return [f"{exc}; {REBUILD}"]
+        return [f"{exc}; {rebuild}"]
     try:
-        return _findings(conn, path)
+        return [f"{finding}; {rebuild}" for finding in _findings(conn, path)]
     except sqlite3.DatabaseError as exc:
-        return [f"{path}: corrupt index ({exc}); {REBUILD}"]
+        return [f"{path}: corrupt index ({exc}); {rebuild}"]
     finally:
         conn.close()
 
 
 def _findings(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> list[str]:
+    """What is wrong with the index, one line each, without what rebuilds it."""
     findings = []
     status = conn.execute("PRAGMA quick_check").fetchone()[0]
     if status != "ok":
-        findings.append(f"{path}: SQLite integrity check failed ({status}); {REBUILD}")
+        findings.append(f"{path}: SQLite integrity check failed ({status})")
     meta = read_meta(conn)
-    findings += [f"{path}: meta key '{key}' is missing; {REBUILD}" for key in REQUIRED_META if key not in meta]
+    findings += [f"{path}: meta key '{key}' is missing" for key in REQUIRED_META if key not in meta]
     mismatch = built_by_another_version(meta) if "tokenizer" in meta else None  # a missing key is said above
     if mismatch:
-        findings.append(f"{path}: {mismatch}; {REBUILD}")
+        findings.append(f"{path}: {mismatch}")
     rows = conn.execute(f"SELECT rowid, rel, {', '.join(PRINTED_COLUMNS)}, text_sha256 FROM memories ORDER BY rel")
     for row in rows:
         where = f"{gate.memory_id(row['id'])} ({gate.path(row['rel'])})"
         field = gate.invalid_field(row)
         if field:
-            findings.append(f"{path}: stored {field} of memory {where} is not valid; {REBUILD}")
+            findings.append(f"{path}: stored {field} of memory {where} is not valid")
         elif not _digest_matches(row):
-            findings.append(f"{path}: stored text of memory {where} does not match its hash; {REBUILD}")
+            findings.append(f"{path}: stored text of memory {where} does not match its hash")
     files = conn.execute("SELECT rel, sha256 FROM files ORDER BY rel")
     if meta.get("fingerprint") and fingerprint(files) != meta["fingerprint"]:
-        findings.append(f"{path}: file hashes do not match the index fingerprint; {REBUILD}")
+        findings.append(f"{path}: file hashes do not match the index fingerprint")
     orphans = conn.execute(
         "SELECT count(*) FROM memories WHERE rel NOT IN (SELECT rel FROM files WHERE status = 'ok')"
     ).fetchone()[0]
     if orphans:
-        findings.append(f"{path}: {orphans} memories have no source record; {REBUILD}")
+        findings.append(f"{path}: {orphans} memories have no source record")
     findings += _edge_findings(conn, path)
     findings += _fts_findings(conn, path)
-    findings += [f"{path}: {finding}; {REBUILD}" for finding in exported.findings(conn)]
+    findings += [f"{path}: {finding}" for finding in exported.findings(conn)]
     return findings
 
 
@@ -72,9 +73,7 @@ def _edge_findings(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> li
     expected |= {(src, dst, "related") for src, dst, _ in related_edges(conn)}
     stored = {tuple(row) for row in conn.execute("SELECT src, dst, kind FROM edges")}
     if stored != expected:
-        return [
-            f"{path}: {len(stored ^ expected)} dependency or related edges differ from the stored memories; {REBUILD}"
-        ]
+        return [f"{path}: {len(stored ^ expected)} dependency or related edges differ from the stored memories"]
     return []
 
 
@@ -112,11 +111,11 @@ def _fts_findings(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> lis
         rows = copy.execute("SELECT count(*) FROM memories_fts_docsize").fetchone()[0]
         count = copy.execute("SELECT count(*) FROM memories").fetchone()[0]
     except sqlite3.DatabaseError as exc:
-        return [f"{path}: full-text index is damaged ({exc}); {REBUILD}"]
+        return [f"{path}: full-text index is damaged ({exc})"]
     finally:
         copy.close()
     if rows != count:
-        return [f"{path}: full-text index holds {rows} rows for {count} memories; {REBUILD}"]
+        return [f"{path}: full-text index holds {rows} rows for {count} memories"]
     return []
 
 

@@ -13,12 +13,14 @@ import pytest
 
 from engram.config import load_config
 from engram.freshness import ignore_patterns, needs_refresh, open_current
-from engram.index import INDEX_SCHEMA_VERSION
+from engram.index import COMPILER_VERSION, INDEX_SCHEMA_VERSION
 from engram.sources import workspace_root
+from engram.terms import TOKENIZER_VERSION
 
 SUMMARY = re.compile(
     r"^indexed (\d+) memor(?:y|ies) from \d+ files? \((\d+) added, (\d+) changed, (\d+) removed, (\d+) invalid\)$"
 )
+SHARED_FIX = "rebuild it with `engram index --output`"
 GOOD = b"---\nid: good\ntags: [llama]\n---\n# Good\n\nThe good memory about llamas.\n"
 
 
@@ -406,11 +408,42 @@ def _shared_index_altered(base: Path, run_engram, sql: str) -> None:
 
 def test_prebuilt_index_from_an_older_schema_is_refused(base, run_engram):
     _shared_index_altered(base, run_engram, "PRAGMA user_version = 0")
+    said = f"team.db: built by an older engram (index schema 0; this one reads {INDEX_SCHEMA_VERSION}); {SHARED_FIX}"
     proc = run_engram(["load", "--index", "team.db", "llamas"], cwd=base)
     assert proc.returncode == 1
-    assert len(proc.stderr.strip().splitlines()) == 1
-    assert "schema" in proc.stderr and "team.db" in proc.stderr
-    assert run_engram(["verify", "--index", "team.db"], cwd=base).returncode == 1
+    assert proc.stderr == f"engram: error: {said}\n"
+    verify = run_engram(["verify", "--index", "team.db"], cwd=base)
+    assert verify.returncode == 1 and verify.stdout.splitlines() == [said]
+
+
+@pytest.mark.parametrize(
+    "compiler, which", [(int(COMPILER_VERSION) - 1, "an older"), (int(COMPILER_VERSION) + 1, "a newer")]
+)
+def test_load_and_verify_say_one_fix_for_an_index_of_another_version_and_whether_it_is_older(
+    base, run_engram, compiler: int, which: str
+):
+    """`engram index` never rewrites a shared file, so only `--output` fixes one; a root's own index it does."""
+    change = f"UPDATE meta SET value = '{compiler}' WHERE key = 'compiler'"
+    _shared_index_altered(base, run_engram, change)
+    versions = (
+        f"tokenizer {TOKENIZER_VERSION}, compiler {compiler}; this one reads {TOKENIZER_VERSION}, {COMPILER_VERSION}"
+    )
+    said = f"team.db: built by {which} engram ({versions}); {SHARED_FIX}"
+    proc = run_engram(["load", "--index", "team.db", "llamas"], cwd=base)
+    assert proc.returncode == 1 and proc.stderr == f"engram: error: {said}\n"
+    verify = run_engram(["verify", "--index", "team.db"], cwd=base)
+    assert verify.returncode == 1 and verify.stdout.splitlines() == [said]
+
+    local = base.root / "index.db"
+    conn = sqlite3.connect(local)
+    conn.execute(change)
+    conn.commit()
+    conn.close()
+    verify = run_engram(["verify"], cwd=base)
+    assert verify.returncode == 1
+    assert verify.stdout.splitlines() == [
+        f"{local}: built by {which} engram ({versions}); run `engram index` to rebuild it"
+    ]
 
 
 def test_prebuilt_index_of_another_tokenizer_is_refused_and_a_global_one_left_out(base, run_engram):
