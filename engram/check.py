@@ -10,6 +10,7 @@ temporary folder, and nothing is written into the project.
 from __future__ import annotations
 
 import os
+import shlex
 import sqlite3
 import subprocess
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from .compile import compile_to
 from .config import Config
 from .errors import Problem
 from .freshness import compare_sources, flagged_problems, ignore_rules, open_usable, recorded_problems
-from .index import SHARED_REBUILD, connect_readonly, read_meta
+from .index import connect_readonly, read_meta
 from .layers import recorded_sources
 from .paths import is_inside, shown_path
 from .sources import INDEX_FILE, Root, display_path
@@ -138,7 +139,9 @@ def shared_index_problems(ws: Workspace, scratch_path: str) -> list[Problem]:
     shown = shown_path(path, ws.root.project)
     if not os.path.isfile(path):
         return [Problem(shown, "named by global_index in config, but there is no such file", kind="missing")]
-    findings = verify_index(path, SHARED_REBUILD)
+    # the command run where check runs: from a subfolder, a project-relative path would write a stray file there
+    rebuild = f"engram index --output {shlex.quote(shown_path(path, os.getcwd()))}"
+    findings = verify_index(path, f"rebuild it with `{rebuild}` and commit it")
     if findings:
         return [Problem(shown, finding.removeprefix(f"{path}: "), kind="stale") for finding in findings]
     meta = read_meta_of(path)
@@ -149,7 +152,7 @@ def shared_index_problems(ws: Workspace, scratch_path: str) -> list[Problem]:
     compile_to(Root(sources, meta.get("scope", "workspace"), project), ws.config, scratch_path, None)
     if _content_key(meta) == _content_key(read_meta_of(scratch_path)):
         return []
-    reason = f"not what `engram index --output {shown}` writes now (its sources changed); rebuild it and commit it"
+    reason = f"not what `{rebuild}` writes now (its sources changed); rebuild it and commit it"
     return [Problem(shown, reason, kind="stale")]
 
 

@@ -6,7 +6,10 @@ difference with a hint that fixes it, and exit 1.
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import shutil
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -175,6 +178,31 @@ def test_a_committed_shared_index_must_match_its_sources(
         if line.startswith("stale team.db: ") and "engram index --output team.db" in line
     ]
     assert untracked_or_changed(repo) == ""
+
+
+@pytest.mark.parametrize("spoiled_by", ["an edit", "another engram"])
+def test_the_shared_index_hint_works_from_a_subfolder(origin: Path, run_engram, write_memory, spoiled_by: str) -> None:
+    """The command `check` prints is run where it was printed: from a subfolder, a path relative to
+    the project would write a stray team.db there and leave the committed one stale."""
+    assert run_engram(["index", "--output", "team.db"], cwd=origin).returncode == 0
+    config = origin / ".agents/.engram/engram.config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "global_index": "team.db"}))
+    if spoiled_by == "an edit":
+        write_memory(origin, "knowledge/glossary.md", {"id": "glossary"}, "# Glossary\n\nA wombat is a test runner.\n")
+    else:
+        conn = sqlite3.connect(origin / "team.db")
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'compiler'")
+        conn.commit()
+        conn.close()
+    billing = origin / "services/billing"
+    billing.mkdir(parents=True)
+    proc = run_engram(["check"], cwd=billing)
+    assert proc.returncode == 1
+    hints = re.findall(r"`(engram index --output [^`]+)`", proc.stdout)
+    assert hints == [f"engram index --output {origin.resolve() / 'team.db'}"]
+    assert run_engram(shlex.split(hints[0])[1:], cwd=billing).returncode == 0
+    assert list(billing.iterdir()) == []
+    assert run_engram(["check"], cwd=billing).returncode == 0
 
 
 def test_outside_a_project_one_line(tmp_path: Path, run_engram) -> None:
