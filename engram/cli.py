@@ -177,22 +177,15 @@ def _host_command(
     project = Path(ws.root.project)
     backups = Path(user_config_dir()) / "link-backups"
     command = None  # what a link writes for the host to run
-    if unlinking:  # the MCP entry goes too, first: undone in the reverse order of link --mcp
-        server = host_link.unlink(host, project, global_=global_, backup_dir=backups, mcp=True)
-        results = [
-            host_link.unlink(host, project, global_=global_, backup_dir=backups),
-            *([server] if server.changed else []),
-        ]
+    if unlinking:
+        hooks, server = host_link.unlink(host, project, global_=global_, backup_dir=backups)
+        results = [hooks, *([server] if server.changed else [])]
     else:
         given = engram_command and host_link.EngramCommand(engram_command, "given with --command")
         command = given or host_link.engram_command(global_)
-        results = [host_link.link(host, project, global_=global_, engram_command=command.command, backup_dir=backups)]
-        if mcp:
-            results.append(
-                host_link.link(
-                    host, project, global_=global_, engram_command=command.command, backup_dir=backups, mcp=True
-                )
-            )
+        results = host_link.link(
+            host, project, global_=global_, engram_command=command.command, backup_dir=backups, mcp=mcp
+        )
     changed: dict[Path, bool] = {}  # one line per file (Gemini keeps hooks and MCP servers in one)
     for result in results:
         changed[result.path] = changed.get(result.path, False) or result.changed

@@ -1,13 +1,16 @@
 """Install and remove engram's hook entries (and its MCP server) in a host's config files.
 
 `link` merges engram's handlers into the host's JSON config and keeps every
-other key and entry; `unlink` takes them out again. With `mcp=True` both do
-the same for the `engram mcp` server entry in the host's MCP config (JSON
-`mcpServers`, or a `[mcp_servers.engram]` table in Codex's config.toml). Before the first write,
-`link` saves a backup record (the original bytes, or the fact that the file
-did not exist, plus the sha256 of what it wrote). If the file is still exactly
-what `link` wrote, `unlink` restores the original byte for byte; otherwise it
-removes engram's entries structurally and keeps the user's later edits.
+other key and entry; with `mcp=True` it does the same for the `engram mcp`
+server entry in the host's MCP config (JSON `mcpServers`, or a
+`[mcp_servers.engram]` table in Codex's config.toml). `unlink` takes both out
+again. Each changes every file or none: the files are edited in memory and
+written once every step has succeeded.
+Before the first write, `link` saves a backup record (the original bytes, or
+the fact that the file did not exist, plus the sha256 of what it wrote). If
+the file is still exactly what `link` wrote, `unlink` restores the original
+byte for byte; otherwise it removes engram's entries structurally and keeps
+the user's later edits.
 A project's config is committed, so its entries run `engram` (or `python3 -m
 engram`) from PATH; a user-level one names this machine's engram by its path.
 Stdlib only (`tomllib` reads TOML; engram's table is written as text).
@@ -36,8 +39,12 @@ from .paths import write_atomic
 HOSTS = tuple(host_registry)
 PYTHONS = ("python3", "python")  # the names a portable `python -m engram` command may use
 MCP_NAME = "engram"  # the server's name in the hosts' MCP configs
-# engram's table in a config.toml (with the blank line link put before it): its header and key lines
-TOML_TABLE = re.compile(rf"\n?^(\[mcp_servers\.{MCP_NAME}\][ \t]*\n(?:(?!\[).*(?:\n|$))*)", re.MULTILINE)
+# engram's table in a config.toml: the blank line link puts before it, its header and its key lines (blank lines
+# between them, not after them: those belong to what follows)
+TOML_TABLE = re.compile(
+    rf"^(?:[ \t]*\r?\n)?\[mcp_servers\.{MCP_NAME}\][ \t]*\r?\n(?:(?:[ \t]*\r?\n)*(?![ \t]*\[)[ \t]*\S.*(?:\n|$))*",
+    re.MULTILINE,
+)
 
 
 class LinkError(EngramError):
@@ -135,17 +142,24 @@ def link(
     backup_dir: Path,
     home: Path | None = None,
     mcp: bool = False,
-) -> LinkResult:
-    """Merge engram's hook entries (with `mcp`: its MCP server "engram") into the host's config; idempotent.
+) -> list[LinkResult]:
+    """Merge engram's hook entries (with `mcp`: also its MCP server "engram") into the host's configs;
+    idempotent. One result per file: the hook config, then the MCP config.
 
     Raises LinkError (one line, naming the file) for a file engram cannot
-    rewrite faithfully; the file is then left untouched.
+    rewrite faithfully; every file is then left untouched.
     """
-    path = config_path(host, project, global_, home, mcp)
-    trust = _host(host).trust_message
-    messages = [trust] if trust and not mcp else []
-    changed = _link_file(path, backup_dir, _entries(_host(host), engram_command, global_, mcp))
-    return LinkResult(path, changed, messages)
+    spec = _host(host)
+    edits = _Edits(backup_dir)
+    path = config_path(host, project, global_, home)
+    _link_file(edits.open(path), _HookEntries(spec, engram_command))
+    results = [(path, [spec.trust_message] if spec.trust_message else [])]
+    if mcp:
+        path = config_path(host, project, global_, home, mcp=True)
+        _link_file(edits.open(path), _mcp_entry(spec, engram_command, global_))
+        results.append((path, []))
+    edits.commit()
+    return [LinkResult(path, edits.changed(path), messages) for path, messages in results]
 
 
 def unlink(
@@ -155,63 +169,112 @@ def unlink(
     global_: bool = False,
     backup_dir: Path,
     home: Path | None = None,
-    mcp: bool = False,
-) -> LinkResult:
-    """Remove engram's hook entries (with `mcp`: its MCP server): byte-exact restore if the file is untouched
-    since link."""
-    path = config_path(host, project, global_, home, mcp)
-    return LinkResult(path, _unlink_file(path, backup_dir, _entries(_host(host), "", global_, mcp)), [])
+) -> list[LinkResult]:
+    """Remove engram's hook entries and its MCP server: byte-exact restore of a file untouched since link.
+    One result per file: the hook config, then the MCP config; every file or none changes."""
+    spec = _host(host)
+    edits = _Edits(backup_dir)
+    server_path = config_path(host, project, global_, home, mcp=True)
+    # the server first: undone in the reverse order of link --mcp (Gemini keeps both in one file)
+    _unlink_file(edits.open(server_path), _mcp_entry(spec, "", global_))
+    hooks_path = config_path(host, project, global_, home)
+    _unlink_file(edits.open(hooks_path), _HookEntries(spec, ""))
+    for edit in edits.files.values():
+        edit.record = None  # used: a file now without engram's entries needs none, and a stale one goes
+    edits.commit()
+    return [LinkResult(path, edits.changed(path), []) for path in (hooks_path, server_path)]
 
 
 # --- one config file: the same steps for every format ------------------------
 
 
-def _link_file(path: Path, backup_dir: Path, entries: _Entries) -> bool:
-    """Put engram's entries into the file, keeping everything else; True when the file changed."""
-    raw = _read(path)
-    doc = entries.parse(raw, path)
+class _Edit:
+    """One config file during a link or unlink: its bytes and backup record as the steps so far left them."""
+
+    def __init__(self, path: Path, backup_dir: Path) -> None:
+        self.path = path
+        self.on_disk = _read(path)
+        self.content = self.on_disk  # None: no file
+        self.record = _load_record(backup_dir, path)  # None: no byte-exact restore (`commit` drops a stored one)
+        self.created_dirs: list[str] = []  # removed with the file when a step deletes it
+
+    def restore(self, record: _Record) -> None:
+        if record.original is None:
+            self.delete(record)
+        else:
+            self.content = record.original
+
+    def delete(self, record: _Record) -> None:
+        """Delete a file link created, and then the dirs link created for it if they are empty."""
+        self.content = None
+        self.created_dirs = record.created_dirs
+
+
+class _Edits:
+    """The config files one link or unlink changes, each read once. The steps change them in memory and
+    `commit` writes them, so a file engram refuses leaves every file as it was."""
+
+    def __init__(self, backup_dir: Path) -> None:
+        self.backup_dir = backup_dir
+        self.files: dict[Path, _Edit] = {}  # Gemini's hooks and MCP server share one file
+
+    def open(self, path: Path) -> _Edit:
+        if path not in self.files:
+            self.files[path] = _Edit(path, self.backup_dir)
+        return self.files[path]
+
+    def changed(self, path: Path) -> bool:
+        return self.files[path].content != self.files[path].on_disk
+
+    def commit(self) -> None:
+        for edit in self.files.values():
+            if edit.content is None:
+                if edit.on_disk is not None:
+                    _delete_created(edit.path, edit.created_dirs)
+            elif edit.content != edit.on_disk:
+                self._write(edit, edit.content)
+            if edit.record is None:
+                _drop_record(self.backup_dir, edit.path)
+
+    def _write(self, edit: _Edit, content: bytes) -> None:
+        created = _make_parents(edit.path)
+        if edit.record is not None:
+            edit.record.created_dirs = edit.record.created_dirs or [str(d.absolute()) for d in created]
+            _save_record(self.backup_dir, edit.path, edit.record)  # before the write, so a crash cannot lose it
+        _write_atomic(edit.path, content)
+
+
+def _link_file(edit: _Edit, entries: _Entries) -> None:
+    """Put engram's entries into the file, keeping everything else."""
+    raw = edit.content
+    doc = entries.parse(raw, edit.path)
     # Replace rather than append, so linking twice equals linking once.
     doc, had_engram, emptied = entries.remove(doc)
-    record = _record_for_link(_load_record(backup_dir, path), raw, had_engram)
-    doc = entries.prune(entries.install(doc, path), emptied, _original_doc(entries, record))
-    new = entries.dump(doc)
-    if record is None:
-        _drop_record(backup_dir, path)
-    if new == raw:
-        return False
-    created = _make_parents(path)
+    record = _record_for_link(edit.record, raw, had_engram)
+    doc = entries.install(doc, edit.path)
+    new = entries.dump(entries.prune(doc, emptied, _original_doc(entries, record)))
     if record is not None:
-        record.created_dirs = record.created_dirs or [str(d.absolute()) for d in created]
         record.written_sha256 = _sha256(new)
-        _save_record(backup_dir, path, record)  # before the write, so a crash cannot lose the original
-    _write_atomic(path, new)
-    return True
+    edit.content, edit.record = new, record
 
 
-def _unlink_file(path: Path, backup_dir: Path, entries: _Entries) -> bool:
+def _unlink_file(edit: _Edit, entries: _Entries) -> None:
     """Take engram's entries out: the original bytes when the file is still what link wrote."""
-    raw = _read(path)
-    record = _load_record(backup_dir, path)
+    raw, record = edit.content, edit.record
     if raw is None:
-        # Nothing to remove; a record left behind is stale (the user deleted the file).
-        _drop_record(backup_dir, path)
-        return False
+        return  # nothing to remove (the user deleted the file)
     if record is not None and _sha256(raw) == record.written_sha256:
-        _restore(path, record)
-        _drop_record(backup_dir, path)
-        return True
-    doc, removed, emptied = entries.remove(entries.parse(raw, path))
+        edit.restore(record)
+        return
+    doc, removed, emptied = entries.remove(entries.parse(raw, edit.path))
     if not removed:
-        _drop_record(backup_dir, path)
-        return False
+        return
     original = _original_doc(entries, record)
     doc = entries.drop_added_head(entries.prune(doc, emptied, original), original)
     if entries.is_empty(doc) and record is not None and record.original is None:
-        _delete_created(path, record)
+        edit.delete(record)
     else:
-        _write_atomic(path, entries.dump(doc))
-    _drop_record(backup_dir, path)
-    return True
+        edit.content = entries.dump(doc)
 
 
 # --- host entries ------------------------------------------------------------
@@ -400,10 +463,8 @@ class _HookEntries(_Entries):
         return doc
 
 
-def _entries(host: Host, engram_command: str, global_: bool, mcp: bool) -> _Entries:
-    """The host's hook handlers, or the `engram mcp` server entry; a project MCP file may point it at the project."""
-    if not mcp:
-        return _HookEntries(host, engram_command)
+def _mcp_entry(host: Host, engram_command: str, global_: bool) -> _Entries:
+    """The `engram mcp` server entry in the host's MCP config; a project file may point it at the project."""
     command, *args = shlex.split(engram_command) or [""]
     args += ["mcp", *(() if global_ else host.mcp_file.project_args)]
     if host.mcp_file.format == "toml":
@@ -450,43 +511,47 @@ class _JsonMcpEntry(_Entries):
 
 
 class _TomlMcpEntry(_Entries):
-    """`[mcp_servers.engram]` in Codex's config.toml, edited as text (the stdlib reads TOML but cannot write it)."""
+    """`[mcp_servers.engram]` in Codex's config.toml, edited as text (the stdlib reads TOML but cannot write it).
+
+    A removal is checked by reading the file again: it must hold the same settings less engram's server,
+    or engram leaves the table to the user (e.g. one with sub-tables, which a table of link's never has).
+    """
 
     def __init__(self, command: str, args: list[str]) -> None:
         # JSON strings and arrays of strings are valid TOML basic strings and arrays
         self.block = f"[mcp_servers.{MCP_NAME}]\ncommand = {json.dumps(command)}\nargs = {json.dumps(args)}\n"
 
     def parse(self, raw: bytes | None, path: Path) -> str:
-        import tomllib
-
         try:
             text = "" if raw is None else raw.decode("utf-8")
-            tomllib.loads(text)
         except UnicodeDecodeError:
             raise LinkError(f"{path}: not UTF-8 text; engram left it untouched") from None
-        except tomllib.TOMLDecodeError as err:
-            raise LinkError(f"{path}: not valid TOML ({err}); engram left it untouched") from None
+        _toml(text, path)
         return text
 
     def remove(self, doc: str) -> tuple[str, bool, list[str]]:
-        import tomllib
-
         found = TOML_TABLE.search(doc)
-        if found is None or not _is_engram_server(tomllib.loads(found.group(1))["mcp_servers"][MCP_NAME]):
+        if found is None:
             return doc, False, []
-        return doc[: found.start()] + doc[found.end() :], True, []
+        rest = doc[: found.start()] + doc[found.end() :]
+        before, after = _toml(doc) or {}, _toml(rest)
+        if (
+            after is None
+            or not _is_engram_server(_toml_server(before))
+            or _toml_server(after) is not None
+            or _without_server(before) != _without_server(after)
+        ):
+            return doc, False, []
+        return rest, True, []
 
     def install(self, doc: str, path: Path) -> str:
-        import tomllib
-
-        if MCP_NAME in tomllib.loads(doc).get("mcp_servers", {}):
+        server = _toml_server(_toml(doc))
+        if server is not None:
             raise LinkError(f"{path}: has an mcp_servers.{MCP_NAME} engram did not write; engram left it untouched")
         head = doc if not doc or doc.endswith("\n") else doc + "\n"
         new = head + ("\n" if head.strip() else "") + self.block
-        try:
-            tomllib.loads(new)
-        except tomllib.TOMLDecodeError:  # e.g. mcp_servers written as an inline table
-            raise LinkError(f"{path}: cannot add [mcp_servers.{MCP_NAME}] to it; add it by hand") from None
+        if _toml_server(_toml(new)) is None:  # e.g. mcp_servers written as an inline table
+            raise LinkError(f"{path}: cannot add [mcp_servers.{MCP_NAME}] to it; add it by hand")
         return new
 
     def dump(self, doc: str) -> bytes:
@@ -494,6 +559,34 @@ class _TomlMcpEntry(_Entries):
 
     def is_empty(self, doc: str) -> bool:
         return not doc.strip()
+
+
+def _toml(text: str, path: Path | None = None) -> dict | None:
+    """The TOML document; None when it does not parse, or with `path` a LinkError naming the file."""
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        if path is None:
+            return None
+        raise LinkError(f"{path}: not valid TOML ({err}); engram left it untouched") from None
+
+
+def _toml_server(data: dict | None) -> object:
+    servers = (data or {}).get("mcp_servers")
+    return servers.get(MCP_NAME) if isinstance(servers, dict) else None
+
+
+def _without_server(data: dict) -> dict:
+    """The settings less engram's server (and an `mcp_servers` left empty): what a removal must keep."""
+    servers = data.get("mcp_servers")
+    if not isinstance(servers, dict):
+        return data
+    others = {name: server for name, server in servers.items() if name != MCP_NAME}
+    return {key: value for key, value in data.items() if key != "mcp_servers"} | (
+        {"mcp_servers": others} if others else {}
+    )
 
 
 # --- reading and writing -----------------------------------------------------
@@ -664,17 +757,10 @@ def _original_doc(entries: _Entries, record: _Record | None) -> object:
         return None  # a damaged record only costs precision in pruning
 
 
-def _restore(path: Path, record: _Record) -> None:
-    if record.original is None:
-        _delete_created(path, record)
-    else:
-        _write_atomic(path, record.original)
-
-
-def _delete_created(path: Path, record: _Record) -> None:
-    """Delete a file link created, then the dirs link created for it if now empty."""
+def _delete_created(path: Path, created_dirs: list[str]) -> None:
+    """Delete a file link created, then the dirs link created for it (deepest first) if now empty."""
     path.unlink()
-    for directory in record.created_dirs:
+    for directory in created_dirs:
         try:
             os.rmdir(directory)
         except OSError:

@@ -15,7 +15,7 @@ from engram.link import link
 
 def linked_events(host: str, tmp_path: Path) -> dict[str, list[str | None]]:
     """Event name -> the matchers of engram's entries, read back from the file `link` wrote."""
-    result = link(host, tmp_path, engram_command="/opt/engram", backup_dir=tmp_path / "backups")
+    [result] = link(host, tmp_path, engram_command="/opt/engram", backup_dir=tmp_path / "backups")
     hooks = json.loads(result.path.read_text())["hooks"]
     return {event: [entry.get("matcher") for entry in entries] for event, entries in hooks.items()}
 

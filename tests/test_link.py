@@ -120,11 +120,13 @@ def odd_bytes(data: dict) -> bytes:
 
 
 def do_link(host: str, project: Path, backups: Path, cmd: str = CMD, **kw) -> link_mod.LinkResult:
-    return link(host, project, engram_command=cmd, backup_dir=backups, **kw)
+    """The hook config's result."""
+    return link(host, project, engram_command=cmd, backup_dir=backups, **kw)[0]
 
 
 def do_unlink(host: str, project: Path, backups: Path, **kw) -> link_mod.LinkResult:
-    return unlink(host, project, backup_dir=backups, **kw)
+    """The hook config's result (there is no MCP config to touch)."""
+    return unlink(host, project, backup_dir=backups, **kw)[0]
 
 
 def merged(user: dict, host: str) -> dict:

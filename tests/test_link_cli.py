@@ -125,3 +125,47 @@ def test_link_cursor_offers_the_mcp_server_and_unlink_takes_both_out(project, ru
     assert unlinked.stdout.splitlines() == [f"unlinked cursor: {project / '.cursor' / 'hooks.json'}",
                                             f"unlinked cursor: {project / '.cursor' / 'mcp.json'}"]  # fmt: skip
     assert not (project / ".cursor").exists()
+
+
+# --- links that cannot finish, and entries engram did not write ----------------------------------------------
+
+
+ENGRAM_TABLE = '[mcp_servers.engram]\ncommand = "engram"\nargs = ["mcp"]\n'
+WITH_A_SUB_TABLE = 'model = "gpt-5.5"\n' + ENGRAM_TABLE + '[mcp_servers.engram.env]\nENGRAM_DEBUG = "1"\n'
+
+
+@pytest.mark.installed
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ('model = "gpt-5.5"\n' + ENGRAM_TABLE + "[tui]\nx = 1\n", 'model = "gpt-5.5"\n[tui]\nx = 1\n'),
+        (WITH_A_SUB_TABLE, WITH_A_SUB_TABLE),
+    ],
+    ids=["engrams-table", "with-a-sub-table"],
+)
+def test_unlink_codex_takes_out_only_a_whole_table_and_no_line_break(before, after, project, run_engram):
+    """A committed config.toml (no backup here): engram's table between two others goes without joining
+    them; one with a sub-table of its own stays, as taking the table alone would orphan the sub-table."""
+    path = project / ".codex" / "config.toml"
+    path.parent.mkdir()
+    path.write_text(before)
+    assert run_engram(["unlink", "codex"], project).returncode == 0
+    assert path.read_text() == after
+
+
+@pytest.mark.installed
+@pytest.mark.parametrize(
+    "config",
+    [b'[mcp_servers.engram]\ncommand = "their-tool"\n', b'mcp_servers = { other = { command = "x" } }\n'],
+    ids=["their-server", "inline-table"],
+)
+def test_link_mcp_that_cannot_register_the_server_changes_no_file(config, project, run_engram, on_path):
+    path = project / ".codex" / "config.toml"
+    path.parent.mkdir()
+    path.write_bytes(config)
+    proc = run_engram(["link", "codex", "--mcp"], project, env=on_path)
+    assert proc.returncode == 1
+    [line] = proc.stderr.splitlines()
+    assert line.startswith(f"engram: error: {path}: ") and "Error" not in line
+    assert sorted(p.name for p in path.parent.iterdir()) == ["config.toml"]  # no hooks.json
+    assert path.read_bytes() == config

@@ -25,11 +25,13 @@ def server_entry(host: str, path: Path) -> dict:
 
 
 def do_link(host: str, project: Path, backups: Path, **kw):
-    return link(host, project, engram_command=CMD, backup_dir=backups, mcp=True, **kw)
+    """`link --mcp`: the hooks and the server; the MCP config's result."""
+    return link(host, project, engram_command=CMD, backup_dir=backups, mcp=True, **kw)[1]
 
 
 def do_unlink(host: str, project: Path, backups: Path):
-    return unlink(host, project, backup_dir=backups, mcp=True)
+    """Both out again; the MCP config's result."""
+    return unlink(host, project, backup_dir=backups)[1]
 
 
 def mcp_config_path(host: str, project: Path, global_: bool, home: Path | None = None) -> Path:
@@ -46,6 +48,7 @@ def test_link_mcp_writes_the_server_and_unlink_removes_the_file(host: str, tmp_p
     assert do_unlink(host, tmp_path, tmp_path / "backups").changed
     assert not result.path.exists()
     assert result.path.parent == tmp_path or not result.path.parent.exists()  # the folder link made goes too
+    assert not config_path(host, tmp_path, False).exists()  # and the hooks
 
 
 def test_each_host_reads_its_own_file(tmp_path: Path) -> None:
@@ -59,7 +62,7 @@ def test_cursor_points_the_server_at_its_workspace_folder(tmp_path: Path) -> Non
     project = do_link("cursor", tmp_path, tmp_path / "backups")
     assert server_entry("cursor", project.path) == {"type": "stdio", "command": CMD,
                                                     "args": ["mcp", "--project", "${workspaceFolder}"]}  # fmt: skip
-    user = do_link("cursor", tmp_path, tmp_path / "backups", global_=True, home=tmp_path / "home")
+    user = do_link("cursor", tmp_path, tmp_path / "home-backups", global_=True, home=tmp_path / "home")
     assert server_entry("cursor", user.path)["args"] == ["mcp"]  # the user's file serves every folder
 
 
@@ -98,6 +101,7 @@ def test_a_server_named_engram_that_engram_did_not_write_is_left_alone(host: str
     path.write_bytes(theirs)
     with pytest.raises(LinkError, match="engram did not write"):
         do_link(host, tmp_path, tmp_path / "backups")
+    assert list(tmp_path.rglob("*.json")) == ([path] if path.suffix == ".json" else [])  # no hooks: all or nothing
     assert not do_unlink(host, tmp_path, tmp_path / "backups").changed
     assert path.read_bytes() == theirs
 
@@ -122,9 +126,9 @@ def test_gemini_hooks_and_server_share_one_file_and_both_come_out(tmp_path: Path
     path.write_bytes(original)
     backups = tmp_path / "backups"
     link("gemini", tmp_path, engram_command=CMD, backup_dir=backups)
-    do_link("gemini", tmp_path, backups)
+    hooks, server = link("gemini", tmp_path, engram_command=CMD, backup_dir=backups, mcp=True)
+    assert hooks.path == server.path == path and hooks.changed and server.changed  # the server went in
     data = json.loads(path.read_text())
     assert data["ui"] == {"theme": "dark"} and "hooks" in data and "engram" in data["mcpServers"]
     do_unlink("gemini", tmp_path, backups)
-    unlink("gemini", tmp_path, backup_dir=backups)
     assert path.read_bytes() == original
