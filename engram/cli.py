@@ -172,7 +172,9 @@ def _host_command(
     if host not in HOSTS:
         raise EngramError(f"unknown host '{host}' (one of {HOST_NAMES})", 2)
     if engram_command is not None and not host_link.runs_engram(engram_command):
-        raise EngramError("--command must name engram (`engram`, /path/to/engram, python -m engram)", 2)
+        raise EngramError(
+            "--command must run engram as link writes it: `engram`, /path/to/engram or python -m engram", 2
+        )
     ws = open_workspace()
     project = Path(ws.root.project)
     backups = Path(user_config_dir()) / "link-backups"
@@ -196,6 +198,8 @@ def _host_command(
         out(gate.line(f"{host} runs: {command.command} ({command.reason})"))
     for message in (m for result in results for m in result.messages):
         out(message)
+    for line in (w for result in results for w in result.warnings):
+        warning(line)
     for note in _native_rules_note(host, ws, unlinking, global_):
         out(note)
     if not unlinking:

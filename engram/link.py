@@ -5,7 +5,9 @@ other key and entry; with `mcp=True` it does the same for the `engram mcp`
 server entry in the host's MCP config (JSON `mcpServers`, or a
 `[mcp_servers.engram]` table in Codex's config.toml). `unlink` takes both out
 again. Each changes every file or none: the files are edited in memory and
-written once every step has succeeded.
+written once every step has succeeded. engram's own entries are exactly what
+`link` writes (`_is_engram_handler`); any other entry, one that wraps or
+configures engram included, is the user's and stays as it is.
 Before the first write, `link` saves a backup record (the original bytes, or
 the fact that the file did not exist, plus the sha256 of what it wrote). If
 the file is still exactly what `link` wrote, `unlink` restores the original
@@ -51,7 +53,8 @@ class LinkError(EngramError):
     """A config file engram will not touch; the message is one line naming it."""
 
 
-LinkResult = namedtuple("LinkResult", "path changed messages")
+# messages: what the user should know (a trust step); warnings: what link kept that will not do what they may expect
+LinkResult = namedtuple("LinkResult", "path changed messages warnings", defaults=((),))
 
 
 # --- public API --------------------------------------------------------------
@@ -119,8 +122,9 @@ def is_linked(host: str, project: Path) -> bool:
 
 
 def runs_engram(command: str) -> bool:
-    """Whether a hook command names engram: how link and unlink recognise their own entries."""
-    return "engram" in command
+    """Whether a command line is one link writes to run engram: an engram script (`engram`, /path/to/engram)
+    or `<python> -m engram`. Only those are engram's own entries: anything around them is the user's."""
+    return _is_engram_program(_words(command))
 
 
 def config_path(host: str, project: Path, global_: bool, home: Path | None = None, mcp: bool = False) -> Path:
@@ -152,14 +156,13 @@ def link(
     spec = _host(host)
     edits = _Edits(backup_dir)
     path = config_path(host, project, global_, home)
-    _link_file(edits.open(path), _HookEntries(spec, engram_command))
-    results = [(path, [spec.trust_message] if spec.trust_message else [])]
+    kept = _link_file(edits.open(path), _HookEntries(spec, engram_command))
+    results = [(path, [spec.trust_message] if spec.trust_message else [], kept)]
     if mcp:
         path = config_path(host, project, global_, home, mcp=True)
-        _link_file(edits.open(path), _mcp_entry(spec, engram_command, global_))
-        results.append((path, []))
+        results.append((path, [], _link_file(edits.open(path), _mcp_entry(spec, engram_command, global_))))
     edits.commit()
-    return [LinkResult(path, edits.changed(path), messages) for path, messages in results]
+    return [LinkResult(path, edits.changed(path), messages, warnings) for path, messages, warnings in results]
 
 
 def unlink(
@@ -244,18 +247,20 @@ class _Edits:
         _write_atomic(edit.path, content)
 
 
-def _link_file(edit: _Edit, entries: _Entries) -> None:
-    """Put engram's entries into the file, keeping everything else."""
+def _link_file(edit: _Edit, entries: _Entries) -> list[str]:
+    """Put engram's entries into the file, keeping everything else; a line for each entry engram kept that it
+    did not write."""
     raw = edit.content
     doc = entries.parse(raw, edit.path)
     # Replace rather than append, so linking twice equals linking once.
     doc, had_engram, emptied = entries.remove(doc)
     record = _record_for_link(edit.record, raw, had_engram)
-    doc = entries.install(doc, edit.path)
+    doc, kept = entries.install(doc, edit.path)
     new = entries.dump(entries.prune(doc, emptied, _original_doc(entries, record)))
     if record is not None:
         record.written_sha256 = _sha256(new)
     edit.content, edit.record = new, record
+    return kept
 
 
 def _unlink_file(edit: _Edit, entries: _Entries) -> None:
@@ -301,15 +306,69 @@ def _quote(command: str) -> str:
     return shlex.quote(command) if " " in command else command
 
 
-def _is_engram_handler(handler: object, host: str) -> bool:
-    if not isinstance(handler, dict):
+def _words(command: str) -> list[str]:
+    """A command line's words as a shell splits them; `|`, `>`, `;`, `&` and parentheses are words of their
+    own, so a pipeline or a redirection is never part of one word."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    lexer.commenters = ""  # as shlex.split: a `#` starts no comment
+    try:
+        return list(lexer)
+    except ValueError:  # an unbalanced quote: no command link writes
+        return []
+
+
+def _runs_engram_with(words: list[str], args: list[str]) -> bool:
+    """Whether the words are engram's program (as link writes it) and then exactly `args`."""
+    return len(words) > len(args) and words[-len(args) :] == args and _is_engram_program(words[: -len(args)])
+
+
+def _is_engram_program(words: list[str]) -> bool:
+    """Whether the words run engram as link writes it: one engram script, or an interpreter `-m engram`."""
+    if len(words) == 1:
+        return os.path.basename(words[0]) == "engram"
+    return len(words) == 3 and words[1:] == ["-m", "engram"]
+
+
+def _is_engram_handler(handler: object, host: Host) -> bool:
+    """Whether a hook handler is one link writes: the file's handler keys, engram's timeout, and a command
+    that is engram's program and `hook --host <host>`, nothing else (a flat entry also holds its matcher)."""
+    if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
         return False
-    command = handler.get("command")
-    return (
-        isinstance(command, str)
-        and runs_engram(command)
-        and re.search(rf" hook --host {re.escape(host)}(?!\S)", command) is not None
-    )
+    spec = host.hook_file
+    keys = {key: value for key, value in handler.items() if spec.nested or key != "matcher"}
+    if keys != dict(spec.handler_head) | {"command": handler["command"], "timeout": spec.timeout}:
+        return False
+    return _runs_engram_with(_words(handler["command"]), ["hook", "--host", host.name])
+
+
+def _runs_engram_hook(command: str, host: str) -> bool:
+    """Whether a command line runs engram's hook for the host in any form: engram's own, or a user's wrapper."""
+    return "engram" in command and re.search(rf" hook --host {re.escape(host)}(?!\S)", command) is not None
+
+
+def _engram_hook_commands(doc: dict, host: Host) -> dict[str, list[str]]:
+    """Each command on an event engram installs that runs engram's hook for the host, and its events."""
+    hooks = doc.get("hooks") or {}
+    found: dict[str, list[str]] = {}
+    for event in host.events:
+        for handler in _handlers(hooks.get(event.name), host.hook_file.nested):
+            command = handler.get("command")
+            if isinstance(command, str) and _runs_engram_hook(command, host.name):
+                found.setdefault(command, []).append(event.name)
+    return found
+
+
+def _handlers(entries: object, nested: bool) -> list[dict]:
+    """The handlers of one event's list: its entries, or the hooks of its matcher groups."""
+    if not isinstance(entries, list):
+        return []
+    groups = [entry for entry in entries if isinstance(entry, dict)]
+    if not nested:
+        return groups
+    return [
+        h for group in groups if isinstance(group.get("hooks"), list) for h in group["hooks"] if isinstance(h, dict)
+    ]
 
 
 def _install(data: dict, host: Host, engram_command: str, path: Path) -> None:
@@ -333,7 +392,7 @@ def _entry(spec: HookFile, command: str, matcher: str | None) -> dict:
     return handler | with_matcher
 
 
-def _remove(data: dict, host: str, spec: HookFile) -> tuple[bool, list[str]]:
+def _remove(data: dict, host: Host) -> tuple[bool, list[str]]:
     """Remove engram's handlers in place, dropping matcher groups that held only them.
 
     Returns whether any were found and the events whose lists the removal
@@ -345,16 +404,16 @@ def _remove(data: dict, host: str, spec: HookFile) -> tuple[bool, list[str]]:
         return False, []
     found, emptied = False, []
     for event, entries in hooks.items():
-        if isinstance(entries, list) and _remove_from_event(entries, host, spec.nested):
+        if isinstance(entries, list) and _remove_from_event(entries, host):
             found = True
             if not entries:
                 emptied.append(event)
     return found, emptied
 
 
-def _remove_from_event(entries: list, host: str, nested: bool) -> bool:
+def _remove_from_event(entries: list, host: Host) -> bool:
     """Remove engram's handlers from one event's list in place; True if there were any."""
-    if not nested:
+    if not host.hook_file.nested:
         kept = [entry for entry in entries if not _is_engram_handler(entry, host)]
         found = len(kept) < len(entries)
     else:
@@ -369,7 +428,7 @@ def _remove_from_event(entries: list, host: str, nested: bool) -> bool:
     return found
 
 
-def _remove_from_group(group: object, host: str) -> bool:
+def _remove_from_group(group: object, host: Host) -> bool:
     if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
         return False
     handlers = group["hooks"]
@@ -413,8 +472,10 @@ def _drop_added_head(data: dict, spec: HookFile, original: dict | None) -> None:
 class _Entries:
     """engram's entries in one kind of config file: how they go in and come out.
 
-    `remove` also reports the containers it emptied, which `prune` drops unless
-    the original file had them. Documents are changed in place where they are
+    `remove` takes out only what link writes and also reports the containers
+    it emptied, which `prune` drops unless the original file had them.
+    `install` adds engram's entries and returns a line for each entry it kept
+    that engram did not write. Documents are changed in place where they are
     mutable, and returned either way.
     """
 
@@ -424,7 +485,7 @@ class _Entries:
     def remove(self, doc) -> tuple[object, bool, list[str]]:
         raise NotImplementedError
 
-    def install(self, doc, path: Path) -> object:
+    def install(self, doc, path: Path) -> tuple[object, list[str]]:
         raise NotImplementedError
 
     def prune(self, doc, emptied: list[str], original) -> object:
@@ -448,11 +509,18 @@ class _HookEntries(_Entries):
         self.engram_command = engram_command
 
     def remove(self, doc: dict) -> tuple[dict, bool, list[str]]:
-        return (doc, *_remove(doc, self.host.name, self.host.hook_file))
+        return (doc, *_remove(doc, self.host))
 
-    def install(self, doc: dict, path: Path) -> dict:
+    def install(self, doc: dict, path: Path) -> tuple[dict, list[str]]:
+        """engram's handlers beside the user's; a user's hook that runs engram too (a wrapper, a timeout of
+        its own) stays, and a line says that both run."""
+        kept = [
+            f"{path}: a hook engram did not write also runs engram on {', '.join(events)} ({command}); "
+            "engram kept it beside its own, and both will run"
+            for command, events in _engram_hook_commands(doc, self.host).items()
+        ]
         _install(doc, self.host, self.engram_command, path)
-        return doc
+        return doc, kept
 
     def prune(self, doc: dict, emptied: list[str], original: dict | None) -> dict:
         _prune(doc, emptied, original)
@@ -465,7 +533,7 @@ class _HookEntries(_Entries):
 
 def _mcp_entry(host: Host, engram_command: str, global_: bool) -> _Entries:
     """The `engram mcp` server entry in the host's MCP config; a project file may point it at the project."""
-    command, *args = shlex.split(engram_command) or [""]
+    command, *args = _words(engram_command) or [""]
     args += ["mcp", *(() if global_ else host.mcp_file.project_args)]
     if host.mcp_file.format == "toml":
         return _TomlMcpEntry(command, args)
@@ -479,7 +547,7 @@ def _is_engram_server(entry: object) -> bool:
         or not isinstance(entry.get("args"), list)
     ):
         return False
-    return runs_engram(" ".join([entry["command"], *map(str, entry["args"])])) and "mcp" in entry["args"]
+    return "engram" in " ".join([entry["command"], *map(str, entry["args"])]) and "mcp" in entry["args"]
 
 
 class _JsonMcpEntry(_Entries):
@@ -495,14 +563,14 @@ class _JsonMcpEntry(_Entries):
         del servers[MCP_NAME]
         return doc, True, [] if servers else ["mcpServers"]
 
-    def install(self, doc: dict, path: Path) -> dict:
+    def install(self, doc: dict, path: Path) -> tuple[dict, list[str]]:
         servers = doc.setdefault("mcpServers", {})
         if not isinstance(servers, dict):
             raise LinkError(f'{path}: its "mcpServers" is not a JSON object; engram left it untouched')
         if MCP_NAME in servers:
             raise LinkError(f"{path}: has an mcpServers.{MCP_NAME} engram did not write; engram left it untouched")
         servers[MCP_NAME] = self.entry
-        return doc
+        return doc, []
 
     def prune(self, doc: dict, emptied: list[str], original: dict | None) -> dict:
         if emptied and doc.get("mcpServers") == {} and "mcpServers" not in (original or {}):
@@ -544,7 +612,7 @@ class _TomlMcpEntry(_Entries):
             return doc, False, []
         return rest, True, []
 
-    def install(self, doc: str, path: Path) -> str:
+    def install(self, doc: str, path: Path) -> tuple[str, list[str]]:
         server = _toml_server(_toml(doc))
         if server is not None:
             raise LinkError(f"{path}: has an mcp_servers.{MCP_NAME} engram did not write; engram left it untouched")
@@ -552,7 +620,7 @@ class _TomlMcpEntry(_Entries):
         new = head + ("\n" if head.strip() else "") + self.block
         if _toml_server(_toml(new)) is None:  # e.g. mcp_servers written as an inline table
             raise LinkError(f"{path}: cannot add [mcp_servers.{MCP_NAME}] to it; add it by hand")
-        return new
+        return new, []
 
     def dump(self, doc: str) -> bytes:
         return doc.encode("utf-8")

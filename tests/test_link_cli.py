@@ -169,3 +169,58 @@ def test_link_mcp_that_cannot_register_the_server_changes_no_file(config, projec
     assert line.startswith(f"engram: error: {path}: ") and "Error" not in line
     assert sorted(p.name for p in path.parent.iterdir()) == ["config.toml"]  # no hooks.json
     assert path.read_bytes() == config
+
+
+def one_line_warnings(stderr: str) -> list[str]:
+    lines = stderr.splitlines()
+    assert all(line.startswith("engram: warning: ") for line in lines), stderr
+    return lines
+
+
+@pytest.mark.installed
+def test_a_hand_written_hook_with_its_own_timeout_is_kept_beside_engrams(project, run_engram, on_path):
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    theirs = {"type": "command", "command": "engram hook --host claude", "timeout": 30}
+    original = json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [theirs]}]}}).encode()
+    settings.write_bytes(original)
+    linked = run_engram(["link", "claude"], project, env=on_path)
+    assert linked.returncode == 0
+    groups = json.loads(settings.read_text())["hooks"]["UserPromptSubmit"]
+    assert [group["hooks"] for group in groups] == [[theirs], [theirs | {"timeout": 10}]]
+    [both] = one_line_warnings(linked.stderr)
+    assert "UserPromptSubmit" in both and "both will run" in both
+    assert run_engram(["unlink", "claude"], project).returncode == 0
+    assert settings.read_bytes() == original
+
+
+WRAPPERS = [
+    "tee -a ~/prompt-audit.log | engram hook --host claude",
+    "ENGRAM_DEBUG=1 engram hook --host claude 2>>/tmp/x.log",
+    "docker run --rm -i myorg/engram hook --host claude",
+]
+
+
+@pytest.mark.installed
+@pytest.mark.parametrize("wrapper", WRAPPERS)
+def test_a_users_wrapper_hook_stays_and_unlink_takes_out_only_engrams(wrapper, project, run_engram, on_path):
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    original = json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": wrapper}]}]}})
+    settings.write_text(original)
+    linked = run_engram(["link", "claude"], project, env=on_path)
+    assert linked.returncode == 0
+    assert claude_commands(project) == {wrapper, "engram hook --host claude"}
+    [both] = one_line_warnings(linked.stderr)
+    assert wrapper in both and "both will run" in both
+    assert run_engram(["link", "claude"], project, env=on_path).stdout.startswith("unchanged claude: ")
+    settings.write_text(settings.read_text() + "\n")  # an edit: unlink takes entries out rather than restore
+    assert run_engram(["unlink", "claude"], project).returncode == 0
+    assert json.loads(settings.read_text()) == json.loads(original)
+
+
+@pytest.mark.installed
+def test_link_refuses_a_command_it_would_not_know_as_its_own(project, run_engram):
+    proc = run_engram(["link", "claude", "--command", "docker run --rm -i myorg/engram"], project)
+    assert proc.returncode == 2 and proc.stderr.startswith("engram: error: --command must")
+    assert not (project / ".claude").exists()
