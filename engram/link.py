@@ -6,8 +6,8 @@ server entry in the host's MCP config (JSON `mcpServers`, or a
 `[mcp_servers.engram]` table in Codex's config.toml). `unlink` takes both out
 again. Each changes every file or none: the files are edited in memory and
 written once every step has succeeded. engram's own entries are exactly what
-`link` writes (`_is_engram_handler`); any other entry, one that wraps or
-configures engram included, is the user's and stays as it is.
+`link` writes (`_is_engram_handler`, `_is_engram_server`); any other entry,
+one that wraps or configures engram included, is the user's and stays as it is.
 Before the first write, `link` saves a backup record (the original bytes, or
 the fact that the file did not exist, plus the sha256 of what it wrote). If
 the file is still exactly what `link` wrote, `unlink` restores the original
@@ -257,6 +257,8 @@ def _link_file(edit: _Edit, entries: _Entries) -> list[str]:
     record = _record_for_link(edit.record, raw, had_engram)
     doc, kept = entries.install(doc, edit.path)
     new = entries.dump(entries.prune(doc, emptied, _original_doc(entries, record)))
+    if raw is not None and new == entries.dump(entries.parse(raw, edit.path)):
+        new = raw  # the same settings (engram kept what it found): the user's formatting stays
     if record is not None:
         record.written_sha256 = _sha256(new)
     edit.content, edit.record = new, record
@@ -536,29 +538,52 @@ def _mcp_entry(host: Host, engram_command: str, global_: bool) -> _Entries:
     command, *args = _words(engram_command) or [""]
     args += ["mcp", *(() if global_ else host.mcp_file.project_args)]
     if host.mcp_file.format == "toml":
-        return _TomlMcpEntry(command, args)
-    return _JsonMcpEntry(dict(host.mcp_file.entry_head) | {"command": command, "args": args})
+        return _TomlMcpEntry(host, command, args)
+    return _JsonMcpEntry(host, dict(host.mcp_file.entry_head) | {"command": command, "args": args})
 
 
-def _is_engram_server(entry: object) -> bool:
-    if (
-        not isinstance(entry, dict)
-        or not isinstance(entry.get("command"), str)
-        or not isinstance(entry.get("args"), list)
-    ):
+def _is_engram_server(entry: object, host: Host) -> bool:
+    """Whether an MCP server entry is one link writes: the file's entry keys and an engram program running
+    `mcp` (with or without the project arguments), nothing else."""
+    mcp_file = host.mcp_file
+    if not isinstance(entry, dict) or set(entry) != {*dict(mcp_file.entry_head), "command", "args"}:
         return False
-    return "engram" in " ".join([entry["command"], *map(str, entry["args"])]) and "mcp" in entry["args"]
+    if any(entry[key] != value for key, value in mcp_file.entry_head) or not _all_strings(entry["args"]):
+        return False
+    words = [entry["command"], *entry["args"]]
+    return any(_runs_engram_with(words, args) for args in (["mcp"], ["mcp", *mcp_file.project_args]))
+
+
+def _all_strings(values: object) -> bool:
+    return isinstance(values, list) and all(isinstance(value, str) for value in values)
+
+
+def _runs_engram_server(entry: object) -> bool:
+    """Whether an MCP server entry runs `engram mcp` in any form: engram's own, or a user's with settings of its own."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str) or not _all_strings(entry.get("args")):
+        return False
+    return "engram" in " ".join([entry["command"], *entry["args"]]) and "mcp" in entry["args"]
+
+
+def _kept_server(path: Path, name: str, entry: object) -> list[str]:
+    """The line for a server called engram that engram did not write and leaves as it is; a refusal when it
+    does not run `engram mcp`, as link cannot register engram's server beside it under the same name."""
+    found = f"{path}: has an {name} engram did not write; engram left it untouched"
+    if not _runs_engram_server(entry):
+        raise LinkError(found)
+    return [f"{found} (it runs engram mcp)"]
 
 
 class _JsonMcpEntry(_Entries):
     """`mcpServers.engram` in a JSON file (.mcp.json, .cursor/mcp.json, .gemini/settings.json)."""
 
-    def __init__(self, entry: dict) -> None:
+    def __init__(self, host: Host, entry: dict) -> None:
+        self.host = host
         self.entry = entry
 
     def remove(self, doc: dict) -> tuple[dict, bool, list[str]]:
         servers = doc.get("mcpServers")
-        if not isinstance(servers, dict) or not _is_engram_server(servers.get(MCP_NAME)):
+        if not isinstance(servers, dict) or not _is_engram_server(servers.get(MCP_NAME), self.host):
             return doc, False, []
         del servers[MCP_NAME]
         return doc, True, [] if servers else ["mcpServers"]
@@ -568,7 +593,7 @@ class _JsonMcpEntry(_Entries):
         if not isinstance(servers, dict):
             raise LinkError(f'{path}: its "mcpServers" is not a JSON object; engram left it untouched')
         if MCP_NAME in servers:
-            raise LinkError(f"{path}: has an mcpServers.{MCP_NAME} engram did not write; engram left it untouched")
+            return doc, _kept_server(path, f"mcpServers.{MCP_NAME}", servers[MCP_NAME])
         servers[MCP_NAME] = self.entry
         return doc, []
 
@@ -582,10 +607,11 @@ class _TomlMcpEntry(_Entries):
     """`[mcp_servers.engram]` in Codex's config.toml, edited as text (the stdlib reads TOML but cannot write it).
 
     A removal is checked by reading the file again: it must hold the same settings less engram's server,
-    or engram leaves the table to the user (e.g. one with sub-tables, which a table of link's never has).
+    or engram leaves the table to the user (a table with sub-tables or keys of its own is theirs anyway).
     """
 
-    def __init__(self, command: str, args: list[str]) -> None:
+    def __init__(self, host: Host, command: str, args: list[str]) -> None:
+        self.host = host
         # JSON strings and arrays of strings are valid TOML basic strings and arrays
         self.block = f"[mcp_servers.{MCP_NAME}]\ncommand = {json.dumps(command)}\nargs = {json.dumps(args)}\n"
 
@@ -605,7 +631,7 @@ class _TomlMcpEntry(_Entries):
         before, after = _toml(doc) or {}, _toml(rest)
         if (
             after is None
-            or not _is_engram_server(_toml_server(before))
+            or not _is_engram_server(_toml_server(before), self.host)
             or _toml_server(after) is not None
             or _without_server(before) != _without_server(after)
         ):
@@ -615,7 +641,7 @@ class _TomlMcpEntry(_Entries):
     def install(self, doc: str, path: Path) -> tuple[str, list[str]]:
         server = _toml_server(_toml(doc))
         if server is not None:
-            raise LinkError(f"{path}: has an mcp_servers.{MCP_NAME} engram did not write; engram left it untouched")
+            return doc, _kept_server(path, f"[mcp_servers.{MCP_NAME}]", server)
         head = doc if not doc or doc.endswith("\n") else doc + "\n"
         new = head + ("\n" if head.strip() else "") + self.block
         if _toml_server(_toml(new)) is None:  # e.g. mcp_servers written as an inline table

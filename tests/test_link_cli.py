@@ -224,3 +224,29 @@ def test_link_refuses_a_command_it_would_not_know_as_its_own(project, run_engram
     proc = run_engram(["link", "claude", "--command", "docker run --rm -i myorg/engram"], project)
     assert proc.returncode == 2 and proc.stderr.startswith("engram: error: --command must")
     assert not (project / ".claude").exists()
+
+
+OWN_SERVERS = {
+    "claude": (".mcp.json", b'{\n  "mcpServers": {\n    "engram": {"command": "engram", "args": ["mcp"], '
+               b'"env": {"ENGRAM_GLOBAL_DIR": "/srv/team-memories"}}\n  }\n}\n'),
+    "codex": (".codex/config.toml", WITH_A_SUB_TABLE.encode()),
+    "codex-timeout": (".codex/config.toml", (ENGRAM_TABLE + "startup_timeout_sec = 30\n").encode()),
+}  # fmt: skip
+
+
+@pytest.mark.installed
+@pytest.mark.parametrize("case", OWN_SERVERS)
+def test_a_users_own_engram_server_is_kept_by_link_and_unlink(case, project, run_engram, on_path):
+    name, original = OWN_SERVERS[case]
+    host = case.split("-")[0]
+    path = project / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(original)
+    linked = run_engram(["link", host, "--mcp"], project, env=on_path)
+    assert linked.returncode == 0, linked.stderr
+    assert path.read_bytes() == original
+    assert f"unchanged {host}: {path}" in linked.stdout.splitlines()
+    [kept] = [line for line in one_line_warnings(linked.stderr) if str(path) in line]
+    assert "engram did not write; engram left it untouched" in kept
+    assert run_engram(["unlink", host], project).returncode == 0
+    assert path.read_bytes() == original
