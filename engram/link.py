@@ -157,7 +157,8 @@ def link(
     edits = _Edits(backup_dir)
     path = config_path(host, project, global_, home)
     kept = _link_file(edits.open(path), _HookEntries(spec, engram_command))
-    results = [(path, [spec.trust_message] if spec.trust_message else [], kept)]
+    also = _also_linked(spec, path, config_path(host, project, not global_, home), global_)
+    results = [(path, [spec.trust_message] if spec.trust_message else [], kept + also)]
     if mcp:
         path = config_path(host, project, global_, home, mcp=True)
         results.append((path, [], _link_file(edits.open(path), _mcp_entry(spec, engram_command, global_))))
@@ -282,6 +283,24 @@ def _unlink_file(edit: _Edit, entries: _Entries) -> None:
         edit.delete(record)
     else:
         edit.content = entries.dump(doc)
+
+
+def _also_linked(spec: Host, path: Path, other: Path, global_: bool) -> list[str]:
+    """A line when the host's hook config of the other scope (the user's for a project link, the project's
+    for a --global one) runs engram's hook too: the host runs both, and each event brings memories twice."""
+    if os.path.realpath(other) == os.path.realpath(path):
+        return []  # the project is the home folder: one file
+    try:
+        commands = _engram_hook_commands(_parse(_read(other), other), spec)
+    except LinkError:
+        return []  # a file the host cannot read runs no hook either
+    if not commands:
+        return []
+    where, unlink_other = ("in this project", "") if global_ else ("for this user", " --global")
+    return [
+        f"{spec.name} is also linked {where} ({other}): both links will run, so each event brings engram's "
+        f"memories twice; `engram unlink {spec.name}{unlink_other}` removes that one"
+    ]
 
 
 # --- host entries ------------------------------------------------------------

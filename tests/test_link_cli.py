@@ -250,3 +250,19 @@ def test_a_users_own_engram_server_is_kept_by_link_and_unlink(case, project, run
     assert "engram did not write; engram left it untouched" in kept
     assert run_engram(["unlink", host], project).returncode == 0
     assert path.read_bytes() == original
+
+
+@pytest.mark.installed
+@pytest.mark.parametrize("first_global", [False, True])
+def test_linking_a_host_in_both_scopes_says_both_will_run(first_global, project, run_engram, on_path, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    env = on_path | {"HOME": str(home)}
+    first, second = (["--global"], []) if first_global else ([], ["--global"])
+    alone = run_engram(["link", "claude", *first], project, env=env)
+    assert alone.returncode == 0 and alone.stderr == ""
+    both = run_engram(["link", "claude", *second], project, env=env)
+    assert both.returncode == 0
+    other = (home if first_global else project.path) / ".claude" / "settings.json"
+    [line] = one_line_warnings(both.stderr)
+    assert "claude is also linked" in line and str(other) in line and "both" in line
