@@ -121,12 +121,6 @@ def is_linked(host: str, project: Path) -> bool:
     return entries.remove(doc)[1]  # finds them the way unlink does, on a copy nobody writes back
 
 
-def runs_engram(command: str) -> bool:
-    """Whether a command line is one link writes to run engram: an engram script (`engram`, /path/to/engram)
-    or `<python> -m engram`. Only those are engram's own entries: anything around them is the user's."""
-    return _is_engram_program(_words(command))
-
-
 def config_path(host: str, project: Path, global_: bool, home: Path | None = None, mcp: bool = False) -> Path:
     """The host's hook config (or with `mcp` its MCP config): under `project`, or under `home` (default: the
     user's) when global."""
@@ -351,16 +345,18 @@ def _is_engram_program(words: list[str]) -> bool:
     return len(words) == 3 and words[1:] == ["-m", "engram"]
 
 
-def _is_engram_handler(handler: object, host: Host) -> bool:
+def _is_engram_handler(handler: object, host: Host, written: str = "") -> bool:
     """Whether a hook handler is one link writes: the file's handler keys, engram's timeout, and a command
-    that is engram's program and `hook --host <host>`, nothing else (a flat entry also holds its matcher)."""
+    that is engram's program and `hook --host <host>`, nothing else (a flat entry also holds its matcher),
+    or ``written``, the exact command this link writes (a `--command` wrapper: linking again replaces it)."""
     if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
         return False
     spec = host.hook_file
     keys = {key: value for key, value in handler.items() if spec.nested or key != "matcher"}
     if keys != dict(spec.handler_head) | {"command": handler["command"], "timeout": spec.timeout}:
         return False
-    return _runs_engram_with(_words(handler["command"]), ["hook", "--host", host.name])
+    command = handler["command"]
+    return command == written or _runs_engram_with(_words(command), ["hook", "--host", host.name])
 
 
 def _runs_engram_hook(command: str, host: str) -> bool:
@@ -368,14 +364,16 @@ def _runs_engram_hook(command: str, host: str) -> bool:
     return "engram" in command and re.search(rf" hook --host {re.escape(host)}(?!\S)", command) is not None
 
 
-def _engram_hook_commands(doc: dict, host: Host) -> dict[str, list[str]]:
-    """Each command on an event engram installs that runs engram's hook for the host, and its events."""
+def _engram_hook_commands(doc: dict, host: Host, written: str | None = None) -> dict[str, list[str]]:
+    """Each command that runs engram's hook for the host on an event engram installs, and its events; with
+    ``written`` (the command this link writes), only those of handlers engram did not write."""
     hooks = doc.get("hooks") or {}
     found: dict[str, list[str]] = {}
     for event in host.events:
         for handler in _handlers(hooks.get(event.name), host.hook_file.nested):
             command = handler.get("command")
-            if isinstance(command, str) and _runs_engram_hook(command, host.name):
+            own = written is not None and _is_engram_handler(handler, host, written)
+            if isinstance(command, str) and not own and _runs_engram_hook(command, host.name):
                 found.setdefault(command, []).append(event.name)
     return found
 
@@ -413,7 +411,7 @@ def _entry(spec: HookFile, command: str, matcher: str | None) -> dict:
     return handler | with_matcher
 
 
-def _remove(data: dict, host: Host) -> tuple[bool, list[str]]:
+def _remove(data: dict, host: Host, written: str = "") -> tuple[bool, list[str]]:
     """Remove engram's handlers in place, dropping matcher groups that held only them.
 
     Returns whether any were found and the events whose lists the removal
@@ -425,22 +423,22 @@ def _remove(data: dict, host: Host) -> tuple[bool, list[str]]:
         return False, []
     found, emptied = False, []
     for event, entries in hooks.items():
-        if isinstance(entries, list) and _remove_from_event(entries, host):
+        if isinstance(entries, list) and _remove_from_event(entries, host, written):
             found = True
             if not entries:
                 emptied.append(event)
     return found, emptied
 
 
-def _remove_from_event(entries: list, host: Host) -> bool:
+def _remove_from_event(entries: list, host: Host, written: str) -> bool:
     """Remove engram's handlers from one event's list in place; True if there were any."""
     if not host.hook_file.nested:
-        kept = [entry for entry in entries if not _is_engram_handler(entry, host)]
+        kept = [entry for entry in entries if not _is_engram_handler(entry, host, written)]
         found = len(kept) < len(entries)
     else:
         kept, found = [], False
         for group in entries:
-            if _remove_from_group(group, host):
+            if _remove_from_group(group, host, written):
                 found = True
                 if not group["hooks"]:
                     continue  # the group held only engram's handlers
@@ -449,11 +447,11 @@ def _remove_from_event(entries: list, host: Host) -> bool:
     return found
 
 
-def _remove_from_group(group: object, host: Host) -> bool:
+def _remove_from_group(group: object, host: Host, written: str) -> bool:
     if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
         return False
     handlers = group["hooks"]
-    kept = [handler for handler in handlers if not _is_engram_handler(handler, host)]
+    kept = [handler for handler in handlers if not _is_engram_handler(handler, host, written)]
     if len(kept) == len(handlers):
         return False
     group["hooks"] = kept
@@ -528,9 +526,10 @@ class _HookEntries(_Entries):
     def __init__(self, host: Host, engram_command: str) -> None:
         self.host = host
         self.engram_command = engram_command
+        self.written = f"{engram_command} hook --host {host.name}" if engram_command else ""
 
     def remove(self, doc: dict) -> tuple[dict, bool, list[str]]:
-        return (doc, *_remove(doc, self.host))
+        return (doc, *_remove(doc, self.host, self.written))
 
     def install(self, doc: dict, path: Path) -> tuple[dict, list[str]]:
         """engram's handlers beside the user's; a user's hook that runs engram too (a wrapper, a timeout of
@@ -538,7 +537,7 @@ class _HookEntries(_Entries):
         kept = [
             f"{path}: a hook engram did not write also runs engram on {', '.join(events)} ({command}); "
             "engram kept it beside its own, and both will run"
-            for command, events in _engram_hook_commands(doc, self.host).items()
+            for command, events in _engram_hook_commands(doc, self.host, self.written).items()
         ]
         _install(doc, self.host, self.engram_command, path)
         return doc, kept
@@ -602,7 +601,10 @@ class _JsonMcpEntry(_Entries):
 
     def remove(self, doc: dict) -> tuple[dict, bool, list[str]]:
         servers = doc.get("mcpServers")
-        if not isinstance(servers, dict) or not _is_engram_server(servers.get(MCP_NAME), self.host):
+        if not isinstance(servers, dict):
+            return doc, False, []
+        entry = servers.get(MCP_NAME)
+        if not (entry == self.entry or _is_engram_server(entry, self.host)):  # an exact entry of a --command
             return doc, False, []
         del servers[MCP_NAME]
         return doc, True, [] if servers else ["mcpServers"]

@@ -220,10 +220,17 @@ def test_a_users_wrapper_hook_stays_and_unlink_takes_out_only_engrams(wrapper, p
 
 
 @pytest.mark.installed
-def test_link_refuses_a_command_it_would_not_know_as_its_own(project, run_engram):
-    proc = run_engram(["link", "claude", "--command", "docker run --rm -i myorg/engram"], project)
-    assert proc.returncode == 2 and proc.stderr.startswith("engram: error: --command must")
-    assert not (project / ".claude").exists()
+def test_a_wrapper_given_with_command_is_linked_once_however_often(project, run_engram):
+    """`--command` may wrap engram (a tracer, a container): linking again with it replaces its own entries."""
+    wrapper = "docker run --rm -i myorg/engram"
+    for _ in range(2):
+        assert run_engram(["link", "claude", "--command", wrapper], project).returncode == 0
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    commands = [h["command"] for groups in settings["hooks"].values() for g in groups for h in g["hooks"]]
+    assert commands and set(commands) == {f"{wrapper} hook --host claude"}
+    assert len(commands) == len(settings["hooks"])  # one handler per event
+    assert run_engram(["unlink", "claude"], project).returncode == 0
+    assert not (project / ".claude" / "settings.json").exists()
 
 
 OWN_SERVERS = {
