@@ -111,14 +111,14 @@ def absolute_engram_command() -> str:
 
 
 def is_linked(host: str, project: Path) -> bool:
-    """Whether the project's hook config for `host` holds engram's handlers (as `link` writes them)."""
+    """Whether the project's hook config for `host` runs engram's hook, as `link` writes it or wrapped
+    (`link --command`, a user's own): the host then gets engram's native rule files."""
     path = config_path(host, project, global_=False)
-    entries = _HookEntries(_host(host), "")
     try:
-        doc = _parse(_read(path), path)  # a hook config, as entries.parse reads it
+        doc = _parse(_read(path), path)
     except LinkError:
-        return False  # a file link refuses to rewrite holds no entries link wrote
-    return entries.remove(doc)[1]  # finds them the way unlink does, on a copy nobody writes back
+        return False  # a file the host cannot read runs no hook either
+    return bool(_engram_hook_commands(doc, _host(host)))
 
 
 def config_path(host: str, project: Path, global_: bool, home: Path | None = None, mcp: bool = False) -> Path:

@@ -594,6 +594,13 @@ def test_is_linked_follows_link_and_unlink(host: str, project: Path, backups: Pa
     assert not is_linked(host, project)
 
 
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_wrapped_engram_hook_counts_as_linked(host: str, project: Path, backups: Path) -> None:
+    """A `--command` wrapper (a tracer, a container) runs engram's hook: the host gets its native rule files."""
+    do_link(host, project, backups, cmd="python3 trace_engram.py /tmp/log engram")
+    assert [linked for linked in HOSTS if is_linked(linked, project)] == [host]
+
+
 def test_a_config_link_would_refuse_is_not_linked(project: Path) -> None:
     handler = b'{"command": "engram hook --host claude"}'
     write_config(project, "claude", b'{"hooks": {"UserPromptSubmit": [{"hooks": [' + handler + b"]}]}} // a comment")
