@@ -90,11 +90,12 @@ def _merge(base: dict, over: dict) -> None:
             base[key] = value
 
 
-def load_config(*paths: str) -> Config:
-    """Merge the config files in order (later wins) over the defaults, then validate."""
+def load_config(*paths: str, user: bool = True) -> Config:
+    """Merge the config files in order (later wins) over the defaults, then validate; ``user``: the
+    user's own config first."""
     problems: list[str] = []
     data = _copy(DEFAULTS)
-    for path in (os.path.join(user_config_dir(), CONFIG_FILE), *paths):
+    for path in ((os.path.join(user_config_dir(), CONFIG_FILE),) if user else ()) + paths:
         _merge(data, read_json(path, problems))
     _validate(data, problems)
     return Config(data, problems)

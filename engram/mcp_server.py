@@ -26,6 +26,7 @@ from typing_extensions import TypedDict  # pydantic, under the SDK, needs this o
 from . import gate
 from .config import BUDGET_RANGE
 from .errors import warning
+from .hook import MAX_PROMPT_CHARS
 from .layers import Layer
 from .load import fetch as fetch_ids
 from .load import load_pack, open_read
@@ -103,7 +104,8 @@ def build_server(project: str | None = None) -> MCPServer:
             raise ToolError(f"budget_tokens must be an integer from {BUDGET_RANGE[0]} to {BUDGET_RANGE[1]}")
         ws = open_workspace(project)
         layers, state = _read(ws)
-        _, pack = load_pack(layers, task, ws, state, budget=budget_tokens)
+        # routed on its first pages, as a hook's prompt: a pasted log of megabytes would take seconds
+        _, pack = load_pack(layers, task[:MAX_PROMPT_CHARS], ws, state, budget=budget_tokens)
         return _result(render_text(pack), _routed(pack))
 
     @server.tool()

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import gate, link
-from .config import Config
+from .config import Config, load_config
 from .errors import Problem
 from .freshness import open_usable
 from .globs import expand_braces
@@ -241,8 +241,11 @@ def rule_texts(root: Root, config: Config, index_path: str) -> list[RuleText] | 
 
 
 def native_memories(conn: sqlite3.Connection, root: Root, config: Config) -> list[tuple[sqlite3.Row, str]]:
-    """Visible memories with `applies_to` whose body passes the hash and safety checks."""
+    """Visible memories with `applies_to` whose body passes the hash and safety checks. The files are
+    committed and read by every developer, so only the project's `roles` narrow them, never a user's own
+    (theirs narrow what `load` and the hooks route): every clone writes and checks the same files."""
     options = options_from_config(config)
+    options.roles = tuple(load_config(root.config_path, user=False).get("roles"))
     layer = Layer(root.scope, conn, root.index_path, root.path, False)
     out = []
     for cand in visible_candidates([layer], "applies_to != '[]'", options):

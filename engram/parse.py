@@ -45,7 +45,13 @@ READ_KEYS = (
     "dependency_depth", "depth", "confidence", "authority", "lifecycle", "valid_until", "role", "roles", "updated",
 )  # fmt: skip
 # Keys of other tools' rule files that say what one of engram's keys says (Cursor, Claude Code skills and rules).
-OTHER_TOOLS_KEYS = {"globs": "applies_to", "paths": "applies_to", "description": "directive"}
+OTHER_TOOLS_KEYS = {
+    "globs": "applies_to",
+    "paths": "applies_to",
+    "description": "directive",
+}
+# Cursor's `alwaysApply: true` (a rule for every request) is engram's `always` tag; `false` says nothing.
+ALWAYS_APPLY = "alwaysapply"
 HIDDEN_SECTIONS = ("context", "example", "examples", "origin")
 HIDDEN_ONLY = (
     "agents see only the title: all the text is under ## Context, ## Example or ## Origin"
@@ -427,7 +433,8 @@ def _unread_keys(fields: _Fields) -> tuple[tuple[str, int | None], ...]:
     tolerated, so without the warning the memory silently loses its tags or globs."""
     warnings = []
     for key in fields.data:
-        meant = OTHER_TOOLS_KEYS.get(key) or near_miss(key, READ_KEYS)
+        always = key == ALWAYS_APPLY and as_text(fields.data[key]).lower() == "true"
+        meant = "tags: [always]" if always else OTHER_TOOLS_KEYS.get(key) or near_miss(key, READ_KEYS)
         if meant:
             warnings.append((f"`{key}` is not a key engram reads: did you mean `{meant}`?", fields.lines.get(key)))
     return tuple(warnings)

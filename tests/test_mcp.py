@@ -73,6 +73,16 @@ def test_route_gives_the_pack_load_prints(memories: Path, run_engram) -> None:
     assert {e["id"] for e in routed["entries"] if e["shown"] == "card"} == set(routed["fetch"])
 
 
+def test_route_routes_a_huge_task_on_its_first_pages(memories: Path) -> None:
+    """As a hook's prompt: a pasted log of megabytes is cut, so routing takes no longer than for its start."""
+    task = "how do I cut a release? " + "日志" * 200_000
+    server = build_server(str(memories))
+    assert (
+        call(server, "route", {"task": task}).content[0].text
+        == call(server, "route", {"task": task[:20_000]}).content[0].text
+    )
+
+
 def test_route_skips_a_memory_that_fails_the_safety_screen(memories: Path) -> None:
     result = call(build_server(str(memories)), "route", {"task": "the sneaky memory"})
     assert [s["id"] for s in result.structured_content["skipped"]] == ["sneaky"]

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -146,6 +147,22 @@ def test_hidden_memories_get_no_file(project: Path, write_memory, run_engram, ex
     proc = run_engram("index", project)
     assert proc.returncode == 0 and "native rules" not in proc.stdout
     assert rule_files(project) == []
+
+
+@pytest.mark.usefixtures("linked")
+def test_a_users_own_roles_do_not_change_the_committed_files(project: Path, write_memory, run_engram) -> None:
+    """Every developer writes and checks the same files: a backend developer's `roles` leave a
+    frontend memory's rule file in place (only the project's config narrows them)."""
+    write_memory(project, "rules/http-retries.md", HTTP_FRONTMATTER | {"roles": ["frontend"]}, HTTP_BODY)
+    assert run_engram("index", project).returncode == 0
+    written = rule_files(project)
+    assert len(written) == 2
+    user_config = Path(os.environ["ENGRAM_CONFIG_DIR"])
+    user_config.mkdir(exist_ok=True)
+    (user_config / "engram.config.json").write_text(json.dumps({"roles": ["backend"]}), encoding="utf-8")
+    assert run_engram("index", project).returncode == 0
+    assert rule_files(project) == written
+    assert run_engram("check", project).returncode == 0
 
 
 @pytest.mark.usefixtures("linked")

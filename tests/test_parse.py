@@ -361,6 +361,11 @@ def test_a_key_that_looks_like_one_engram_reads_is_a_warning_with_its_line(key, 
     assert m.warnings == ((f"`{key.lower()}` is not a key engram reads: did you mean `{meant}`?", 3),)
 
 
+def test_cursors_always_apply_true_says_to_tag_the_memory_always():
+    m = parse_memory("---\nid: x\nalwaysApply: true\n---\nbody\n", "rules/x.md")
+    assert m.warnings == (("`alwaysapply` is not a key engram reads: did you mean `tags: [always]`?", 3),)
+
+
 def test_every_key_engram_reads_and_other_keys_raise_no_warning():
     from engram.parse import READ_KEYS
 
