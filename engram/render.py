@@ -93,11 +93,16 @@ def omission_text(cand: Candidate, routing: Routing) -> str:
     )
 
 
+def _off_topic_reason(routing: Routing) -> str:
+    """Why an off-topic task packs nothing: the task's relevance to the folder is under the decision's bar."""
+    return f"under {routing.topic_bar:.2f}, so nothing packs"
+
+
 def miss_reasons(routing: Routing, ids: list[str]) -> list[str]:
     """For a benchmark miss: what the routing said of each memory named (expected, or loaded
     although the task is off-topic), as dry-run says it."""
     found = {c.id: c for c in [*routing.admitted, *routing.omitted]}
-    lines = [f"on-topic {routing.on_topic:.2f}" + (" (off-topic: nothing packs)" if routing.off_topic else "")]
+    lines = [f"on-topic {routing.on_topic:.2f}" + (f" ({_off_topic_reason(routing)})" if routing.off_topic else "")]
     for memory_id in ids:
         cand, name = found.get(memory_id), gate.memory_id(memory_id)
         if cand is None:
@@ -115,7 +120,9 @@ def render_dry_run(routing: Routing, pack: Pack) -> str:
     unused = f" (and {routing.unused_words} later words, not anchors)" if routing.unused_words else ""
     lines.append(f"anchors: {anchors}{unused}")
     if routing.admitted and not routing.pack and routing.off_topic:
-        lines.append(f"off-topic: nothing here is about this task (on-topic {routing.on_topic:.2f})")
+        lines.append(
+            f"off-topic: nothing here is about this task (on-topic {routing.on_topic:.2f}; {_off_topic_reason(routing)})"
+        )
     for position, entry in enumerate(pack.selected, 1):
         cand = entry.cand
         lines.append(

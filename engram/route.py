@@ -230,6 +230,7 @@ class Routing:
         self.total_related = len(admitted)  # route() counts past the window
         self.on_topic = 0.0  # the task's relevance to this folder (`relevance.on_topic`)
         self.off_topic = False  # the decision: nothing here is about the task
+        self.topic_bar = 0.0  # the decision's bar for `on_topic`
         self.omitted: list[Candidate] = []  # with their omission (listed with Options.explain)
         self.unlisted = 0  # candidates omitted but not listed (beyond the window)
         self.narrow_tags: list[str] = []
@@ -427,6 +428,7 @@ def _decide(routing: Routing, found: list[LayerMatch], query: str, options: Opti
     routing.on_topic = model.task_relevance(query_features(routing, found, query))
     best_relevance = max(c.relevance for c in routing.admitted)
     routing.off_topic = model.off_topic(routing.on_topic, best_relevance, max(m.evidence.total for m in found))
+    routing.topic_bar = model.on_topic
     best = routing.admitted[0].score
     for cand in routing.admitted:
         cand.tier = relevance.OUT if routing.off_topic else model.tier(cand.score, best)

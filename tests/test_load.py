@@ -10,6 +10,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -373,6 +374,19 @@ def test_a_read_only_global_folder_is_indexed_in_the_users_own_folder(project):
         assert indexed.returncode == 0, indexed.stderr
         assert not (project.global_root / "index.db").exists()
     assert list((Path(project.env()["ENGRAM_CONFIG_DIR"]) / "global-indexes").glob("*/index.db"))
+
+
+def test_dry_run_says_the_bar_an_off_topic_task_is_under(project):
+    for i in range(20):
+        project.write(f"topic-{i}", f"Body about area{i}.", tags=[f"area{i}"], directive=f"Rule about area{i} things.")
+    project.write(
+        "celery-tasks", "Retry safely.", tags=["celery", "tasks"], directive="Celery tasks must be idempotent."
+    )
+    shown = project.load("--dry-run", "celery task ran twice after a redeploy of the billing worker with new settings")
+    [line] = [line for line in shown.lines if line.startswith("off-topic: ")]
+    assert re.fullmatch(
+        r"off-topic: nothing here is about this task \(on-topic 0\.\d\d; under 0\.\d\d, so nothing packs\)", line
+    )
 
 
 def test_a_committed_shared_index_built_from_this_project_serves_nothing_its_sources_retired(project):
