@@ -171,7 +171,7 @@ def _host_command(
 
     if host not in HOSTS:
         raise EngramError(f"unknown host '{host}' (one of {HOST_NAMES})", 2)
-    if engram_command is not None and "engram" not in engram_command:
+    if engram_command is not None and not host_link.names_engram(engram_command):
         raise EngramError("--command must run engram (`engram`, /path/to/engram, python -m engram, a wrapper of it)", 2)
     ws = open_workspace()
     project = Path(ws.root.project)

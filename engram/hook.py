@@ -135,9 +135,10 @@ def marked(cand: Candidate) -> tuple[str, str]:
     return cand.key, cand.row["source_sha256"] or ""
 
 
-def forget_edited(hook: Hook, cands: Iterable[Candidate]) -> None:
-    """Memories edited since the session got them count as not delivered (`HookSession.forget_edited`)."""
-    hook.session.forget_edited([marked(cand) for cand in cands])
+def still_delivered(hook: Hook, cands: Iterable[Candidate]) -> set[str]:
+    """The session's delivered memories, less those of ``cands`` edited since it got them
+    (`HookSession.forget_edited`)."""
+    return hook.session.forget_edited([marked(cand) for cand in cands])
 
 
 # --- events -------------------------------------------------------------------------------------
@@ -156,8 +157,7 @@ def on_session_start(hook: Hook) -> str | None:
             forget_unrestored(hook)
         else:
             hook.session.forget_delivered()
-        forget_edited(hook, tagged)
-        delivered = hook.session.delivered()
+        delivered = still_delivered(hook, tagged)
         chosen = [c for c in tagged if c.key not in delivered]
         if not chosen:
             return None
@@ -246,8 +246,7 @@ def deliver_routed(hook: Hook, routing: Routing, options: Options) -> str | None
     if not routing.admitted:
         return None
     in_play = with_prerequisites(routing.pack, options, options.limit)
-    forget_edited(hook, [*in_play, *routing.admitted])
-    delivered = hook.session.delivered()
+    delivered = still_delivered(hook, [*in_play, *routing.admitted])
     already = gate.names([c.id for c in in_play if c.key in delivered])
     pack_options = pack_options_from_config(hook.ws.config, exclude=frozenset(delivered), screen=hook.screen())
     pack = pack_routing(routing, options, pack_options, hook.fits(already, pack_options.budget))
@@ -273,8 +272,7 @@ def on_file(hook: Hook) -> str | None:
     if not matched:
         return None
     with write_transaction(hook.state):
-        forget_edited(hook, matched)
-        delivered = hook.session.delivered()
+        delivered = still_delivered(hook, matched)
         new = [c for c in matched if c.key not in delivered]
         if not new:
             return None
@@ -425,9 +423,8 @@ def _payload(raw: bytes) -> dict:
         raise Silent("stdin is not JSON") from None
     if not isinstance(payload, dict):
         raise Silent("stdin is not a JSON object")
-    if b"\\ud" in raw.lower():
-        return {key: _whole_characters(item) for key, item in payload.items()}
-    return payload
+    cleaned = _whole_characters(payload) if b"\\ud" in raw.lower() else payload
+    return cleaned if isinstance(cleaned, dict) else payload
 
 
 def _whole_characters(value: object) -> object:

@@ -121,6 +121,12 @@ def is_linked(host: str, project: Path) -> bool:
     return bool(_engram_hook_commands(doc, _host(host)))
 
 
+def names_engram(command: str) -> bool:
+    """Whether a command line names engram at all: what `--command` must do, and what a hook that runs
+    engram's (engram's own or a user's wrapper) does."""
+    return "engram" in command
+
+
 def config_path(host: str, project: Path, global_: bool, home: Path | None = None, mcp: bool = False) -> Path:
     """The host's hook config (or with `mcp` its MCP config): under `project`, or under `home` (default: the
     user's) when global."""
@@ -361,7 +367,7 @@ def _is_engram_handler(handler: object, host: Host, written: str = "") -> bool:
 
 def _runs_engram_hook(command: str, host: str) -> bool:
     """Whether a command line runs engram's hook for the host in any form: engram's own, or a user's wrapper."""
-    return "engram" in command and re.search(rf" hook --host {re.escape(host)}(?!\S)", command) is not None
+    return names_engram(command) and re.search(rf" hook --host {re.escape(host)}(?!\S)", command) is not None
 
 
 def _engram_hook_commands(doc: dict, host: Host, written: str | None = None) -> dict[str, list[str]]:

@@ -160,13 +160,14 @@ class HookSession:
         )
         self.touch()
 
-    def forget_edited(self, current: list[tuple[str, str]]) -> None:
+    def forget_edited(self, current: list[tuple[str, str]]) -> set[str]:
         """Forget the delivered memories whose source changed since they were sent (`current`: key and
-        digest now): the agent holds the old text, so they go again."""
+        digest now): the agent holds the old text, so they go again. Returns what stays delivered."""
         sent = self._digests()
         edited = [key for key, digest in current if sent.get(key, "") not in ("", digest)]
         if edited:
             self.forget_delivered(edited)
+        return set(sent).difference(edited)
 
     def forget_delivered(self, keys: list[str] | None = None) -> None:
         """Forget these memories (all of them when None): they are no longer in the agent's context."""
