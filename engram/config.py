@@ -16,8 +16,9 @@ from .sources import CONFIG_FILE
 
 DEFAULTS: dict = {
     "load": {"limit": 8, "expand_top": 3, "disclosure": "auto", "budget_tokens": 1600},
-    # native: hosts that get rule files without a project link; start_watch: a hook starts `engram watch` (autowatch)
-    "hooks": {"path_rules": "native", "native": [], "start_watch": False},
+    # native: hosts that get rule files without a project link; start_watch: a read starts `engram watch`
+    # (autowatch): true, false, or "auto" (where a call walks AUTO_WATCH_FROM memory files or more)
+    "hooks": {"path_rules": "native", "native": [], "start_watch": "auto"},
     "roles": [],
     "global_path": None,
     "global_index": None,
@@ -109,17 +110,14 @@ def _int_in(data: dict, dotted: str, low: int, high: int, problems: list[str]) -
         data[section][key] = DEFAULTS[section][key]
 
 
-def _check_choice(data: dict, dotted: str, allowed: tuple[str, ...], problems: list[str]) -> None:
+def _check_choice(
+    data: dict, dotted: str, allowed: tuple[str | bool, ...], problems: list[str], shown: str | None = None
+) -> None:
     section, key = dotted.split(".")
-    if data[section].get(key) not in allowed:
-        problems.append(f"config {dotted}: must be one of {', '.join(allowed)}")
-        data[section][key] = DEFAULTS[section][key]
-
-
-def _boolean(data: dict, dotted: str, problems: list[str]) -> None:
-    section, key = dotted.split(".")
-    if not isinstance(data[section].get(key), bool):
-        problems.append(f"config {dotted}: must be true or false")
+    value = data[section].get(key)
+    # by type too: 1 == True, so 1 would pass for true
+    if not any(type(value) is type(choice) and value == choice for choice in allowed):
+        problems.append(f"config {dotted}: must be {shown or 'one of ' + ', '.join(map(str, allowed))}")
         data[section][key] = DEFAULTS[section][key]
 
 
@@ -146,7 +144,7 @@ def _validate(data: dict, problems: list[str]) -> None:
     _int_in(data, "load.budget_tokens", *BUDGET_RANGE, problems)
     _check_choice(data, "load.disclosure", ("auto", "full"), problems)
     _check_choice(data, "hooks.path_rules", ("native", "hook"), problems)
-    _boolean(data, "hooks.start_watch", problems)
+    _check_choice(data, "hooks.start_watch", (True, False, "auto"), problems, shown='true, false or "auto"')
     _rule_hosts(data, problems)
     _string_list(data, "roles", problems)
     data["roles"] = [r.lower() for r in data["roles"]]

@@ -155,7 +155,14 @@ def needs_refresh(root: Root, conn: sqlite3.Connection | None, patterns: list[st
     if vouched is not None and vouched == file_stamp(root.index_path):
         debug("freshness: vouched for by engram watch, no walk")
         return False
-    return meta.get("stat_digest") != stat_digest(sorted(stat_lines(root)))
+    lines = stat_lines(root)
+    WALKED[root.path] = len(lines)
+    return meta.get("stat_digest") != stat_digest(sorted(lines))
+
+
+# The memory files each root's walk stat'ed in this process: where a walk is costly, `autowatch`
+# starts a watcher so that the next call needs none.
+WALKED: dict[str, int] = {}
 
 
 def file_stamp(path: str) -> str | None:

@@ -398,7 +398,7 @@ def run(argv: list[str], raw: bytes) -> dict:
         text = ACTIONS[host.actions[event]](Hook(host, event, payload, ws, state))
     finally:
         state.close()
-        start_watcher(ws)  # with hooks.start_watch: the next event is answered by a watcher
+        start_watcher(ws)  # hooks.start_watch: the next event is answered by a watcher
     return host.output(event, gate.text(text)) if text else {}
 
 

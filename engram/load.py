@@ -10,6 +10,7 @@ import time
 from collections import namedtuple
 
 from . import gate
+from .autowatch import start_watcher
 from .config import BUDGET_RANGE, user_config_dir
 from .errors import EngramError, say, warning
 from .index import LOCAL_REBUILD, SHARED_REBUILD, IndexFileError
@@ -166,6 +167,8 @@ def main(argv: list[str]) -> int:
             raise IndexFileError(f"{args.index}: corrupt index ({exc}); {SHARED_REBUILD}") from None
         paths = ", ".join(str(root.index_path) for root in ws.roots)
         raise IndexFileError(f"{paths}: corrupt index ({exc}); {LOCAL_REBUILD}") from None
+    finally:
+        start_watcher(ws)  # hooks.start_watch: the next call is answered by a watcher
 
 
 def _rebuild(ws: Workspace) -> bool:

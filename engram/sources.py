@@ -221,7 +221,7 @@ def _memory_entries(root: Root, ordered: bool) -> Iterator[list[Found]]:
     # root and its memory folders are claimed first, so a link to one (`rules/parent -> ..`) is the
     # loop, and `knowledge/` is not walked as `rules/parent/knowledge/` with rules' type.
     claimed = [(root.path, ""), *((os.path.join(root.path, f), f) for f in MEMORY_FOLDERS)]
-    visited = {key: rel for path, rel in claimed if (key := _folder_key(path)) is not None}
+    visited = {key: rel for path, rel in claimed if (key := folder_key(path)) is not None}
     for folder in MEMORY_FOLDERS:
         top = os.path.join(root.path, folder)
         if os.path.isdir(top):
@@ -233,7 +233,7 @@ def _memory_entries(root: Root, ordered: bool) -> Iterator[list[Found]]:
 _BY_DESCRIPTOR = os.scandir in os.supports_fd and hasattr(os, "O_DIRECTORY")
 
 
-def _folder_key(path: str) -> tuple[int, int] | None:
+def folder_key(path: str) -> tuple[int, int] | None:
     """(device, inode) of a folder; None when ``path`` is no folder (or gone)."""
     try:
         st = os.stat(path)

@@ -31,7 +31,7 @@ from .entry import run_read
 from .errors import EngramError, debug, out, say
 from .freshness import VOUCHED_HERE, file_stamp, watch_address, watcher_answers
 from .remote import FRESH, GO, READY, RUN, code_stamp, decode, encode
-from .sources import MEMORY_FOLDERS, ROOT_DIR, WATCH_SOCKET, Root
+from .sources import MEMORY_FOLDERS, ROOT_DIR, WATCH_SOCKET, Root, folder_key
 from .workspace import Workspace, open_workspace
 
 # inotify(7)
@@ -43,6 +43,8 @@ IN_NONBLOCK, IN_CLOEXEC = 0o4000, 0o2000000
 FOLDER_EVENTS = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
 FOLDER_EVENTS |= IN_DELETE_SELF | IN_MOVE_SELF
 ROOT_EVENTS = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO  # a memory folder appears or goes
+# The root's own removal raises no event while the watcher holds it open (its lock): it looks.
+ROOT_CHECK_S = 5.0
 HEADER = struct.Struct("iIII")  # wd, mask, cookie, length of the name that follows
 SETTLE_S = 0.05  # a burst of events (a git checkout) is indexed once it settles
 REQUEST_TIMEOUT_S = 1.0  # a reader sends its request at once
@@ -55,6 +57,13 @@ class CodeChanged(EngramError):
 
     def __init__(self) -> None:
         super().__init__("engram changed since this watcher started (an upgrade?): stopped; start engram watch again")
+
+
+class RootGone(EngramError):
+    """The watched root was removed or moved: nothing is left to watch, and readers find no socket there."""
+
+    def __init__(self, root: Root) -> None:
+        super().__init__(f"{root.path} was removed or moved: stopped")
 
 
 class Inotify:
@@ -111,6 +120,11 @@ class Watcher:
         self.waiting: list[tuple[socket.socket, int, list[bytes] | None]] = []
         # the code this process runs (`remote.code_stamp`): where it is installed, and its modules
         self.package, _, self.modules = code_stamp().encode().partition(b"\n")
+        self.root_key = folder_key(root.path)
+
+    def root_gone(self) -> bool:
+        """Whether the root folder was removed or moved (a deleted checkout or worktree): stop."""
+        return folder_key(self.root.path) != self.root_key
 
     def watch_all(self) -> None:
         self.inotify.add(self.root.path, ROOT_EVENTS)
@@ -282,8 +296,10 @@ def _loop(watcher: Watcher, listener: socket.socket, idle_exit: float | None = N
         idle_left = None if idle_exit is None else last_reader + idle_exit - time.monotonic()
         if idle_left is not None and idle_left <= 0 and not settling and not watcher.busy:
             return
-        until_idle = None if idle_left is None or watcher.busy else idle_left  # a refresh's end wakes it
+        until_idle = ROOT_CHECK_S if idle_left is None or watcher.busy else min(idle_left, ROOT_CHECK_S)
         readable, _, _ = select.select(sources, [], [], SETTLE_S if settling else until_idle)
+        if watcher.root_gone():
+            raise RootGone(watcher.root)
         if watcher.done_r in readable:
             os.read(watcher.done_r, 64)
             if watcher.worker is not None:

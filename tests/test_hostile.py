@@ -829,7 +829,13 @@ def test_a_hostile_frontmatter_is_one_line_and_the_rest_is_indexed(project, writ
     assert "Brush the llamas weekly." in _context(out)
 
 
+def _no_watcher(project) -> None:
+    """A folder of 1,000 memories or more would start `engram watch` (hooks.start_watch "auto"): not here."""
+    (project / ROOT_REL / "engram.config.json").write_text(json.dumps({"hooks": {"start_watch": False}}))
+
+
 def test_a_long_prerequisite_chain_neither_crashes_nor_overfills_the_pack(project, write_memory, run_engram):
+    _no_watcher(project)
     for i in range(1500):
         fields = {"id": f"heron-{i:04d}", "tags": ["heron"] if i == 1499 else ["wader"]}
         if i:
@@ -1083,6 +1089,7 @@ def test_load_and_hooks_never_wait_for_a_build(project, write_memory, run_engram
 
 @pytest.mark.slow
 def test_a_fresh_clone_too_big_to_index_inline_answers_at_once(project, write_memory, run_engram):
+    _no_watcher(project)
     for i in range(12000):
         write_memory(
             project,

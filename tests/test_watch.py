@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from engram.autowatch import AUTO_FROM
 from helpers import ENGRAM_BIN, Project, engram_env, git
 
 pytestmark = [
@@ -505,6 +506,41 @@ def test_without_start_watch_no_hook_starts_one_and_a_start_is_tried_once_a_minu
     assert not (project.root / "watch.sock").exists() and (project.root / ".watch.started").read_text() == "0\n"
 
 
+def _memory_files(project: Project, count: int) -> None:
+    """``count`` small memory files, written directly: the walk counts files, not what they say."""
+    folder = project.root / "rules" / "many"
+    folder.mkdir(parents=True)
+    for n in range(count):
+        (folder / f"note-{n}.md").write_text(f"---\nid: note-{n}\ntype: rule\ntags: [note{n}]\n---\nNote {n}.\n")
+
+
+def test_by_default_a_load_that_walks_a_thousand_memory_files_starts_a_watcher(project: Project) -> None:
+    project.write("deploy", "Ship with the canary, version ONE.", tags=["deploy"])
+    _memory_files(project, AUTO_FROM - 1)  # with deploy.md: AUTO_FROM files
+    project.index()
+    assert "version ONE" in project.load("deploy").stdout  # walked here, and starts one
+    pid = _started_watcher(project)
+    try:
+        _rewrite(project.root / "rules" / "deploy.md", "ONE", "TWO")
+        proc = project.load("deploy", env={"ENGRAM_DEBUG": "1"})
+        assert "version TWO" in proc.stdout and VOUCHED in proc.stderr
+    finally:
+        os.kill(pid, signal.SIGTERM)
+    assert _gone(pid, 10)
+
+
+def test_by_default_a_smaller_folder_or_start_watch_false_starts_none(project: Project) -> None:
+    project.write("deploy", "Ship with the canary, version ONE.", tags=["deploy"])
+    _memory_files(project, AUTO_FROM - 2)  # one file short
+    project.index()
+    assert "version ONE" in project.load("deploy").stdout and "version ONE" in _hook(project, "s1")
+    project.write("extra", "One more memory.", tags=["extra"])  # AUTO_FROM files now
+    project.config({"hooks": {"start_watch": False}})
+    assert "version ONE" in project.load("deploy").stdout and "version ONE" in _hook(project, "s2")
+    time.sleep(0.5)
+    assert not (project.root / ".watch.started").exists() and not (project.root / "watch.sock").exists()
+
+
 def test_an_idle_exit_stops_the_watcher_and_removes_its_socket(project: Project) -> None:
     project.write("deploy", "Ship with the canary.", tags=["deploy"])
     project.index()
@@ -517,6 +553,31 @@ def test_an_idle_exit_stops_the_watcher_and_removes_its_socket(project: Project)
     finally:
         proc.kill()
     assert not (project.root / "watch.sock").exists()
+
+
+@pytest.mark.parametrize("how", ["removed", "moved"])
+def test_a_watcher_stops_once_its_root_is_removed_or_moved(project: Project, how: str) -> None:
+    import shutil
+
+    project.write("deploy", "Ship with the canary.", tags=["deploy"])
+    project.index()
+    proc = subprocess.Popen(
+        [ENGRAM_BIN, "watch"], cwd=project.path, env=engram_env(project.cfg),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().startswith("watching ")
+        if how == "removed":
+            shutil.rmtree(project.path)  # a deleted checkout or worktree
+        else:
+            project.root.rename(project.path / "old-root")
+        assert proc.wait(timeout=20) == 1
+    finally:
+        proc.kill()
+    assert (
+        proc.stderr is not None
+        and proc.stderr.read() == f"engram: error: {project.root} was removed or moved: stopped\n"
+    )
 
 
 def test_a_watcher_started_while_another_holds_the_root_is_refused(project: Project) -> None:
@@ -537,11 +598,11 @@ def test_a_watcher_started_while_another_holds_the_root_is_refused(project: Proj
     assert proc.stderr == f"engram: error: another engram watch is running for {project.root}\n"
 
 
-def test_a_start_watch_that_is_no_boolean_is_named_and_starts_nothing(project: Project) -> None:
+def test_a_start_watch_that_is_no_choice_is_named_and_starts_nothing(project: Project) -> None:
     project.write("deploy", "Ship with the canary, version ONE.", tags=["deploy"])
-    project.config({"hooks": {"start_watch": "yes"}})
+    project.config({"hooks": {"start_watch": 1}})  # 1 == True in Python, yet no JSON boolean
     proc = project.run("index")
-    assert proc.stderr.splitlines() == ["engram: warning: config hooks.start_watch: must be true or false"]
+    assert proc.stderr.splitlines() == ['engram: warning: config hooks.start_watch: must be true, false or "auto"']
     assert "version ONE" in _hook(project, "s1")
     time.sleep(0.5)
     assert not (project.root / ".watch.started").exists()
