@@ -496,7 +496,8 @@ class SizeResult:
 def bench_env(config_dir: Path) -> dict[str, str]:
     """The user's config and global root stay out of the measurements."""
     # PYTHONDONTWRITEBYTECODE goes too: users' installs have .pyc files (byte_compile_engram writes them)
-    dropped = ("ENGRAM_GLOBAL_DIR", "ENGRAM_DEBUG", "PYTHONDONTWRITEBYTECODE")
+    # and CI: a developer's machine, where reads in a big folder start `engram watch`
+    dropped = ("ENGRAM_GLOBAL_DIR", "ENGRAM_DEBUG", "PYTHONDONTWRITEBYTECODE", "CI")
     env = {k: v for k, v in os.environ.items() if k not in dropped}
     env["ENGRAM_CONFIG_DIR"] = str(config_dir)
     return env

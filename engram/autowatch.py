@@ -1,7 +1,7 @@
 """`hooks.start_watch`: a hook or `load` that ran without a watcher starts `engram watch` for its workspace.
 
-`true`: always; `"auto"` (the default): where the call walked AUTO_FROM memory files or more;
-`false`: never. Linux only (as the watcher is). The watcher runs detached (its own session, no
+`true`: always; `"auto"` (the default): where the call walked AUTO_FROM memory files or more,
+outside CI; `false`: never. Linux only (as the watcher is). The watcher runs detached (its own session, no
 terminal, its output to /dev/null), so the host does not wait for it, and stops by itself after
 IDLE_EXIT_S without a call. A start is tried once a minute at most: where a watcher cannot run (the
 inotify limit reached, say), calls keep walking at the cost of one `stat`. `WATCH_STARTED` in the
@@ -46,7 +46,12 @@ def start_watcher(ws: Workspace) -> None:
 
 def _wanted(ws: Workspace) -> bool:
     wanted = ws.config.get("hooks.start_watch")
-    return WALKED.get(ws.root.path, 0) >= AUTO_FROM if wanted == "auto" else wanted
+    if wanted != "auto":
+        return wanted
+    # A CI job's reads are over when it ends: no process is left behind in it (CI=true is set by
+    # GitHub Actions, GitLab, CircleCI, Travis, Buildkite, ...).
+    in_ci = os.environ.get("CI", "").lower() not in ("", "0", "false")
+    return not in_ci and WALKED.get(ws.root.path, 0) >= AUTO_FROM
 
 
 def _start(ws: Workspace, stamp: str) -> None:

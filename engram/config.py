@@ -17,7 +17,7 @@ from .sources import CONFIG_FILE
 DEFAULTS: dict = {
     "load": {"limit": 8, "expand_top": 3, "disclosure": "auto", "budget_tokens": 1600},
     # native: hosts that get rule files without a project link; start_watch: a read starts `engram watch`
-    # (autowatch): true, false, or "auto" (where a call walks AUTO_WATCH_FROM memory files or more)
+    # (autowatch): true, false, or "auto" (where a call walked 1,000 memory files or more, outside CI)
     "hooks": {"path_rules": "native", "native": [], "start_watch": "auto"},
     "roles": [],
     "global_path": None,

@@ -518,11 +518,14 @@ def test_by_default_a_load_that_walks_a_thousand_memory_files_starts_a_watcher(p
     project.write("deploy", "Ship with the canary, version ONE.", tags=["deploy"])
     _memory_files(project, AUTO_FROM - 1)  # with deploy.md: AUTO_FROM files
     project.index()
-    assert "version ONE" in project.load("deploy").stdout  # walked here, and starts one
+    assert "version ONE" in project.load("deploy", env={"CI": "true"}).stdout  # a CI job leaves nothing behind
+    time.sleep(0.5)
+    assert not (project.root / ".watch.started").exists()
+    assert "version ONE" in project.load("deploy", env={"CI": ""}).stdout  # walked here, and starts one
     pid = _started_watcher(project)
     try:
         _rewrite(project.root / "rules" / "deploy.md", "ONE", "TWO")
-        proc = project.load("deploy", env={"ENGRAM_DEBUG": "1"})
+        proc = project.load("deploy", env={"ENGRAM_DEBUG": "1", "CI": ""})
         assert "version TWO" in proc.stdout and VOUCHED in proc.stderr
     finally:
         os.kill(pid, signal.SIGTERM)
@@ -533,10 +536,10 @@ def test_by_default_a_smaller_folder_or_start_watch_false_starts_none(project: P
     project.write("deploy", "Ship with the canary, version ONE.", tags=["deploy"])
     _memory_files(project, AUTO_FROM - 2)  # one file short
     project.index()
-    assert "version ONE" in project.load("deploy").stdout and "version ONE" in _hook(project, "s1")
+    assert "version ONE" in project.load("deploy", env={"CI": ""}).stdout and "version ONE" in _hook(project, "s1")
     project.write("extra", "One more memory.", tags=["extra"])  # AUTO_FROM files now
     project.config({"hooks": {"start_watch": False}})
-    assert "version ONE" in project.load("deploy").stdout and "version ONE" in _hook(project, "s2")
+    assert "version ONE" in project.load("deploy", env={"CI": ""}).stdout and "version ONE" in _hook(project, "s2")
     time.sleep(0.5)
     assert not (project.root / ".watch.started").exists() and not (project.root / "watch.sock").exists()
 
