@@ -75,8 +75,20 @@ def quality_dev(folder: Path) -> list[TaskSet]:
 
 
 def extra(spec: str) -> TaskSet:
-    """``NAME=CASES.json:FOLDER`` (FOLDER: a memory root, or a flat folder of memory files; the
-    bundled rules when left out): a further set, held out whole (for sets kept outside the project)."""
+    """``NAME=CASES.json:FOLDER`` (FOLDER: a memory root, or a flat folder of memory files, or, for
+    cases naming a ``corpus``, a folder of such corpora laid out as the teams set is, each in
+    ``<corpus>/rules``; the bundled rules when left out): a further set, held out whole (for sets
+    kept outside the project)."""
     name, _, rest = spec.partition("=")
     cases, _, folder = rest.partition(":")
-    return TaskSet(name, Path(cases), _one(Path(folder) if folder else CURSORRULES), held_out_whole=True)
+    return TaskSet(name, Path(cases), _corpus_or(Path(folder) if folder else CURSORRULES), held_out_whole=True)
+
+
+def _corpus_or(folder: Path) -> Callable[[dict], Path]:
+    """The case's own corpus under ``folder`` where it names one that is there, else ``folder``."""
+
+    def where(case: dict) -> Path:
+        corpus = case.get("corpus")
+        return folder / corpus / "rules" if corpus and (folder / corpus / "rules").is_dir() else folder
+
+    return where
