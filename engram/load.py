@@ -50,7 +50,7 @@ FLAGS = (
     ("--all", None, "every visible routed match, no compact cap"),
     ("--full", None, "full bodies of the whole pack"),
     ("--json", None, "one JSON object"),
-    ("--id", "ID", "fetch these ids (comma-separated; repeatable)"),
+    ("--id", "ID", "fetch these ids (comma-separated; repeatable); a retired one says (archived), ..."),
     ("--budget-tokens", "N", "cap the whole output (200-16000 tokens)"),
     ("--disclosure", "auto|full", "layered (auto) or full bodies"),
     ("--index", "FILE", "use this prebuilt index file alone"),

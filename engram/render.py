@@ -25,11 +25,20 @@ def card_line(entry: Entry) -> str:
 def body_block(entry: Entry) -> str:
     """The heading, `requires:`, the directive (not again when the body opens with it), the body."""
     row = entry.cand.row
-    lines = [f"### {row['id']} [{row['type']}, {row['authority']}]"]
+    lines = [f"### {row['id']} [{row['type']}, {row['authority']}]{_retired(entry.cand)}"]
     if entry.requires:
         lines.append(f"requires: {', '.join(entry.requires)}")
     lines.append(with_directive(row["directive"], entry.body))
     return "\n".join(lines)
+
+
+def _retired(cand: Candidate) -> str:
+    """Why no load would show it, on the heading of a body asked for by id (`load --id`, MCP `fetch`):
+    archived, superseded or past its `valid_until`."""
+    if cand.omission != "lifecycle":
+        return ""
+    lifecycle = cand.row["lifecycle"]
+    return f" ({lifecycle})" if lifecycle in ("archived", "superseded") else f" (expired {cand.row['valid_until']})"
 
 
 def with_directive(directive: str, body: str) -> str:

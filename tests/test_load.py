@@ -187,6 +187,22 @@ def test_archived_and_superseded_are_hidden(project, lifecycle):
     assert omitted_reasons(project.load_json("deploy freeze")) == {"gone": "lifecycle"}
 
 
+def test_a_retired_memory_fetched_by_id_says_why_no_load_shows_it(project):
+    project.write("gone", "# Gone\nGONEBODY deploy freeze.", lifecycle="archived")
+    project.write("replaced", "# Replaced\nREPLACEDBODY.", lifecycle="superseded")
+    project.write("expired", "# Expired\nEXPIREDBODY.", valid_until="2001-02-03")
+    project.write("here", "# Here\nHEREBODY.")
+    lines = project.load("--id", "gone,replaced,expired,here").lines
+    headings = [line for line in lines if line.startswith("### ")]
+    assert headings == [
+        "### gone [rule, instruction] (archived)",
+        "### replaced [rule, instruction] (superseded)",
+        "### expired [rule, instruction] (expired 2001-02-03)",
+        "### here [rule, instruction]",
+    ]
+    assert "GONEBODY deploy freeze." in lines
+
+
 def test_low_confidence_is_hidden_from_normal_load_but_shown_by_all(project):
     project.write("guess", "# Guess\nGUESSBODY deploy freeze.", confidence="low")
     project.write("known", "# Known\nKNOWNBODY deploy freeze.", confidence="high")

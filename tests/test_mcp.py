@@ -128,6 +128,13 @@ def test_fetch_gives_bodies_and_keeps_hidden_ones_hidden(memories: Path, run_eng
     assert SNEAKY not in result.content[0].text and "Release on Tuesdays" not in result.content[0].text
 
 
+def test_fetch_says_why_no_route_shows_an_archived_memory(memories: Path, write_memory, run_engram) -> None:
+    write_memory(memories, "rules/retired.md", {"id": "retired-steps", "lifecycle": "archived"}, "# Old\nOld steps.\n")
+    assert run_engram(["index"], memories).returncode == 0
+    result = call(build_server(str(memories)), "fetch", {"ids": ["retired-steps"]})
+    assert result.content[0].text.splitlines()[0] == "### retired-steps [rule, instruction] (archived)"
+
+
 def test_cards_list_the_visible_memories(memories: Path) -> None:
     result = call(build_server(str(memories)), "cards", {})
     assert sorted(c["id"] for c in result.structured_content["cards"]) == ["release-checklist", "release-notes"]
