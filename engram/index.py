@@ -28,22 +28,24 @@ COMPILER_VERSION = "10"
 REQUIRED_TABLES = ("meta", "files", "memories", "edges", "memories_fts")
 MAX_MIGRATION_BYTES = 1024 * 1024
 FTS_COLUMNS = ("id", "tags", "directive", "summary", "triggers", "body", "paths")
+# Lifecycles no load shows (`lifecycle` omissions, with memories past their `valid_until`).
+RETIRED = ("archived", "superseded")
+_RETIRED_SQL = "(" + ", ".join(f"'{lifecycle}'" for lifecycle in RETIRED) + ")"
 # The memories the visibility rule (HIDDEN_SQL) can hide, whatever the roles, date or
 # options of a load: the condition of a partial index, so a load scans those alone (a test checks
 # that every memory hidden passes it, and that the hidden set is read from that index).
 MAY_BE_HIDDEN = (
-    "ignored OR roles != '[]' OR lifecycle IN ('archived', 'superseded')"
-    " OR coalesce(valid_until, '') != '' OR confidence = 'low'"
+    f"ignored OR roles != '[]' OR lifecycle IN {_RETIRED_SQL} OR coalesce(valid_until, '') != '' OR confidence = 'low'"
 )
 
 # Why a memory is hidden from a normal load (NULL when visible): the one rule of visibility,
 # for routed, tagged, path-matched and fetched memories alike. A partial covering index holds its
 # columns for the memories it may hide (`MAY_BE_HIDDEN`).
-HIDDEN_SQL = """CASE
+HIDDEN_SQL = f"""CASE
     WHEN m.ignored THEN 'ignored'
     WHEN :roles != '[]' AND m.roles != '[]' AND NOT EXISTS (
         SELECT 1 FROM json_each(m.roles) AS r WHERE r.value IN (SELECT value FROM json_each(:roles))) THEN 'role'
-    WHEN m.lifecycle IN ('archived', 'superseded') THEN 'lifecycle'
+    WHEN m.lifecycle IN {_RETIRED_SQL} THEN 'lifecycle'
     WHEN coalesce(m.valid_until, '') != '' AND m.valid_until < :today THEN 'lifecycle'
     WHEN m.confidence = 'low' AND NOT :include_low THEN 'confidence'
 END"""

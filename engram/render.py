@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from . import gate
+from .index import RETIRED
 from .memory_format import ATX_HEADING
 from .pack import Entry, Pack
 from .route import Anchor, Candidate, Routing
@@ -38,7 +39,7 @@ def _retired(cand: Candidate) -> str:
     if cand.omission != "lifecycle":
         return ""
     lifecycle = cand.row["lifecycle"]
-    return f" ({lifecycle})" if lifecycle in ("archived", "superseded") else f" (expired {cand.row['valid_until']})"
+    return f" ({lifecycle})" if lifecycle in RETIRED else f" (expired {cand.row['valid_until']})"
 
 
 def with_directive(directive: str, body: str) -> str:
