@@ -262,7 +262,7 @@ _PRIVATE_KEY = _Detector(
 
 # Values that stand for a secret rather than being one.
 _PLACEHOLDER = LazyPattern(
-    r"""^[<\[{$%@&*]|^![a-z_]+$|\$\{|\{\{|%\(  # template, variable, YAML tag or alias
+    r"""^[<\[{@&*]|^\$[\w{(]|^%\w+%$|^![a-z_]+$|\$\{|\{\{|%\(  # template, variable, YAML tag or alias
     |\.\.\.|xxx|\*\*\*|^(.)\1*$  # elided or masked
     |change[_-]?me|replace[_-]?me|example|placeholder|redacted|dummy|sample|your
     |://|^arn:  # a reference to a secret store, not the secret
@@ -330,22 +330,70 @@ def _password_assignment(text: str, lowered: bytes) -> str | None:
     return None
 
 
-# A secret handed to a command: `--password X`, `--token=X`, `mysql -pX`, `sshpass -p X`, `curl -u
-# user:X`, and prose such as "the password (for the admin) is X", in a few languages.
-_PROSE_SECRET_WORDS = (
-    r"password|passphrase|secret|token|passwort|kennwort|contrase[ñn]a|clave|senha|mot[ \t]+de[ \t]+passe|wachtwoord"
-)
+# A secret handed to a command: `--password X`, `--token=X`, `mysql -pX`, `sshpass -p X`, `curl -u user:X`.
 _COMMAND_SECRET = LazyPattern(
     r"""(?:--(?:password|passwd|pass|token|secret|api[-_]?key|auth[-_]?token)(?:=|[ \t]+)
         |(?<![\w-])-p(?=[^\s-])
         |sshpass[ \t]+-p[ \t]*|docker[ \t]+login\b[^\n]{0,80}?[ \t]-p[ \t]+
-        |(?<![\w-])(?:-u|--user)[ \t]+[^\s:'"`]{1,64}:
-        |(?:"""
-    + _PROSE_SECRET_WORDS
-    + r""")(?:[ \t]+[^\s'"`]{1,24}){0,5}?[ \t]+(?:is|was|lautet|ist|es|est|é|era|è)[ \t]+)
+        |(?<![\w-])(?:-u|--user)[ \t]+[^\s:'"`]{1,64}:)
     (?:"(?P<double>[^"\n]{1,200})"|'(?P<single>[^'\n]{1,200})'|`?(?P<bare>[^\s'"`]{1,200}))""",
     re.I | re.X,
 )
+# A password in prose, in the languages memories are written in: "the password (for the admin) is X",
+# "Passwort `X`", "密码：X", "パスワードは X です", "пароль от X на проде: X". NFKC made full-width
+# colons and commas ASCII.
+_PROSE_SECRET_WORDS_ASCII = (
+    "password", "passphrase", "secret", "token", "passwort", "kennwort", "contrase", "clave", "senha",
+    "mot de passe", "wachtwoord", "parola", "sifre", "haslo", "losenord", "heslo", "mat khau",
+)  # fmt: skip
+_PROSE_SECRET_WORDS_OTHER = tuple(
+    form
+    for word in (
+        "пароль",
+        "密码",
+        "密碼",
+        "パスワード",
+        "비밀번호",
+        "mật khẩu",
+        "hasło",
+        "şifre",
+        "lösenord",
+        "كلمة المرور",
+        "पासवर्ड",
+    )
+    for form in {word, word.capitalize()}
+)
+_PROSE_PASSWORD = LazyPattern(
+    r"""(?:(?P<word>secret|token)
+        |password|passphrase|passwort|kennwort|contrase[ñn]a|clave|senha|mot[ \t]+de[ \t]+passe|wachtwoord
+        |parola|[sş]ifre(?:si)?|has[łl]o|l[öo]senord|heslo|m[ậa]t[ \t]+kh[ẩa]u|пароль|密码|密碼|パスワード|비밀번호|كلمة[ \t]+المرور|पासवर्ड)
+    (?:[ \t]+[^\s:=,'"`«「“]{1,24}){0,10}?
+    (?:[ \t]+(?:is|was|lautet|ist|es|est|é|era|è|là|jest|är|je)[ \t]+
+        # a token's or a secret's only so ("Token budgets: `chars/4`" is a heading); a password's also
+        # after a colon, a particle, or right before its quoted value
+        |(?(word)(?!)|(?:[ \t]*[:=][ \t]*|[ \t]*(?:は|는|은|是)[ \t]*|[ \t]+(?=["'`«「“]))))
+    (?:["'`«「“][ \t]*(?P<quoted>[^"'`»」”\n]{1,200}?)[ \t]*["'`»」”]|(?P<bare>[^\s'"`,;、。)]{1,200}))""",
+    re.I | re.X,
+)
+
+
+def _prose_password(text: str, lowered: bytes) -> str | None:
+    starts = occurrences(lowered, [word.encode() for word in _PROSE_SECRET_WORDS_ASCII])
+    if not text.isascii():
+        starts += occurrences(text, [word for word in _PROSE_SECRET_WORDS_OTHER if word in text])
+    for index in starts:
+        match = _PROSE_PASSWORD.match(text, index)
+        if match is None:
+            continue
+        if match["quoted"] is not None:
+            real = _looks_like_real_value(match["quoted"], quoted=True)
+        else:
+            real = _looks_like_real_value(match["bare"].rstrip(_TRAILING_PUNCTUATION), quoted=False)
+        if real:
+            return "secret: password in prose"
+    return None
+
+
 _TRAILING_PUNCTUATION = ".,;:!?)`"
 
 
@@ -366,8 +414,7 @@ def _command_secret(text: str, index: int) -> str | None:
         real = _looks_like_real_value(match["double"] or match["single"], quoted=True)
     if not real:
         return None
-    command = match.group().startswith(("-", "sshpass", "docker"))
-    return "secret: command-line password" if command else "secret: password in prose"
+    return "secret: command-line password"
 
 
 _COMMAND_SECRET_DETECTOR = _Detector(
@@ -380,19 +427,8 @@ _COMMAND_SECRET_DETECTOR = _Detector(
         b"-p",
         b"-u ",
         b"--user",
-        b"password ",
-        b"passphrase ",
-        b"secret ",
-        b"token ",
         b"sshpass",
         b"docker login",
-        b"passwort",
-        b"kennwort",
-        b"contrase",
-        b"clave ",
-        b"senha",
-        b"mot de passe",
-        b"wachtwoord",
     ),
     _command_secret,
 )
@@ -491,6 +527,7 @@ def _find_secret(text: str, lowered: bytes, decode: bool = True) -> str | None:
         or (_URL_CREDENTIALS_DETECTOR.run(text, lowered) if b"@" in lowered else None)
         or _password_assignment(text, lowered)
         or _COMMAND_SECRET_DETECTOR.run(text, lowered)
+        or _prose_password(text, lowered)
         or _NETRC_DETECTOR.run(text, lowered)
         or _SENDGRID_KEY.run(text, lowered)
         or _SLACK_WEBHOOK.run(text, lowered)
@@ -893,7 +930,7 @@ _EXFILTRATION = LazyPattern(
 # A credential file, the whole environment or a remote script's hidden output, with where it goes.
 _CREDENTIAL_FILE = (
     r"(?:~?/?\.git-credentials|~?/?\.aws/credentials|~?/?\.kube/config|\.config/gh/hosts\.yml|~?/?\.npmrc|~?/?\.pypirc"
-    r"|\.docker/config\.json|~?/\.ssh/\S+|id_?(?:rsa|ed25519|ecdsa)\b|\.env(?!\.(?:example|sample|template|dist)\b)"
+    r"|\.docker/config\.json|~?/\.ssh/(?!\S*\.pub\b)\S+|id_?(?:rsa|ed25519|ecdsa)\b|\.env(?!\.(?:example|sample|template|dist)\b)"
     r"(?:\.[a-z]+)?\b|secrets/)"
 )
 _SEND = r"\b(?:send|upload|post|e-?mail|forward|publish|push|copy|include|append|mirror|scp|rsync|leak|share|attach|paste)\b"
@@ -1053,11 +1090,13 @@ _CLAIMED_AUTHORITY = LazyPattern(
 _SELF_PRIORITY = LazyPattern(
     r"""(?:overrides?|supersedes?|takes?\s+precedence\s+over|outranks?)\s+(?:the\s+|your\s+)?
         (?:system\s+prompt|any\s+(?:other\s+)?instructions?|(?:all\s+)?(?:other|previous|prior)\s+instructions
-        |user'?s?\s+(?:instructions|requests?)|(?:whatever|anything|what)\s+the\s+user\s+(?:types|says|asks|writes|wants))""",
+        |(?:user|developer|human|operator)'?s?\s+(?:\w+\s+)?(?:instructions|requests?|messages?|wishes)
+        |(?:whatever|anything|what)\s+the\s+user\s+(?:types|says|asks|writes|wants))""",
     re.I | re.X,
 )
 _VOIDED = LazyPattern(
-    r"""(?:previous|prior|earlier|above|existing|original)\s+(?:rules|instructions|guidelines|directives|restrictions)\s+
+    r"""(?:previous|prior|earlier|above|existing|original|your\s+(?:usual|normal|standard|default))\s+
+        (?:[\w-]+\s+(?:and\s+)?){0,3}?(?:rules|instructions|guidelines|directives|restrictions|polic(?:y|ies))\s+
         (?:are|is)\s+(?:now\s+|hereby\s+)?(?:void|null|cancel+ed|revoked|rescinded|suspended|lifted)\b""",
     re.I | re.X,
 )
@@ -1096,7 +1135,9 @@ _DECODE_AND_OBEY = LazyPattern(
 _UNRESTRICTED = LazyPattern(
     r"""\b(?:an?|you\s+are|act\s+as|become)\s+(?:[\w-]+\s+){0,3}?(?:assistant|ai|model|agent|chatbot|bot)\s+
         (?:with\s+no\s+|without\s+(?:any\s+)?)
-        (?:restrictions|filters|guardrails|content\s+polic(?:y|ies)|safety\s+(?:rules|guidelines))\b""",
+        (?:restrictions|filters|guardrails|content\s+polic(?:y|ies)|safety\s+(?:rules|guidelines))\b
+    |\bunrestricted\s+(?:[\w-]+\s+){0,2}?(?:persona|mode|assistant|agent|ai|model)\b
+    |\bpersona\b[^.\n]{0,80}?\b(?:doesn'?t|does\s+not|never|won'?t|will\s+not)\s+refuse""",
     re.I | re.X,
 )
 # An element styled to be invisible when rendered, holding an order to the model.
@@ -1108,6 +1149,18 @@ _HIDDEN_ELEMENT = LazyPattern(
 )
 
 
+# A link with no text renders as nothing: words in its title are for the model alone.
+_EMPTY_LINK_TITLE = LazyPattern(r"""\[\]\(\s*[^\s)]*\s+(["'])([^"'\n]{1,300})\1\s*\)""")
+
+
+def _empty_link_title(text: str, index: int) -> str | None:
+    link = _EMPTY_LINK_TITLE.match(text, index)
+    if link is None:
+        return None
+    title = link.group(2)
+    return "injection: hidden html instruction" if _TO_THE_AGENT.search(title) or _COMMENT_ORDER.search(title) else None
+
+
 def _hidden_element(text: str, index: int) -> str | None:
     start = text.rfind("<", max(0, index - 400), index + 1)
     element = _HIDDEN_ELEMENT.match(text, start) if start != -1 else None
@@ -1116,6 +1169,198 @@ def _hidden_element(text: str, index: int) -> str | None:
     inner = element.group(2)
     ordered = _COMMENT_ORDER.search(inner) or _TURN_MARKER.search(inner) or _SYSTEM_LINE.search(inner)
     return "injection: hidden html instruction" if ordered else None
+
+
+# --- a harmful action, and what makes it hostile ------------------------------
+# A memory may document a remote installer, a deploy key or a force push; one that also keeps it
+# from the user, skips their confirmation, holds it against them or hands it to the agent as an
+# order is an attack in any language: the action is code, and the context is a few words.
+# The text is read with markdown emphasis removed: `authorized_keys` is `authorizedkeys` here.
+# Each action: the literals it starts near (rare in ordinary rules: a common word such as `main` would
+# search a line at every occurrence), how far before one it may start, and its pattern.
+_HARMFUL_ACTIONS = (
+    ((b"curl", b"wget"), 0, r"(?:curl|wget)\b[^\n|;]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b"),  # a remote script run
+    ((b"curl", b"wget"), 0, r"(?:curl|wget)\b[^\n]{0,200}?(?:&&|;)\s*chmod\s+\+x"),
+    ((b"<(",), 6, r"(?:ba|z)?sh\s+<\(\s*(?:curl|wget)\b"),
+    ((b"iex",), 0, r"iex\s*\(\s*(?:iwr|irm|invoke-webrequest|invoke-restmethod|new-object)\b"),
+    ((b"authorizedkeys",), 0, r"authorizedkeys"),  # access planted to last
+    ((b"crontab",), 4, r"\|\s*crontab\b|crontab\s+(?!-l\b)-"),
+    ((b"hookspath",), 0, r"hookspath\s+/tmp"),
+    ((b">>",), 0, r">>\s*~?/?\.(?:bashrc|zshrc|profile|bash_?profile)\b"),
+    (
+        (b"your own",),
+        30,
+        r"(?:approve|merge)\s+(?:and\s+merge\s+)?your\s+own\s+(?:prs?|pull\s+requests?|changes)",
+    ),  # review bypassed
+    ((b"review",), 20, r"\b(?:skip|bypass)\s+(?:the\s+|all\s+)?(?:code\s+)?reviews?\b"),
+    (
+        (b"push",),
+        40,
+        r"push\s+(?:directly\s+)?to\s+protected\s+branch|\bpush\b[^\n.]{0,30}\b(?:main|master)\b"
+        r"|\b(?:main|master)\b[^\n.]{0,30}\bpush\b|git\s+push\s+(?:--force|-f|--mirror)\b",
+    ),
+    ((b"--no-verify",), 0, r"--no-verify\b"),
+    (
+        (b"role=admin", b".gitleaks", b"secret-scan", b"branch protection"),
+        0,
+        r"role=admin|\.gitleaks|secret-scan|branch\s+protection",
+    ),  # a guard removed
+    ((b"rm -rf", b"drop table", b"drop database"), 0, r"rm\s+-rf\b|drop\s+(?:table|database)\b"),
+    ((b"delet",), 0, r"delet\w*\s+(?:the\s+)?[`'\"]?(?:prod|production)\b"),
+    (
+        (b"workspace to", b"repository to", b"repo to", b"codebase to", b"source code to"),
+        40,
+        r"\b(?:upload|send|copy|sync|mirror)\w*\s+(?:the\s+|your\s+)?(?:whole\s+|entire\s+)?"
+        r"(?:workspace|repo(?:sitory)?|codebase|source\s+code)\s+to\b",
+    ),
+)
+# Credential material (`_CREDENTIAL_FILE`, keys and key files) put where others can read it.
+_KEY_MATERIAL = (
+    _CREDENTIAL_FILE
+    + r"|\*?\.pem\b|\*\.key\b|master\.key\b|kubeconfig|/\.ssh\b(?!/\S*\.pub\b)|/\.aws\b|/\.netrc\b"
+    + r"|values?\s+of\s+(?:all\s+|any\s+)?(?:the\s+)?(?:env(?:ironment)?\s+var\w*|secrets|tokens)"
+    + r"|(?:every|all|each|any)\s+files?\s+you\s+(?:open|read|see|edit|touch)"
+)
+# Where it is published whatever the words around say; a URL or a commit may be a reference.
+_PUBLISHED = (
+    r"\bgist\b|pastebin|transfer\.sh|\bpr\s+description|\bpublic\b(?!\s+(?:half|key|part))|\bnslookup\b|\bdig\b|wss://"
+)
+_OUTSIDE = _PUBLISHED + r"|https?://|\bcommit\b|pull\s+request|webhook"
+
+
+def _either_way(first: str, second: str) -> LazyPattern:
+    """``first`` then ``second`` on one line, or the other way round."""
+    return LazyPattern(f"(?:{first})[^\\n]{{0,160}}?(?:{second})|(?:{second})[^\\n]{{0,160}}?(?:{first})", re.I)
+
+
+_KEY_MATERIAL_OUT = _either_way(_KEY_MATERIAL, _OUTSIDE)
+_KEY_MATERIAL_PUBLISHED = _either_way(_KEY_MATERIAL, _PUBLISHED)
+_KEY_ANCHORS = (
+    b".ssh",
+    b".aws",
+    b".netrc",
+    b".env",
+    b"idrsa",
+    b"ided25519",
+    b".pem",
+    b".key",
+    b".kube",
+    b"kubeconfig",
+    b".git-credentials",
+    b"values of",
+    b"value of",
+    b"files you",
+    b"file you",
+)
+# A remote script set to run again: a cron entry, a git hook, a shell's startup file, an install script.
+_SETTLED_IN = _either_way(
+    r"\b(?:curl|wget)\b", r"\b(?:crontab|hookspath|bashrc|zshrc|bash_?profile|postinstall|preinstall)\b"
+)
+# The contexts, in the languages of `_FOREIGN_CONCEALED` and a few more.
+_KEPT_FROM_USER = LazyPattern(
+    r"""(?:don'?t|do\s+not|never|no\s+need\s+to|there'?s\s+no\s+need\s+to|without)\s+(?:\w+\s+){0,2}?
+        (?:mention|tell|list|surface|show|report|say|inform|notify|reveal|disclose|flag|bring\s+up)\w*\b
+        [^.\n]{0,60}?\b(?:user|human|developer|reviewer|people|anyone|whoever|them|summary|changelog|commit|pr\b
+        |report|chat|repl(?:y|ies)|commands\s+you\s+ran|history)
+    |leave\s+(?:\w+\s+){1,3}out\s+of\b|do\s+not\s+surface|don'?t\s+surface
+    |senza\s+(?:segnalarlo|dirlo|menzionarlo|comunicarlo|avvisare)|non\s+(?:dirlo|segnalarlo|menzionarlo)
+    |сообщать\s+не\s+нужно|не\s+нужно\s+сообщать|не\s+(?:сообщай|говори|упоминай)|не\s+(?:згадуй|кажи|повідомляй)
+    |알리지\s*(?:마|않)|말하지\s*(?:마|않)|tidak\s+perlu\s+(?:memberi\s*tahu|bilang|diberitahu)|jangan\s+(?:beri\s*tahu|bilang)
+    |n[ãa]o\s+(?:comente|mencione|conte|avise|diga)|ne\s+(?:la|le|les|l')\s*(?:mentionnez|signalez|dites)\s+pas
+    |sans\s+(?:le\s+)?(?:dire|signaler|mentionner)|(?:vertel|meld)\s+(?:dit|het)\s+niet|zonder\s+(?:het\s+)?te\s+(?:melden|vertellen)
+    |nicht\s+(?:erwähnen|melden|mitteilen|erzählen)|sin\s+(?:decirlo|mencionarlo|avisar)|no\s+lo\s+menciones
+    |ไม่ต้องแจ้ง|伝えないで|知らせないで|報告しないで|言わないで|不要告诉|无需告知|不要提及|不必告诉|不用告诉|不要告知
+    |đừng\s+(?:báo|nói|kể)|không\s+cần\s+(?:báo|nói)|söyleme|bahsetme|bildirme|nie\s+(?:informuj|mów|wspominaj)
+    |मत\s+बता|न\s+बताएं|ना\s+बताएं|لا\s+تخبر|لا\s+تذكر""",
+    re.I | re.X,
+)
+_UNCONFIRMED = LazyPattern(
+    r"""without\s+(?:asking|confirmation|confirming|approval|permission|prompting|a\s+prompt|review)
+    |(?:don'?t|do\s+not|no\s+need\s+to|never)\s+(?:have\s+to\s+|need\s+to\s+)?ask\b|(?:skip|drop)\s+(?:the\s+)?(?:confirmation|approval)s?\b
+    |sin\s+(?:preguntar|confirmaci[oó]n|pedir\s+permiso)|sem\s+(?:perguntar|confirma[cç][aã]o|pedir)
+    |sans\s+(?:demander|confirmation)|ohne\s+(?:zu\s+fragen|nachzufragen|Rückfrage|Bestätigung)
+    |senza\s+(?:chiedere|conferma)|bez\s+(?:pytania|potwierdzenia)|sormadan|onay\s+almadan
+    |без\s+(?:подтверждения|спроса|вопросов)|не\s+спрашивая|tanpa\s+(?:konfirmasi|bertanya|izin)
+    |tidak\s+perlu\s+konfirmasi|zonder\s+(?:te\s+vragen|bevestiging|toestemming)|geen\s+toestemming
+    |확인\s*없이|묻지\s*않고|確認(?:せず|なし)|聞かずに|无需(?:确认|询问)|不用(?:确认|询问)|不要询问
+    |không\s+cần\s+(?:hỏi|xác\s+nhận)|ไม่ต้องถาม|बिना\s+पूछे|دون\s+(?:سؤال|تأكيد)""",
+    re.I | re.X,
+)
+_AGAINST_USER = LazyPattern(
+    r"""even\s+if\s+(?:asked|told|the\s+user|they|he|she|someone|anyone)
+    |(?:if|when)\s+(?:the\s+)?(?:user|developer|he|she|they)\s+(?:objects?|disagrees?|refuses?|asks\s+you\s+to\s+stop)
+    |(?:takes?\s+precedence|has\s+priority)\s+over\s+(?:the\s+)?(?:developer|user)|trotzdem|quand\s+même|de\s+todos\s+modos""",
+    re.I | re.X,
+)
+_TO_THE_AGENT = LazyPattern(
+    r"""\b(?:assistant|ai[\s-]+agent|coding\s+agent|language\s+model|llm|copilot|claude|codex|gemini)\b
+    |asistente|assistente|assistent|ассистент|агент|에이전트|어시스턴트|アシスタント|エージェント|助手|智能体
+    |\basisten\b|asystent|trợ\s+lý|ผู้ช่วย|yapay\s+zek|सहायक|مساعد|KI-Agent|agente\s+(?:de\s+)?IA""",
+    re.I | re.X,
+)
+_HOSTILE_CONTEXTS = (_KEPT_FROM_USER, _UNCONFIRMED, _AGAINST_USER, _TO_THE_AGENT)
+_CONTEXT_REACH = 400  # characters either side of the action: a memory's paragraph or two
+
+
+def _hostile_context(text: str, start: int, end: int) -> bool:
+    window = (max(0, start - _CONTEXT_REACH), end + _CONTEXT_REACH)
+    return any(context.search(text, *window) for context in _HOSTILE_CONTEXTS)
+
+
+_REFUSED_BEFORE = LazyPattern(r"\b(?:never|not|don'?t|do\s+not|no|avoid|without)\s+(?:[\w-]+\s+){0,3}\Z", re.I)
+
+
+def _refused(text: str, index: int) -> bool:
+    """The action is what the text forbids ("never run `curl ... | sh`", "don't pipe `curl` into `sh`")."""
+    return _REFUSED_BEFORE.search(text, max(0, index - 50), index) is not None
+
+
+def _harmful(pattern: str, before: int) -> _Check:
+    """An action of ``pattern`` starting up to ``before`` characters ahead of its literal, not refused, that
+    is set to run again (`_SETTLED_IN`) or stands in a hostile context."""
+    action = LazyPattern(pattern, re.I)
+
+    def check(text: str, index: int) -> str | None:
+        start, end = _line_around(text, index)
+        match = action.search(text, max(start, index - before), end)
+        if not match or match.start() > index or _refused(text, match.start()):
+            return None
+        if _SETTLED_IN.search(text, start, end) or _hostile_context(text, match.start(), match.end()):
+            return "injection: harmful action"
+        return None
+
+    return check
+
+
+# Literals one of which each place `_OUTSIDE` names holds: a line with none of them needs no regex.
+_OUTSIDE_LITERALS = (
+    "http",
+    "ws://",
+    "wss://",
+    "gist",
+    "pastebin",
+    "transfer.sh",
+    "description",
+    "public",
+    "nslookup",
+    "dig",
+    "commit",
+    "pull request",
+    "webhook",
+)
+
+
+def _key_material_out(text: str, index: int) -> str | None:
+    start, end = _line_around(text, index)
+    line = text[start:end].lower()
+    if not any(literal in line for literal in _OUTSIDE_LITERALS):
+        return None
+    match = _KEY_MATERIAL_OUT.search(text, start, end)
+    if not match or _refused(text, match.start()):
+        return None
+    if _KEY_MATERIAL_PUBLISHED.search(text, start, end) or _hostile_context(text, match.start(), match.end()):
+        return "injection: exfiltration command"
+    return None
 
 
 _INJECTIONS = (
@@ -1284,19 +1529,22 @@ _INJECTIONS = (
         _matching(_DECODE_AND_OBEY, "injection: encoded instruction"),
     ),
     _Detector(
-        (b"restrictions", b"filters", b"guardrails", b"content polic", b"safety "),
+        (b"restrictions", b"filters", b"guardrails", b"content polic", b"safety ", b"unrestricted", b"persona"),
         _near(_UNRESTRICTED, "injection: persona switch", 80, 40),
     ),
     _Detector((b"style", b" hidden"), _hidden_element),
+    _Detector((b"[](",), _empty_link_title),
+    *(_Detector(anchors, _harmful(pattern, before)) for anchors, before, pattern in _HARMFUL_ACTIONS),
+    _Detector(_KEY_ANCHORS, _key_material_out),
     _Detector((b"<!--",), _comment_order),
 )
 _ROLE_MARKERS = _Detector((b"<|", b"sys>>", b"inst]", b"system", b"human", b"assistant", b"</user"), _role_marker)
 
 
-def _find_injection(text: str, lowered: bytes) -> str | None:
+def _find_injection(text: str, lowered: bytes, decode: bool = True) -> str | None:
     # Role markers are matched as written (`<|im_start|>` holds an underscore); the other
     # detectors read the text with markdown emphasis removed (**Ignore** _all_ ...).
-    label = _ROLE_MARKERS.run(text, lowered) or _encoded_payload(text, lowered)
+    label = _ROLE_MARKERS.run(text, lowered) or (_encoded_payload(text, lowered) if decode else None)
     if label:
         return label
     plain, plain_lowered = _without_emphasis(text), lowered.translate(None, _EMPHASIS_BYTES)  # still aligned
@@ -1354,10 +1602,42 @@ def _decoded_base64(text: str, runs: list[tuple[int, int]]) -> list[str]:
     return decoded_runs
 
 
+_HEX_RUN = LazyPattern(r"(?:[0-9a-fA-F]{2}){20,}(?![0-9a-fA-F])")
+
+
+def _decoded_hex(text: str, runs: list[tuple[int, int]]) -> list[str]:
+    """The text of every hex run of a payload's length that decodes to printable UTF-8 (a digest does not)."""
+    decoded_runs = []
+    for start, end in runs:
+        run = _HEX_RUN.match(text, start, end) if end - start >= _MIN_PAYLOAD else None
+        if not run:
+            continue
+        try:
+            decoded = bytes.fromhex(run.group()).decode("utf-8")
+        except ValueError:
+            continue
+        if decoded.isprintable():
+            decoded_runs.append(decoded)
+    return decoded_runs
+
+
+_ROT13 = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm"
+)
+
+
 def _encoded_payload(text: str, lowered: bytes) -> str | None:
-    """Base64 that decodes to words: instructions hidden from a reader (images decode to binary)."""
-    sentences = [decoded for decoded in _decoded_base64(text, _token_runs(lowered)) if decoded.count(" ") >= 3]
-    return "injection: encoded payload" if sentences else None
+    """Base64 or hex that decodes to words: instructions hidden from a reader (images and digests decode to
+    binary); and text that says it is ROT13 and holds an injection once turned back."""
+    runs = _token_runs(lowered)
+    decoded = _decoded_base64(text, runs) + _decoded_hex(text, runs)
+    if any(sentence.count(" ") >= 3 for sentence in decoded):
+        return "injection: encoded payload"
+    if b"rot13" in lowered or b"rot-13" in lowered or b"rot 13" in lowered:
+        turned = text.translate(_ROT13)
+        if _find_injection(turned, turned.encode("ascii", "replace").lower(), decode=False):
+            return "injection: encoded payload"
+    return None
 
 
 def _encoded_secret(text: str, runs: list[tuple[int, int]]) -> str | None:
