@@ -1200,10 +1200,12 @@ _HARMFUL_ACTIONS = (
         r"|\b(?:main|master)\b[^\n.]{0,30}\bpush\b|git\s+push\s+(?:--force|-f|--mirror)\b",
     ),
     ((b"--no-verify",), 0, r"--no-verify\b"),
+    ((b"role=admin",), 0, r"role=admin"),
     (
-        (b"role=admin", b".gitleaks", b"secret-scan", b"branch protection"),
-        0,
-        r"role=admin|\.gitleaks|secret-scan|branch\s+protection",
+        (b".gitleaks", b"secret-scan", b"secret scan", b"branch protection"),
+        60,
+        r"\b(?:remove|disable|delete|drop|turn\w*\s+off|bypass|skip)\w*\s+(?:the\s+|any\s+|all\s+)?(?:[\w-]+\s+){0,3}?"
+        r"(?:branch\s+protection|secret[- ]scan\w*|\.gitleaks\S*)",
     ),  # a guard removed
     ((b"rm -rf", b"drop table", b"drop database"), 0, r"rm\s+-rf\b|drop\s+(?:table|database)\b"),
     ((b"delet",), 0, r"delet\w*\s+(?:the\s+)?[`'\"]?(?:prod|production)\b"),
@@ -1298,13 +1300,17 @@ _TO_THE_AGENT = LazyPattern(
     |\basisten\b|asystent|trợ\s+lý|ผู้ช่วย|yapay\s+zek|सहायक|مساعد|KI-Agent|agente\s+(?:de\s+)?IA""",
     re.I | re.X,
 )
-_HOSTILE_CONTEXTS = (_KEPT_FROM_USER, _UNCONFIRMED, _AGAINST_USER, _TO_THE_AGENT)
+_HOSTILE_CONTEXTS = (_KEPT_FROM_USER, _UNCONFIRMED, _AGAINST_USER)
 _CONTEXT_REACH = 400  # characters either side of the action: a memory's paragraph or two
 
 
 def _hostile_context(text: str, start: int, end: int) -> bool:
+    """Around the action, words that keep it from the user, skip their confirmation or hold it against
+    them; or, on its own line, the agent it is handed to (many rules open "You are an AI assistant")."""
     window = (max(0, start - _CONTEXT_REACH), end + _CONTEXT_REACH)
-    return any(context.search(text, *window) for context in _HOSTILE_CONTEXTS)
+    return any(context.search(text, *window) for context in _HOSTILE_CONTEXTS) or bool(
+        _TO_THE_AGENT.search(text, *_line_around(text, start))
+    )
 
 
 _REFUSED_BEFORE = LazyPattern(r"\b(?:never|not|don'?t|do\s+not|no|avoid|without)\s+(?:[\w-]+\s+){0,3}\Z", re.I)
@@ -1356,7 +1362,7 @@ def _key_material_out(text: str, index: int) -> str | None:
     if not any(literal in line for literal in _OUTSIDE_LITERALS):
         return None
     match = _KEY_MATERIAL_OUT.search(text, start, end)
-    if not match or _refused(text, match.start()):
+    if not match or _refused(text, match.start()) or _NEGATION.search(match.group()):  # ".env: never commit it"
         return None
     if _KEY_MATERIAL_PUBLISHED.search(text, start, end) or _hostile_context(text, match.start(), match.end()):
         return "injection: exfiltration command"
