@@ -343,9 +343,20 @@ _COMMAND_SECRET = LazyPattern(
 # "Passwort `X`", "密码：X", "パスワードは X です", "пароль от X на проде: X". NFKC made full-width
 # colons and commas ASCII.
 _PROSE_SECRET_WORDS_ASCII = (
-    "password", "passphrase", "secret", "token", "passwort", "kennwort", "contrase", "clave", "senha",
-    "mot de passe", "wachtwoord", "parola", "sifre", "haslo", "losenord", "heslo", "mat khau",
-)  # fmt: skip
+    "password",
+    "passphrase",
+    "secret",
+    "token",
+    "passwort",
+    "kennwort",
+    "contrase",
+    "clave",
+    "senha",
+    "mot de passe",
+    "wachtwoord",
+    "parola",
+    "heslo",
+)  # each one a search of the whole text: the other languages' words only where their letters are
 _PROSE_SECRET_WORDS_OTHER = tuple(
     form
     for word in (
@@ -363,26 +374,30 @@ _PROSE_SECRET_WORDS_OTHER = tuple(
     )
     for form in {word, word.capitalize()}
 )
+_VALUE = r"""(?:["'`«「“][ \t]*(?P<quoted>[^"'`»」”\n]{1,200}?)[ \t]*["'`»」”]|(?P<bare>[^\s'"`,;、。)]{1,200}))"""
+_IS = r"[ \t]+(?:is|was|lautet|ist|es|est|é|era|è|là|jest|är|je)[ \t]+"
 _PROSE_PASSWORD = LazyPattern(
-    r"""(?:(?P<word>secret|token)
-        |password|passphrase|passwort|kennwort|contrase[ñn]a|clave|senha|mot[ \t]+de[ \t]+passe|wachtwoord
+    r"""(?:password|passphrase|passwort|kennwort|contrase[ñn]a|clave|senha|mot[ \t]+de[ \t]+passe|wachtwoord
         |parola|[sş]ifre(?:si)?|has[łl]o|l[öo]senord|heslo|m[ậa]t[ \t]+kh[ẩa]u|пароль|密码|密碼|パスワード|비밀번호|كلمة[ \t]+المرور|पासवर्ड)
     (?:[ \t]+[^\s:=,'"`«「“]{1,24}){0,10}?
-    (?:[ \t]+(?:is|was|lautet|ist|es|est|é|era|è|là|jest|är|je)[ \t]+
-        # a token's or a secret's only so ("Token budgets: `chars/4`" is a heading); a password's also
-        # after a colon, a particle, or right before its quoted value
-        |(?(word)(?!)|(?:[ \t]*[:=][ \t]*|[ \t]*(?:は|는|은|是)[ \t]*|[ \t]+(?=["'`«「“]))))
-    (?:["'`«「“][ \t]*(?P<quoted>[^"'`»」”\n]{1,200}?)[ \t]*["'`»」”]|(?P<bare>[^\s'"`,;、。)]{1,200}))""",
+    (?:"""
+    + _IS
+    + r"""|[ \t]*[:=][ \t]*|[ \t]*(?:は|는|은|是)[ \t]*|[ \t]+(?=["'`«「“]))"""
+    + _VALUE,
     re.I | re.X,
 )
+# A token's or a secret's only with a verb: "Token budgets: `chars/4`" is a heading.
+_PROSE_TOKEN = LazyPattern(r"(?:secret|token)(?:[ \t]+[^\s'\"`]{1,24}){0,5}?" + _IS + _VALUE, re.I | re.X)
 
 
 def _prose_password(text: str, lowered: bytes) -> str | None:
     starts = occurrences(lowered, [word.encode() for word in _PROSE_SECRET_WORDS_ASCII])
-    if not text.isascii():
-        starts += occurrences(text, [word for word in _PROSE_SECRET_WORDS_OTHER if word in text])
+    if not text.isascii():  # a word whose first non-ASCII letter is not in the text is not either
+        chars = non_ascii_chars(text)
+        starts += occurrences(text, [word for word in _PROSE_SECRET_WORDS_OTHER if _first_non_ascii(word) in chars])
     for index in starts:
-        match = _PROSE_PASSWORD.match(text, index)
+        pattern = _PROSE_TOKEN if lowered[index : index + 1] in (b"s", b"t") else _PROSE_PASSWORD
+        match = pattern.match(text, index)
         if match is None:
             continue
         if match["quoted"] is not None:
@@ -1181,12 +1196,12 @@ def _hidden_element(text: str, index: int) -> str | None:
 _HARMFUL_ACTIONS = (
     ((b"curl", b"wget"), 0, r"(?:curl|wget)\b[^\n|;]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b"),  # a remote script run
     ((b"curl", b"wget"), 0, r"(?:curl|wget)\b[^\n]{0,200}?(?:&&|;)\s*chmod\s+\+x"),
-    ((b"<(",), 6, r"(?:ba|z)?sh\s+<\(\s*(?:curl|wget)\b"),
-    ((b"iex",), 0, r"iex\s*\(\s*(?:iwr|irm|invoke-webrequest|invoke-restmethod|new-object)\b"),
+    ((b"(curl", b"(wget"), 12, r"(?:ba|z)?sh\s+<\(\s*(?:curl|wget)\b"),
+    ((b"iex(", b"iex ("), 0, r"iex\s*\(\s*(?:iwr|irm|invoke-webrequest|invoke-restmethod|new-object)\b"),
     ((b"authorizedkeys",), 0, r"authorizedkeys"),  # access planted to last
     ((b"crontab",), 4, r"\|\s*crontab\b|crontab\s+(?!-l\b)-"),
     ((b"hookspath",), 0, r"hookspath\s+/tmp"),
-    ((b">>",), 0, r">>\s*~?/?\.(?:bashrc|zshrc|profile|bash_?profile)\b"),
+    ((b"bashrc", b"zshrc", b"profile", b"bashprofile"), 12, r">>\s*~?/?\.(?:bashrc|zshrc|profile|bash_?profile)\b"),
     (
         (b"your own",),
         30,
@@ -1237,23 +1252,6 @@ def _either_way(first: str, second: str) -> LazyPattern:
 
 _KEY_MATERIAL_OUT = _either_way(_KEY_MATERIAL, _OUTSIDE)
 _KEY_MATERIAL_PUBLISHED = _either_way(_KEY_MATERIAL, _PUBLISHED)
-_KEY_ANCHORS = (
-    b".ssh",
-    b".aws",
-    b".netrc",
-    b".env",
-    b"idrsa",
-    b"ided25519",
-    b".pem",
-    b".key",
-    b".kube",
-    b"kubeconfig",
-    b".git-credentials",
-    b"values of",
-    b"value of",
-    b"files you",
-    b"file you",
-)
 # A remote script set to run again: a cron entry, a git hook, a shell's startup file, an install script.
 _SETTLED_IN = _either_way(
     r"\b(?:curl|wget)\b", r"\b(?:crontab|hookspath|bashrc|zshrc|bash_?profile|postinstall|preinstall)\b"
@@ -1484,21 +1482,29 @@ _INJECTIONS = (
     ),
     _Detector(
         (
-            b".git-credentials",
-            b"credentials",
-            b".kube/config",
+            b"credentials",  # `.git-credentials` and `.aws/credentials` too
+            b".kube",
             b"hosts.yml",
             b".npmrc",
             b".pypirc",
             b"docker/config",
-            b".ssh/",
+            b".ssh",
             b"idrsa",  # `id_rsa`: the screen reads the text with `_` removed
             b"ided25519",
             b"idecdsa",
             b".env",
             b"secrets/",
+            b".aws",
+            b".netrc",
+            b".pem",
+            b".key",
+            b"kubeconfig",
+            b"values of",
+            b"value of",
+            b"files you",
+            b"file you",
         ),
-        _credentials_sent,
+        lambda text, index: _credentials_sent(text, index) or _key_material_out(text, index),
     ),
     _Detector((b"process.env", b"os.environ", b"printenv", b"(env)"), _environment_sent),
     _Detector((b"/dev/null",), _hidden_remote_script),
@@ -1541,7 +1547,6 @@ _INJECTIONS = (
     _Detector((b"style", b" hidden"), _hidden_element),
     _Detector((b"[](",), _empty_link_title),
     *(_Detector(anchors, _harmful(pattern, before)) for anchors, before, pattern in _HARMFUL_ACTIONS),
-    _Detector(_KEY_ANCHORS, _key_material_out),
     _Detector((b"<!--",), _comment_order),
 )
 _ROLE_MARKERS = _Detector((b"<|", b"sys>>", b"inst]", b"system", b"human", b"assistant", b"</user"), _role_marker)
