@@ -23,6 +23,7 @@ the model reads. docs/safety.md lists what is found.
 
 from __future__ import annotations
 
+import codecs  # loaded by the interpreter at start-up: no import cost
 import hashlib
 import math
 import re
@@ -396,7 +397,7 @@ def _prose_password(text: str, lowered: bytes) -> str | None:
         chars = non_ascii_chars(text)
         starts += occurrences(text, [word for word in _PROSE_SECRET_WORDS_OTHER if _first_non_ascii(word) in chars])
     for index in starts:
-        pattern = _PROSE_TOKEN if lowered[index : index + 1] in (b"s", b"t") else _PROSE_PASSWORD
+        pattern = _PROSE_TOKEN if lowered.startswith((b"secret", b"token"), index) else _PROSE_PASSWORD
         match = pattern.match(text, index)
         if match is None:
             continue
@@ -1632,11 +1633,6 @@ def _decoded_hex(text: str, runs: list[tuple[int, int]]) -> list[str]:
     return decoded_runs
 
 
-_ROT13 = str.maketrans(
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm"
-)
-
-
 def _encoded_payload(text: str, lowered: bytes) -> str | None:
     """Base64 or hex that decodes to words: instructions hidden from a reader (images and digests decode to
     binary); and text that says it is ROT13 and holds an injection once turned back."""
@@ -1645,7 +1641,7 @@ def _encoded_payload(text: str, lowered: bytes) -> str | None:
     if any(sentence.count(" ") >= 3 for sentence in decoded):
         return "injection: encoded payload"
     if b"rot13" in lowered or b"rot-13" in lowered or b"rot 13" in lowered:
-        turned = text.translate(_ROT13)
+        turned = codecs.encode(text, "rot_13")
         if _find_injection(turned, turned.encode("ascii", "replace").lower(), decode=False):
             return "injection: encoded payload"
     return None

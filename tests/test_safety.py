@@ -174,6 +174,7 @@ def test_evaluate_counts_wrong_kind_as_miss(tmp_path: Path) -> None:
 SECRETS = [
     ("Le mot de passe du compte de recette est « vK9#p2!qLw » (ne pas diffuser).", "secret: password in prose"),
     ("La contraseña de la base de datos de pruebas del equipo es Zr7&kQ2!mw.", "secret: password in prose"),
+    ("A senha do banco de homologação é Qw7#kP2!zx, não compartilhe.", "secret: password in prose"),
     ("Staging: Benutzer `ops`, Passwort `T4s&8wq!Lz`.", "secret: password in prose"),
     ("Пароль от Redis на стенде: `q8R!x2#Lm0`.", "secret: password in prose"),
     ("测试库密码：Hq7!xP2#kd，仅供内部使用。", "secret: password in prose"),
