@@ -217,6 +217,11 @@ _TOKEN_FORMATS = (
             LazyPattern(r"[MNO][A-Za-z0-9]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}"), "secret: discord token"
         ),
     ),
+    _TokenFormat(("PMAK-",), _matching(LazyPattern(r"PMAK-[0-9a-f]{24}-[0-9a-f]{34}"), "secret: postman key")),
+    _TokenFormat(
+        ("dckr_pat_", "dckr_oat_"),
+        _matching(LazyPattern(r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,}"), "secret: docker hub token"),
+    ),
     _TokenFormat(
         ("eyJ",),
         _matching(LazyPattern(r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{8,}"), "secret: jwt"),
@@ -274,14 +279,19 @@ _PLACEHOLDER = LazyPattern(
 # Unquoted values that are code, not literals: attribute chains, calls and
 # subscripts (form.password.data, os.environ["X"], getenv("X"), process.env.X).
 _CODE_EXPRESSION = LazyPattern(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|.*[(\[]")
+# Encrypted values are made to be committed: SOPS, Ansible Vault, a SealedSecret's `encryptedData`.
+_CIPHERTEXT = LazyPattern(r"ENC\[|\$ANSIBLE_VAULT|Ag[A-Za-z0-9+/]{100}")
 _PATH_START = ("/", "~", "./", "../")
+_FILE_PATH = LazyPattern(r"\.?[\w.-]*/[\w./-]*\.[a-z]{1,5}$")  # `.cache/sso.txt`: where a secret goes, not one
 
 
 def _looks_like_real_value(value: str, quoted: bool) -> bool:
     """A literal that could be a live password or key, not a stand-in or an expression."""
-    if len(value) < 6 or value.isdigit() or value.startswith(_PATH_START) or any(c.isspace() for c in value):
+    if len(value) < 6 or value.isdigit() or value.startswith(_PATH_START) or _FILE_PATH.match(value):
         return False
-    if _PLACEHOLDER.search(value) or (not quoted and _CODE_EXPRESSION.match(value)):
+    if any(c.isspace() for c in value):
+        return False
+    if _PLACEHOLDER.search(value) or _CIPHERTEXT.match(value) or (not quoted and _CODE_EXPRESSION.match(value)):
         return False
     has_digit = any("0" <= c <= "9" for c in value)
     has_symbol = any(not (c.isalnum() or c in "_-.") for c in value)
@@ -482,6 +492,32 @@ _SLACK_WEBHOOK = _Detector(
     ),
 )
 
+# Webhook URLs that carry their own token: whoever holds one posts as the integration.
+_WEBHOOK_URL = _Detector(
+    (b"discord.com/api/webhooks/", b"discordapp.com/api/webhooks/", b"webhook.office.com/webhookb2/"),
+    _matching(
+        LazyPattern(
+            r"discord(?:app)?\.com/api/webhooks/\d{17,20}/[A-Za-z0-9_-]{60,}"
+            r"|webhook\.office\.com/webhookb2/[0-9a-f-]{36}@[0-9a-f-]{36}/IncomingWebhook/[0-9a-z]{32}/[0-9a-f-]{36}"
+        ),
+        "secret: webhook url",
+    ),
+)
+# Okta's API tokens travel as `Authorization: SSWS <token>`.
+_OKTA_TOKEN = _Detector((b"ssws ",), _matching(LazyPattern(r"SSWS[ \t]+[A-Za-z0-9_-]{40,42}\b"), "secret: okta token"))
+_COOKIE = LazyPattern(r"cookie:[ \t]*[\w.-]{1,40}=([^;\s'\"`]{24,300})", re.I)
+_PERCENT_ESCAPE = LazyPattern(r"%[0-9A-Fa-f]{2}")
+
+
+def _session_cookie(text: str, index: int) -> str | None:
+    """A live session in a request header: `Cookie: connect.sid=s%3A...` (judged without its escapes)."""
+    match = _COOKIE.match(text, index)
+    value = match and _PERCENT_ESCAPE.sub("", match.group(1))
+    return "secret: session cookie" if value and _looks_random(value) else None
+
+
+_SESSION_COOKIE = _Detector((b"cookie:",), _session_cookie)
+
 _URL_CREDENTIALS = LazyPattern(r"://[^\s/:@]{0,200}:([^\s/@]{1,200})@")
 
 
@@ -511,7 +547,7 @@ _MIN_ENTROPY = 3.5
 
 
 def _looks_random(token: str) -> bool:
-    if _HEX_LIKE.fullmatch(token) or token.lower().startswith(_DIGEST_PREFIXES):
+    if _HEX_LIKE.fullmatch(token) or token.lower().startswith(_DIGEST_PREFIXES) or _CIPHERTEXT.match(token):
         return False
     has_upper, has_lower, has_digit = _char_classes(token)
     if not has_digit or not (has_upper or has_lower):
@@ -547,6 +583,9 @@ def _find_secret(text: str, lowered: bytes, decode: bool = True) -> str | None:
         or _NETRC_DETECTOR.run(text, lowered)
         or _SENDGRID_KEY.run(text, lowered)
         or _SLACK_WEBHOOK.run(text, lowered)
+        or _WEBHOOK_URL.run(text, lowered)
+        or _OKTA_TOKEN.run(text, lowered)
+        or _SESSION_COOKIE.run(text, lowered)
         or _VAULT_TOKEN.run(text, lowered)
         or _AZURE_SECRET.run(text, lowered)
         or _high_entropy_value(text, lowered, runs)
@@ -572,9 +611,10 @@ _OVERRIDE = LazyPattern(
 )
 # An override phrase quoted as an example ("text like "ignore previous instructions" is data") is advice.
 _EXAMPLE_LEAD = LazyPattern(
-    r"(?:like|such\s+as|e\.g\.,?|phrases?|saying|says|strings?|фраз[аyу]|текст|comme|wie|como|come|例如|比如)\s*$", re.I
+    r"(?:like|such\s+as|e\.g\.,?|phrases?|saying|says|strings?|фраз[аyу]|текст|comme|wie|como|come|typu|jak|例如|比如)\s*$",
+    re.I,
 )
-_QUOTES = {'"': '"', "\u201c": "\u201d", "'": "'", "\u00ab": "\u00bb", "\u300c": "\u300d"}
+_QUOTES = {'"': '"', "\u201c": "\u201d", "\u201e": "\u201d", "'": "'", "\u00ab": "\u00bb", "\u300c": "\u300d"}
 
 
 def _quoted_example(text: str, index: int) -> bool:
@@ -708,7 +748,12 @@ _FOREIGN_OVERRIDE = LazyPattern(
     |negeer\s+(?:alle\s+)?(?:vorige|eerdere|voorgaande)\s+(?:instructies|opdrachten)
     |(?:bỏ\s+qua|phớt\s+lờ)\s+(?:tất\s+cả\s+)?(?:các\s+|mọi\s+)?(?:hướng\s+dẫn|chỉ\s+dẫn|chỉ\s+thị|lệnh)\s+(?:trước\s+đó|trước|ở\s+trên)
     |(?:पिछले|पहले\s+के)\s+(?:सभी\s+)?निर्देशों\s+को\s+(?:अनदेखा|नज़रअंदाज़|नजरअंदाज)
-    |تجاهل\s+(?:جميع\s+|كل\s+)?التعليمات\s+(?:السابقة|أعلاه)""",
+    |تجاهل\s+(?:جميع\s+|كل\s+)?التعليمات\s+(?:السابقة|أعلاه)
+    |(?:instructions|consignes|règles)\s+(?:\w+\s+){0,2}(?:précédentes|antérieures)\s+ne\s+s'appliquent\s+plus
+    |(?:eerdere|vorige|voorgaande)\s+(?:instructies|opdrachten|regels)\s+(?:zijn\s+)?(?:vervallen|ongeldig|niet\s+meer\s+geldig)
+    |התעלם\s+(?:מכל\s+)?(?:מ?ה)?הוראות
+    |(?:інструкції|инструкции)\s+(?:\w+\s+)?(?:скасовано|скасовані|відмінено|отменены|отменяются|аннулированы)
+    |(?:システムプロンプト|系统提示词?|系統提示詞?)(?:より|よりも)?(?:優先|优先)""",
     re.I | re.X,
 )
 _FOREIGN_ANCHORS = (
@@ -734,6 +779,14 @@ _FOREIGN_ANCHORS = (
     "पिछले",
     "पहले",
     "تجاهل",
+    "התעלם",
+    "скасован",
+    "відмінен",
+    "отменен",
+    "аннулир",
+    "システムプロンプト",
+    "系统提示",
+    "系統提示",
 )
 _FOREIGN_ASCII_ANCHORS = (  # the start of each phrase, not the English "ignore the ..."
     b"ignorez",
@@ -758,6 +811,10 @@ _FOREIGN_ASCII_ANCHORS = (  # the start of each phrase, not the English "ignore 
     b"zignoruj",
     b"negeer",
     b"ya no ",
+    b"ne s'appliquent",
+    b"eerdere",
+    b"vorige",
+    b"voorgaande",
 )
 
 
@@ -811,7 +868,7 @@ _FOREIGN_CONCEALED = LazyPattern(
 # A persona with no restrictions, in other languages: the persona and the phrase either way round.
 _PERSONA_WORDS = (
     r"(?:asistente|assistente|agente|agent\w*|assistant|Assistent|ассистент|агент|アシスタント|モード|助手|模式|어시스턴트|에이전트"
-    r"|모드|asisten|asystent\w*|trợ\s+lý|सहायक|مساعد|modo|mode|Modus)"
+    r"|모드|asisten|kamu\s+adalah|asystent\w*|trợ\s+lý|सहायक|مساعد|modo|mode|Modus)"
 )
 _NO_RESTRICTIONS = (
     r"(?:sin\s+restricciones|sem\s+restri[cç][oõ]es|sans\s+(?:aucune\s+)?restrictions?|ohne\s+(?:jegliche\s+)?(?:Einschränkungen"
@@ -925,7 +982,9 @@ _DECEIT = LazyPattern(
     |if\s+(?:the\s+|a\s+)?(?:user|developer|anyone)\s+asks\b[^.\n]{0,100}?(?:say|tell\s+them|answer|reply|respond)\s+
         (?:no\b|that\s+(?:you\s+)?(?:did\s+not|didn'?t|have\s+not|haven'?t)|nothing\b)
     |if\s+asked\b[^.\n]{0,80}?(?:say|tell\s+them|answer|reply)\s+(?:no\b|it'?s\s+(?:a\s+|just\s+)?(?:general|standard|common))
-    |(?:users?|developers?|engineers?|humans?)\s+(?:are\s+not|aren'?t|is\s+not|isn'?t)\s+supposed\s+to\s+know""",
+    |(?:users?|developers?|engineers?|humans?)\s+(?:are\s+not|aren'?t|is\s+not|isn'?t)\s+supposed\s+to\s+know
+    |(?:delete|remove)\s+(?:the\s+)?failing\s+tests?\b[^.\n]{0,40}?\b(?:report|say|tell|claim)\w*\s+(?:\w+\s+){0,4}?
+        (?:pass(?:ed|es)?|succeed(?:ed|s)?|green)\b""",
     re.I | re.X,
 )
 # Read with markdown emphasis removed (`_find_injection`): `~` and `_` may be gone.
@@ -979,7 +1038,9 @@ _ENVIRONMENT_DUMP = LazyPattern(
     r"|os\.environ(?![\[.(\w])|process\.env(?![.\[\w])"
 )
 _SENT_OUT = LazyPattern(
-    r"\b(?:curl|wget|fetch|requests?\.\w+|post|posts|send|sends|upload|uploads|scp|nc)\b|\.get\(", re.I
+    r"\b(?:curl|wget|fetch|requests?\.\w+|post|posts|send|sends|upload|uploads|scp|nc)\b|\.get\("
+    r"|\b(?:stuur|envoie|envía|envia|invia|schick|sende|wyślij|gönder|kirim)\w*|отправ|надішл|送信|发送|發送|보내|gửi|שלח|أرسل|भेज",
+    re.I,
 )
 _REMOTE_HOST = LazyPattern(r"https?://|\b[\w.+-]+@[\w-]+\.[a-z]{2,}|\bcollector\b", re.I)
 _NOT_BEFORE = LazyPattern(r"\b(?:never|not|don'?t|no)\b[^.\n]{0,40}\Z", re.I)
@@ -1095,6 +1156,8 @@ _CLAIMED_AUTHORITY = LazyPattern(
     |pre-?(?:approved|authori[sz]ed)\s+(?:all|every|any)\b
     |authori[sz]ation\s+(?:has\s+been\s+|was\s+|is\s+)?granted\b
     |grant\s+yourself\b
+    |(?:user|owner|maintainers?|admins?)\s+(?:has|have)\s+(?:already\s+)?(?:granted|given)\s+(?:you\s+)?
+        (?:full|complete|unrestricted|total)\s+(?:autonomy|access|control|permissions?)
     |(?:permissions?|access|privileges?|role|rights)\s+(?:were|was|has\s+been|have\s+been)\s+(?:upgraded|elevated|escalated)
     |(?:user|owner|maintainers?|reviewers?|team|admins?)\s+(?:has\s+|have\s+)?(?:already\s+)?(?:agreed|consented)\s+
         (?:to\s+(?:this|it)\b|in\s+an\s+earlier)
@@ -1116,6 +1179,12 @@ _VOIDED = LazyPattern(
         (?:are|is)\s+(?:now\s+|hereby\s+)?(?:void|null|cancel+ed|revoked|rescinded|suspended|lifted)\b""",
     re.I | re.X,
 )
+# Only this text is to be followed from now on: the rest of the context set aside.
+_ONLY_THIS_BINDING = LazyPattern(
+    r"""(?:treat|consider|regard|follow)\s+only\s+this\s+(?:note|file|message|section|memory|text|document|rule)s?\s+
+        (?:as\s+(?:binding|authoritative|valid|in\s+force)|from\s+(?:now|here)\s+on)""",
+    re.I | re.X,
+)
 _VOIDED_ANCHORS = (b" void", b" null", b" cancel", b" revoked", b" rescinded", b" suspended", b" lifted")
 # Asking for the system prompt or the loaded context, unless it says not to.
 _PROMPT_REVEAL = LazyPattern(
@@ -1134,11 +1203,30 @@ def _prompt_reveal(text: str, index: int) -> str | None:
     return "injection: prompt exfiltration"
 
 
+# The user's credentials asked for and written somewhere: a file, a commit, a URL.
+_HARVESTED = LazyPattern(
+    r"""\bask\s+(?:the\s+user|them|the\s+developer|users?|him|her)\s+(?:for|to\s+(?:enter|type|share|paste|provide|send))\s+
+        (?:their|your|the|his|her)\s+(?:[\w-]+\s+){0,2}?(?:password|passphrase|2fa\s+code|otp|one-time\s+code|private\s+key
+        |credentials|recovery\s+codes?)\b[^.\n]{0,80}?\b(?:save|write|store|log|append|commit|send|post|paste)\w*\s+(?:it|them)\b
+        [^.\n]{0,40}?\b(?:to|into|in)\s+[`'"]?(?:https?://|[\w./~-]*\.\w+)""",
+    re.I | re.X,
+)
+
+
+def _harvested(text: str, index: int) -> str | None:
+    match = _HARVESTED.match(text, index)
+    return "injection: credential harvesting" if match and not _refused(text, index) else None
+
+
 # Text that asks to be copied where later sessions will read it.
 _SELF_COPY = LazyPattern(
-    r"""(?:copy|add|insert|append|include|paste|replicate|propagate|repeat)\s+this\s+
-        (?:paragraph|text|note|instruction|message|line|sentence|rule)s?\s+(?:in)?to\s+
-        (?:every|all|each|any)\s+(?:new\s+|other\s+|future\s+)?(?:memor|agents\.md|claude\.md|gemini\.md|system\s+prompt)""",
+    r"""(?:copy|add|insert|append|include|paste|replicate|propagate|repeat)\s+this\s+(?:entire\s+|whole\s+|exact\s+)?
+        (?:paragraph|text|note|instruction|message|line|sentence|rule|section|block)s?\s+(?:in)?to\s+
+        (?:(?:every|all|each|any)\s+(?:new\s+|other\s+|future\s+)?(?:memor|agents\.md|claude\.md|gemini\.md|system\s+prompt)
+        |(?:it|them)\s+verbatim)
+    |(?:copia|copie|copiez|kopiere|kopieer|skopiuj|copiá|копируй|скопируй)\s+(?:questo|este|esta|ce|cette|diesen|dieses|deze|dit|ten|этот|эту)\s+
+        (?:paragrafo|párrafo|parágrafo|paragraphe|absatz|alinea|akapit|абзац|testo|texto|texte|text|tekst|текст|regola|regla|règle|regel)
+        [^.\n]{0,40}?(?:agents\.md|claude\.md|gemini\.md|\.cursorrules)""",
     re.I | re.X,
 )
 # Encoded text handed over with an order to decode and carry it out.
@@ -1183,7 +1271,12 @@ def _hidden_element(text: str, index: int) -> str | None:
     if element is None:
         return None
     inner = element.group(2)
-    ordered = _COMMENT_ORDER.search(inner) or _TURN_MARKER.search(inner) or _SYSTEM_LINE.search(inner)
+    ordered = (
+        _COMMENT_ORDER.search(inner)
+        or _TURN_MARKER.search(inner)
+        or _SYSTEM_LINE.search(inner)
+        or _TO_THE_AGENT.search(inner)
+    )
     return "injection: hidden html instruction" if ordered else None
 
 
@@ -1198,6 +1291,9 @@ _HARMFUL_ACTIONS = (
     ((b"curl", b"wget"), 0, r"(?:curl|wget)\b[^\n|;]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b"),  # a remote script run
     ((b"curl", b"wget"), 0, r"(?:curl|wget)\b[^\n]{0,200}?(?:&&|;)\s*chmod\s+\+x"),
     ((b"(curl", b"(wget"), 12, r"(?:ba|z)?sh\s+<\(\s*(?:curl|wget)\b"),
+    ((b"curl",), 0, r"curl\b[^\n]{0,120}?(?:-d|--data(?:-binary|-raw)?|-F|--form|-T|--upload-file)\s*@-"),  # stdin sent
+    ((b"git/hooks",), 1, r"\.git/hooks/[\w-]+"),  # a hook runs on every commit or push
+    ((b"git remote",), 0, r"git\s+remote\s+(?:set-url|add)\b"),  # the code pushed somewhere else
     ((b"iex(", b"iex ("), 0, r"iex\s*\(\s*(?:iwr|irm|invoke-webrequest|invoke-restmethod|new-object)\b"),
     ((b"authorizedkeys",), 0, r"authorizedkeys"),  # access planted to last
     ((b"crontab",), 4, r"\|\s*crontab\b|crontab\s+(?!-l\b)-"),
@@ -1216,6 +1312,18 @@ _HARMFUL_ACTIONS = (
         r"|\b(?:main|master)\b[^\n.]{0,30}\bpush\b|git\s+push\s+(?:--force|-f|--mirror)\b",
     ),
     ((b"--no-verify",), 0, r"--no-verify\b"),
+    (  # the agent's own guard; `approval_policy` is read without its underscore
+        (b"dangerously", b"approvalpolicy", b"yolo"),
+        4,
+        r"--dangerously-(?:skip-permissions|bypass-approvals)|approvalpolicy\s*=\s*[\"']?never|--yolo\b",
+    ),
+    (  # a login bypassed
+        (b"skip", b"bypass", b"disabl", b"turn off", b"turning off", b"turns off"),
+        0,
+        r"\b(?:skip|skips|skipping|bypass\w*|disabl\w*|turn\w*\s+off)\s+(?:the\s+|their\s+|your\s+)?"
+        r"(?:authentication|auth\b|authorization|2fa|mfa|two-factor)",
+    ),
+    ((b"lgtm",), 30, r"\b(?:only|just|solely|tylko|solo|seulement|nur)\s+(?:with\s+)?\W{0,2}LGTM"),  # a review faked
     ((b"role=admin",), 0, r"role=admin"),
     (
         (b".gitleaks", b"secret-scan", b"secret scan", b"branch protection"),
@@ -1243,7 +1351,7 @@ _KEY_MATERIAL = (
 _PUBLISHED = (
     r"\bgist\b|pastebin|transfer\.sh|\bpr\s+description|\bpublic\b(?!\s+(?:half|key|part))|\bnslookup\b|\bdig\b|wss://"
 )
-_OUTSIDE = _PUBLISHED + r"|https?://|\bcommit\b|pull\s+request|webhook"
+_OUTSIDE = _PUBLISHED + r"|https?://|\bcommit\b|pull\s+request|webhook|\b(?:s3|gs)://"
 
 
 def _either_way(first: str, second: str) -> LazyPattern:
@@ -1263,7 +1371,9 @@ _KEPT_FROM_USER = LazyPattern(
         (?:mention|tell|list|surface|show|report|say|inform|notify|reveal|disclose|flag|bring\s+up)\w*\b
         [^.\n]{0,60}?\b(?:user|human|developer|reviewer|people|anyone|whoever|them|summary|changelog|commit|pr\b
         |report|chat|repl(?:y|ies)|commands\s+you\s+ran|history)
-    |leave\s+(?:\w+\s+){1,3}out\s+of\b|do\s+not\s+surface|don'?t\s+surface
+    |(?:leave|keep)\s+(?:\w+\s+){1,3}out\s+of\b|do\s+not\s+surface|don'?t\s+surface
+    |(?:don'?t|do\s+not|never)\s+comment\s+on|nie\s+komentuj|jangan\s+(?:laporkan|sebutkan)|vermeld\s+(?:dit|het)\s+niet
+    |n'en\s+parle[sz]?\s+pas|en\s+silence|不要在.{0,12}(?:说明|提及|提到|说)|בלי\s+לדווח|אל\s+תספר|אל\s+תדווח
     |senza\s+(?:segnalarlo|dirlo|menzionarlo|comunicarlo|avvisare)|non\s+(?:dirlo|segnalarlo|menzionarlo)
     |сообщать\s+не\s+нужно|не\s+нужно\s+сообщать|не\s+(?:сообщай|говори|упоминай)|не\s+(?:згадуй|кажи|повідомляй)
     |알리지\s*(?:마|않)|말하지\s*(?:마|않)|tidak\s+perlu\s+(?:memberi\s*tahu|bilang|diberitahu)|jangan\s+(?:beri\s*tahu|bilang)
@@ -1278,6 +1388,7 @@ _KEPT_FROM_USER = LazyPattern(
 _UNCONFIRMED = LazyPattern(
     r"""without\s+(?:asking|confirmation|confirming|approval|permission|prompting|a\s+prompt|review)
     |(?:don'?t|do\s+not|no\s+need\s+to|never)\s+(?:have\s+to\s+|need\s+to\s+)?ask\b|(?:skip|drop)\s+(?:the\s+)?(?:confirmation|approval)s?\b
+    |(?:skip|bypass)\s+(?:all\s+|any\s+)?(?:confirmation|approval|permission)\s+prompts|jangan\s+minta\s+(?:konfirmasi|izin)
     |sin\s+(?:preguntar|confirmaci[oó]n|pedir\s+permiso)|sem\s+(?:perguntar|confirma[cç][aã]o|pedir)
     |sans\s+(?:demander|confirmation)|ohne\s+(?:zu\s+fragen|nachzufragen|Rückfrage|Bestätigung)
     |senza\s+(?:chiedere|conferma)|bez\s+(?:pytania|potwierdzenia)|sormadan|onay\s+almadan
@@ -1290,13 +1401,14 @@ _UNCONFIRMED = LazyPattern(
 _AGAINST_USER = LazyPattern(
     r"""even\s+if\s+(?:asked|told|the\s+user|they|he|she|someone|anyone)
     |(?:if|when)\s+(?:the\s+)?(?:user|developer|he|she|they)\s+(?:objects?|disagrees?|refuses?|asks\s+you\s+to\s+stop)
-    |(?:takes?\s+precedence|has\s+priority)\s+over\s+(?:the\s+)?(?:developer|user)|trotzdem|quand\s+même|de\s+todos\s+modos""",
+    |(?:takes?\s+precedence|has\s+priority)\s+over\s+(?:the\s+)?(?:developer|user)|trotzdem|quand\s+même|de\s+todos\s+modos
+    |supersedes\s+any\s+(?:conflicting|other|previous|prior)\s+(?:guidance|instructions|rules)""",
     re.I | re.X,
 )
 _TO_THE_AGENT = LazyPattern(
     r"""\b(?:assistant|ai[\s-]+agent|coding\s+agent|language\s+model|llm|copilot|claude|codex|gemini)\b
     |asistente|assistente|assistent|ассистент|агент|에이전트|어시스턴트|アシスタント|エージェント|助手|智能体
-    |\basisten\b|asystent|trợ\s+lý|ผู้ช่วย|yapay\s+zek|सहायक|مساعد|KI-Agent|agente\s+(?:de\s+)?IA""",
+    |\basisten\b|asystent|асистент|עוזר|trợ\s+lý|ผู้ช่วย|yapay\s+zek|सहायक|مساعد|KI-Agent|agente\s+(?:de\s+)?IA""",
     re.I | re.X,
 )
 _HOSTILE_CONTEXTS = (_KEPT_FROM_USER, _UNCONFIRMED, _AGAINST_USER)
@@ -1352,6 +1464,8 @@ _OUTSIDE_LITERALS = (
     "commit",
     "pull request",
     "webhook",
+    "s3://",
+    "gs://",
 )
 
 
@@ -1454,6 +1568,7 @@ _INJECTIONS = (
             b"true job",
             b"real assignment",
             b"actual assignment",
+            b"failing test",
         ),
         _near(_DECEIT, "injection: concealed action", 30, 160),
     ),
@@ -1532,9 +1647,10 @@ _INJECTIONS = (
         _near(_SELF_PRIORITY, "injection: override instruction", 8, 80),
     ),
     _Detector(_VOIDED_ANCHORS, _near(_VOIDED, "injection: override instruction", 70, 30)),
+    _Detector((b"only this",), _near(_ONLY_THIS_BINDING, "injection: override instruction", 10, 60)),
     _Detector((b"system prompt", b"system message", b"hidden instructions", b"initial instructions"), _prompt_reveal),
     _Detector(
-        (b"memor", b"agents.md", b"claude.md", b"gemini.md", b"system prompt"),
+        (b"memor", b"agents.md", b"claude.md", b"gemini.md", b"system prompt", b"verbatim"),
         _near(_SELF_COPY, "injection: self-propagating", 160, 40),
     ),
     _Detector(
@@ -1546,6 +1662,7 @@ _INJECTIONS = (
         _near(_UNRESTRICTED, "injection: persona switch", 80, 40),
     ),
     _Detector((b"style", b" hidden"), _hidden_element),
+    _Detector((b"ask ",), _harvested),
     _Detector((b"[](",), _empty_link_title),
     *(_Detector(anchors, _harmful(pattern, before)) for anchors, before, pattern in _HARMFUL_ACTIONS),
     _Detector((b"<!--",), _comment_order),
@@ -1564,6 +1681,10 @@ def _find_injection(text: str, lowered: bytes, decode: bool = True) -> str | Non
         joined = _EMPTY_COMMENT.sub("", plain)
         if joined != plain:
             plain, plain_lowered = joined, joined.encode("ascii", "replace").lower()
+    if _letter_spaced(plain_lowered):  # `I G N O R E   T H E ...`: spaced out for the screen, read by the model
+        joined = _LETTER_SPACED.sub(_unspaced, plain)
+        if joined != plain:
+            plain, plain_lowered = joined, joined.encode("ascii", "replace").lower()
     words = _Words(plain_lowered)
     label = _foreign(plain, plain_lowered, words)
     if label:
@@ -1576,6 +1697,21 @@ def _find_injection(text: str, lowered: bytes, decode: bool = True) -> str | Non
 
 
 _EMPTY_COMMENT = LazyPattern(r"<!--\s{0,8}-->")
+# Words of single letters, one space apart, the words two or more spaces apart (six letters at least).
+_LETTER_SPACED = LazyPattern(r"(?<!\S)(?:\S ){5,}\S(?:  +(?:\S ){1,}\S)+(?!\S)")
+_WORD_GAP = LazyPattern(r"  +")
+_SPACE_OR_LETTER = bytes(ord(" ") if byte in b" \t\r\n" else ord("a") for byte in range(256))
+
+
+def _letter_spaced(lowered: bytes) -> bool:
+    """Whether six single characters stand one space apart anywhere (a cheap test before the regex)."""
+    return b" a a a a a a " in b" " + lowered.translate(_SPACE_OR_LETTER) + b" "
+
+
+def _unspaced(spaced: re.Match) -> str:
+    return " ".join(word.replace(" ", "") for word in _WORD_GAP.split(spaced.group()))
+
+
 _EMPHASIS_BYTES = b"*_~`"
 _EMPHASIS = LazyPattern("[*_~`]")
 
