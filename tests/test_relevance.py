@@ -285,6 +285,21 @@ def test_a_ten_memory_folder_routes_everyday_tasks(ten, task: str, expected: str
     assert packed(ten, task)[:1] == [expected]
 
 
+@pytest.mark.parametrize("task", ["frontend calling the backend", "front end calling the back end"])
+def test_a_compound_routes_however_it_is_hyphenated(tmp_path, task: str) -> None:
+    """Memories and tasks write "front-end", "front end" and "frontend": each finds the others
+    (the task holds no other word of the memory)."""
+    rules = tmp_path / ".agents" / ".engram" / "rules"
+    rules.mkdir(parents=True)
+    for name, directive, body in (
+        ("boundaries", "Package import boundaries.", "The front-end package never imports from the back-end one."),
+        ("styling", "Styles use Tailwind classes.", "No inline styles; use the design tokens."),
+        ("releases", "Tag releases from main.", "Run the changelog script first."),
+    ):
+        (rules / f"{name}.md").write_text(f"---\nid: {name}\ndirective: {directive}\n---\n{body}\n", encoding="utf-8")
+    assert packed(indexed_layers(tmp_path), task)[:1] == ["boundaries"]
+
+
 def test_nothing_in_a_ten_memory_folder_is_about_an_unrelated_task(ten) -> None:
     for task in ("what's a good name for my cat", "convert this cake recipe to grams"):
         assert packed(ten, task) == [], task
