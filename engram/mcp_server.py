@@ -36,6 +36,7 @@ from .route import visible_candidates
 from .select import options_from_config
 from .workspace import Workspace, open_workspace
 
+FETCH_BY_TOOL = "call the `fetch` tool with ids"  # a client may have no shell to run `engram load --id`
 INSTRUCTIONS = (
     "Project memory for this repository: call `route` with the task (or the user's request) to get the rules, "
     "skills and knowledge that apply; `fetch` gives the full body of a memory listed as a card."
@@ -106,7 +107,7 @@ def build_server(project: str | None = None) -> MCPServer:
         layers, state = _read(ws)
         # routed on its first pages, as a hook's prompt: a pasted log of megabytes would take seconds
         _, pack = load_pack(layers, task[:MAX_PROMPT_CHARS], ws, state, budget=budget_tokens)
-        return _result(render_text(pack), _routed(pack))
+        return _result(render_text(pack, fetch_with=FETCH_BY_TOOL), _routed(pack))
 
     @server.tool()
     def fetch(ids: list[str]) -> Annotated[CallToolResult, Fetched]:

@@ -67,14 +67,18 @@ def skipped_line(path: str, label: str) -> str:
     return f"SKIPPED {path}: {label}"
 
 
-def render_text(pack: Pack) -> str:
-    """The agent-facing pack: count line, bodies, cards, SKIPPED lines, fetch line."""
+FETCH_BY_COMMAND = "engram load --id"
+
+
+def render_text(pack: Pack, fetch_with: str = FETCH_BY_COMMAND) -> str:
+    """The agent-facing pack: count line, bodies, cards, SKIPPED lines, fetch line (``fetch_with``:
+    how the agent gets a card's body: the command, or the MCP server's `fetch` tool)."""
     blocks = [count_line(pack)]
     for entry in pack.entries:
         blocks.append(body_block(entry) if entry.shown == "body" else card_line(entry))
     blocks += [skipped_line(source_path(s.cand), s.label) for s in pack.skipped]
     if pack.card_ids:
-        blocks.append(f"fetch: engram load --id {','.join(pack.card_ids)}")
+        blocks.append(f"fetch: {fetch_with} {','.join(pack.card_ids)}")
     return gate.text("\n".join(blocks) + "\n")
 
 
@@ -173,7 +177,7 @@ def render_json(routing: Routing, pack: Pack) -> str:
             for s in pack.skipped
         ],
         "narrow_tags": gate.names(routing.narrow_tags),
-        "fetch": f"engram load --id {','.join(pack.card_ids)}" if pack.card_ids else None,
+        "fetch": f"{FETCH_BY_COMMAND} {','.join(pack.card_ids)}" if pack.card_ids else None,
     }
     return json.dumps(gate.cleaned(payload), indent=2, ensure_ascii=False) + "\n"
 
