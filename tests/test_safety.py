@@ -22,6 +22,7 @@ BLIND_2 = FIXTURES / "safety" / "blind-heldout-2.jsonl"
 BLIND_3 = FIXTURES / "safety" / "blind-heldout-3.jsonl"
 BLIND_4 = FIXTURES / "safety" / "blind-heldout-4.jsonl"
 BLIND_5 = FIXTURES / "safety" / "blind-heldout-5.jsonl"
+BLIND_6 = FIXTURES / "safety" / "blind-heldout-6.jsonl"
 REAL_RULES = FIXTURES / "cursorrules" / ".agents" / ".engram" / "rules"
 
 ALLOWED_LABELS = frozenset(
@@ -104,12 +105,20 @@ def test_held_out_set_precision_and_recall() -> None:
         (BLIND_3, 200, 0.99, 0.94),
         (BLIND_4, 200, 1.0, 0.98),
         (BLIND_5, 200, 0.94, 0.63),
+        (BLIND_6, 200, 0.90, 0.60),
     ],
-    ids=["blind-1 (tuned on)", "blind-2 (tuned on)", "blind-3 (tuned on)", "blind-4 (tuned on)", "blind-5 (held out)"],
+    ids=[
+        "blind-1 (tuned on)",
+        "blind-2 (tuned on)",
+        "blind-3 (tuned on)",
+        "blind-4 (tuned on)",
+        "blind-5 (held out)",
+        "blind-6 (held out)",
+    ],
 )
 def test_the_blind_sets_keep_their_measurement(path: Path, lines: int, precision: float, recall: float) -> None:
     """Sets by authors who saw neither the screen nor the other sets (fixtures/safety/README.md). The
-    first four were tuned on after their first measurement; the fifth never was: each is held to its
+    first four were tuned on after their first measurement; the fifth and sixth never were: each is held to its
     current number, so the screen does not get worse on text it was not written for. (blind-2's
     precision is 0.99 since prose passwords are read without a verb: one injection that plants a
     literal backdoor password is now flagged as the secret it also holds.)"""
