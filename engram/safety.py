@@ -1713,14 +1713,12 @@ def _unspaced(spaced: re.Match) -> str:
 
 
 _EMPHASIS_BYTES = b"*_~`"
-_EMPHASIS = LazyPattern("[*_~`]")
 
 
 def _without_emphasis(text: str) -> str:
-    """The text without markdown emphasis characters (one pass in C for ASCII text)."""
-    if text.isascii():
-        return text.encode("ascii").translate(None, _EMPHASIS_BYTES).decode("ascii")
-    return _EMPHASIS.sub("", text)
+    """The text without markdown emphasis characters, in one pass in C: they are ASCII, and no byte of
+    a UTF-8 sequence for another character is ASCII."""
+    return text.encode("utf-8", "surrogatepass").translate(None, _EMPHASIS_BYTES).decode("utf-8", "surrogatepass")
 
 
 # --- encoded payloads ---------------------------------------------------------------
