@@ -1678,13 +1678,9 @@ def _find_injection(text: str, lowered: bytes, decode: bool = True) -> str | Non
         return label
     plain, plain_lowered = _without_emphasis(text), lowered.translate(None, _EMPHASIS_BYTES)  # still aligned
     if b"<!--" in plain_lowered:  # `Ign<!-- -->ore`: an empty comment splits a word for the screen, not the model
-        joined = _EMPTY_COMMENT.sub("", plain)
-        if joined != plain:
-            plain, plain_lowered = joined, joined.encode("ascii", "replace").lower()
+        plain, plain_lowered = _as_read(plain, plain_lowered, _EMPTY_COMMENT.sub("", plain))
     if _letter_spaced(plain_lowered):  # `I G N O R E   T H E ...`: spaced out for the screen, read by the model
-        joined = _LETTER_SPACED.sub(_unspaced, plain)
-        if joined != plain:
-            plain, plain_lowered = joined, joined.encode("ascii", "replace").lower()
+        plain, plain_lowered = _as_read(plain, plain_lowered, _LETTER_SPACED.sub(_unspaced, plain))
     words = _Words(plain_lowered)
     label = _foreign(plain, plain_lowered, words)
     if label:
@@ -1694,6 +1690,11 @@ def _find_injection(text: str, lowered: bytes, decode: bool = True) -> str | Non
         if label:
             return label
     return None
+
+
+def _as_read(plain: str, lowered: bytes, rewritten: str) -> tuple[str, bytes]:
+    """The text as the model reads it, and its lowered bytes (lowered again only if it changed)."""
+    return (plain, lowered) if rewritten == plain else (rewritten, rewritten.encode("ascii", "replace").lower())
 
 
 _EMPTY_COMMENT = LazyPattern(r"<!--\s{0,8}-->")
