@@ -367,6 +367,10 @@ _PROSE_SECRET_WORDS_ASCII = (
     "wachtwoord",
     "parola",
     "heslo",
+    "sifre",  # şifre, hasło, lösenord and mật khẩu as typed without their marks
+    "haslo",
+    "losenord",
+    "mat khau",
 )  # each one a search of the whole text: the other languages' words only where their letters are
 _PROSE_SECRET_WORDS_OTHER = tuple(
     form

@@ -272,6 +272,11 @@ SECRETS = [
         "Repro: `curl -H 'Cookie: connect.sid=s%3AkP9xQ2mZ7vR4tL8wN1bY6cH3.jF5dS0aG2hK7lM9nB4vC8xZ1qW3eR6tY'`",
         "secret: session cookie",
     ),
+    # the words of other languages typed without their marks are looked for as well
+    ("Veritabanı sifresi: Xk9#mQ2!pL", "secret: password in prose"),
+    ("haslo do bazy: Xk9#mQ2!pL", "secret: password in prose"),
+    ("Admin losenord: Xk9#mQ2!pL", "secret: password in prose"),
+    ("mat khau: Xk9#mQ2!pL", "secret: password in prose"),
 ]
 
 INJECTIONS = [
