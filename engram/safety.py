@@ -1294,11 +1294,11 @@ def _hidden_element(text: str, index: int) -> str | None:
 _HARMFUL_ACTIONS = (
     ((b"curl", b"wget"), 0, r"(?:curl|wget)\b[^\n|;]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b"),  # a remote script run
     ((b"curl", b"wget"), 0, r"(?:curl|wget)\b[^\n]{0,200}?(?:&&|;)\s*chmod\s+\+x"),
-    ((b"(curl", b"(wget"), 12, r"(?:ba|z)?sh\s+<\(\s*(?:curl|wget)\b"),
+    ((b"<(",), 6, r"(?:ba|z)?sh\s+<\(\s*(?:curl|wget)\b"),  # `<( curl` as well as `<(curl`
     ((b"curl",), 0, r"curl\b[^\n]{0,120}?(?:-d|--data(?:-binary|-raw)?|-F|--form|-T|--upload-file)\s*@-"),  # stdin sent
     ((b"git/hooks",), 1, r"\.git/hooks/[\w-]+"),  # a hook runs on every commit or push
     ((b"git remote",), 0, r"git\s+remote\s+(?:set-url|add)\b"),  # the code pushed somewhere else
-    ((b"iex(", b"iex ("), 0, r"iex\s*\(\s*(?:iwr|irm|invoke-webrequest|invoke-restmethod|new-object)\b"),
+    ((b"iex",), 0, r"iex\s*\(\s*(?:iwr|irm|invoke-webrequest|invoke-restmethod|new-object)\b"),
     ((b"authorizedkeys",), 0, r"authorizedkeys"),  # access planted to last
     ((b"crontab",), 4, r"\|\s*crontab\b|crontab\s+(?!-l\b)-"),
     ((b"hookspath",), 0, r"hookspath\s+/tmp"),
