@@ -10,7 +10,8 @@ indexed as ids and tags glue a name's words (`cloudflare-workers` -> cloudflarew
 identifier is turned into the words `terms.words` makes of it and kept unless it is:
 
 - **common**: every word a stopword, two letters or fewer, or held by COMMON_DF or more of the
-  bundled rules ("start date", `web::Data`): ordinary prose would imply the technology;
+  bundled rules ("start date", `web::Data`): ordinary prose would imply the technology; but not a
+  message of PHRASE_WORDS words or more ("working outside of request context"), specific as a whole;
 - **its own name**: a word of the technology's own name terms (`alembic upgrade head`): a task
   that names the technology gets no implied anchor for it anyway;
 - **ordinary**: a single word of an English word list (`--words`; Debian's wamerican,
@@ -37,6 +38,10 @@ from engram import signatures, terms
 
 TABLE_FILE = ROOT / "engram" / "signatures.py"
 COMMON_DF = 8  # of the 257 bundled rules
+# A pasted message of this many words, that many of them no stopword, is specific as a whole even
+# when each word is common ("working outside of request context"): prose does not repeat it.
+PHRASE_WORDS = 4
+PHRASE_CONTENT_WORDS = 3
 MAX_TECHNOLOGIES = 3
 WORD_LISTS = (
     "/usr/share/dict/words",
@@ -73,18 +78,45 @@ def signature_of(
     tech: str, identifier: str, names: dict[str, tuple[str, ...]], df: Counter[str], ordinary: set[str]
 ) -> tuple[str, str]:
     """(the signature as the table writes it, why it is left out or "")."""
-    written = terms.words(identifier)
+    written = _trimmed(terms.words(identifier))
     texts = [word.text for word in written]
     signature = " ".join(texts)
     if not written or any(word.cjk for word in written):
         return signature, "empty"
-    if all(terms.is_stopword(word) or len(word.text) <= 2 or df[word.terms[0]] >= COMMON_DF for word in written):
+    if all(_common(word, df) for word in written) and not _phrase(written):
         return signature, "common"
     if any(word.terms[0] in names[tech] or word.text in names[tech] for word in written):
         return signature, "own name"
     if len(texts) == 1 and (texts[0] in ordinary or any(written[0].terms[0] in other for other in names.values())):
         return signature, "ordinary"
     return signature, ""
+
+
+def _trimmed(written: list[terms.Word]) -> list[terms.Word]:
+    """A message's words without stopwords at either end (its leading "The" would only make the
+    lookup start at every "the" of a task), unless that leaves less than a phrase: "would you like
+    to rebuild them now" is specific, "rebuild" is not; shorter signatures stay whole (`q-btn`)."""
+    core = _core(written)
+    return core if len(core) >= PHRASE_WORDS else written
+
+
+def _core(written: list[terms.Word]) -> list[terms.Word]:
+    start, end = 0, len(written)
+    while start < end and terms.is_stopword(written[start]):
+        start += 1
+    while end > start and terms.is_stopword(written[end - 1]):
+        end -= 1
+    return written[start:end]
+
+
+def _common(word: terms.Word, df: Counter[str]) -> bool:
+    return terms.is_stopword(word) or len(word.text) <= 2 or df[word.terms[0]] >= COMMON_DF
+
+
+def _phrase(written: list[terms.Word]) -> bool:
+    core = _core(written)
+    content = [word for word in core if not terms.is_stopword(word) and len(word.text) > 2]
+    return len(core) >= PHRASE_WORDS and len(content) >= PHRASE_CONTENT_WORDS
 
 
 def merged(

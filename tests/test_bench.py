@@ -161,13 +161,18 @@ def test_the_signature_table_script_filters_and_merges_as_docs_routing_says(benc
     from benchmarks import signature_table as script
     from engram import signatures
 
-    names, df, ordinary = signatures.NAMES, Counter({"web": 64, "data": 150}), {"hardhat"}
+    common = {"web": 64, "data": 150, "context": 40, "working": 30, "outside": 9}
+    names, df, ordinary = signatures.NAMES, Counter(common), {"hardhat"}
     assert [script.signature_of(tech, identifier, names, df, ordinary) for tech, identifier in (
         ("react", "useEffect"), ("actix", "web::Data"), ("alembic", "alembic upgrade head"),
         ("solidity", "hardhat"), ("ruby", "rails"), ("go", "$@"),
+        ("flask", "Working outside of web data context."), ("flask", "The web data context"),
+        ("unreal", "Would you like to rebuild them now?"),
     )] == [
         ("useeffect", ""), ("web data", "common"), ("alembic upgrade head", "own name"),
         ("hardhat", "ordinary"), ("rails", "ordinary"), ("", "empty"),
+        ("working outside of web data context", ""), ("the web data context", "common"),
+        ("would you like to rebuild them now", ""),
     ]  # fmt: skip
     table = {"useeffect": ("react",), "createstore": ("redux", "solidjs", "zustand")}
     lists = [

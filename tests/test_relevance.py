@@ -100,6 +100,16 @@ def test_a_report_that_pastes_only_an_api_or_file_reaches_its_stack(rules, repor
     assert packed(rules, report)[:1] == [stack]
 
 
+@pytest.mark.parametrize("report, stack", [
+    ("Rendered more hooks than during the previous render after the filter toggles", "react"),
+    ("RuntimeError: Working outside of application context when the worker sends mail", "htmx-flask"),
+])  # fmt: skip
+def test_a_report_that_pastes_only_an_error_message_reaches_its_stack(rules, report: str, stack: str) -> None:
+    """An error message is a signature too, however common its words: "working outside of
+    application context" is Flask's (`benchmarks/signature_table.py`, phrases)."""
+    assert stack in packed(rules, report)
+
+
 @pytest.mark.xfail(
     strict=True, reason="the PostgreSQL rule it also names leads; the Django one falls under the relative cut"
 )
