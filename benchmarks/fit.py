@@ -1,6 +1,6 @@
 """Fit the relevance decision on labelled tasks, cross-validate it, and write its weights.
 
-    python benchmarks/fit.py [--quality-dev DIR] [--extra NAME=CASES.json[:FOLDER] ...] [--write] [--report FILE]
+    python benchmarks/fit.py [--quality-dev DIR] [--extra|--dev NAME=CASES.json[:FOLDER] ...] [--write] [--report FILE]
 
 Every set of `sets.py` is split into a fitting part and a held-out part that fitting never sees.
 On the fitting part it fits, with k-fold cross-validation (folds by case):
@@ -293,12 +293,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quality-dev", type=Path, help="the development sets of real text (left out when absent)")
     parser.add_argument("--extra", action="append", default=[], help="NAME=CASES.json[:FOLDER], a set held out whole")
+    parser.add_argument(
+        "--dev", action="append", default=[], help="NAME=CASES.json[:FOLDER], a set split as the others"
+    )
     parser.add_argument("--write", action="store_true", help="write engram/relevance_weights.py")
     parser.add_argument("--report", type=Path, help="write the table as markdown")
     args = parser.parse_args(argv)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="engram-fit-") as work:
-        cases = gather(quality.task_sets(args.quality_dev, args.extra), Path(work))
+        cases = gather(quality.task_sets(args.quality_dev, args.extra, args.dev), Path(work))
         fitting = [c for c in cases if not c.held_out]
         fitting += subset_cases(fitting, Path(work))
         print(

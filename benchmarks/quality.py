@@ -1,6 +1,6 @@
 """Routing quality of the relevance decision as shipped, beside plain BM25 in the same run.
 
-    python benchmarks/quality.py [--quality-dev DIR] [--extra NAME=CASES.json[:FOLDER] ...] [--markdown FILE] [--depth]
+    python benchmarks/quality.py [--quality-dev DIR] [--extra|--dev NAME=CASES.json[:FOLDER] ...] [--markdown FILE] [--depth]
 
 For every set of `sets.py` (the bundled ones; the development sets of real text in DIR where
 given), on its fitting part and on its held-out part (never seen by `fit.py`), it routes every
@@ -36,9 +36,11 @@ HEADER = (
 )
 
 
-def task_sets(quality_dev: Path | None, extra: list[str]) -> list[sets.TaskSet]:
-    """The bundled sets, the extra ones, and the development sets where their folder is present."""
+def task_sets(quality_dev: Path | None, extra: list[str], dev: list[str] | None = None) -> list[sets.TaskSet]:
+    """The bundled sets, the extra ones (held out whole), the further development ones (split), and
+    the development sets where their folder is present."""
     chosen = sets.bundled() + [sets.extra(spec) for spec in extra]
+    chosen += [sets.extra(spec, held_out_whole=False) for spec in dev or []]
     if quality_dev is not None and quality_dev.is_dir():
         chosen += sets.quality_dev(quality_dev)
     elif quality_dev is not None:
@@ -97,11 +99,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quality-dev", type=Path, help="the development sets of real text (left out when absent)")
     parser.add_argument("--extra", action="append", default=[], help="NAME=CASES.json[:FOLDER], a set held out whole")
+    parser.add_argument(
+        "--dev", action="append", default=[], help="NAME=CASES.json[:FOLDER], a set split as the others"
+    )
     parser.add_argument("--markdown", type=Path, help="also write the table to this file")
     parser.add_argument("--depth", action="store_true", help="also the hit at 1-8 of each ranking, before the cut")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="engram-quality-") as work:
-        cases = gather(task_sets(args.quality_dev, args.extra), Path(work))
+        cases = gather(task_sets(args.quality_dev, args.extra, args.dev), Path(work))
         table = report(cases, relevance.FITTED)
         if args.depth:
             table += "\n" + depth_report(cases, relevance.FITTED)

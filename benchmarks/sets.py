@@ -74,14 +74,14 @@ def quality_dev(folder: Path) -> list[TaskSet]:
     return out
 
 
-def extra(spec: str) -> TaskSet:
+def extra(spec: str, held_out_whole: bool = True) -> TaskSet:
     """``NAME=CASES.json:FOLDER`` (FOLDER: a memory root, or a flat folder of memory files, or, for
     cases naming a ``corpus``, a folder of such corpora laid out as the teams set is, each in
-    ``<corpus>/rules``; the bundled rules when left out): a further set, held out whole (for sets
-    kept outside the project)."""
+    ``<corpus>/rules``; the bundled rules when left out): a further set kept outside the project,
+    held out whole, or split as the development sets are."""
     name, _, rest = spec.partition("=")
     cases, _, folder = rest.partition(":")
-    return TaskSet(name, Path(cases), _corpus_or(Path(folder) if folder else CURSORRULES), held_out_whole=True)
+    return TaskSet(name, Path(cases), _corpus_or(Path(folder) if folder else CURSORRULES), held_out_whole)
 
 
 def _corpus_or(folder: Path) -> Callable[[dict], Path]:

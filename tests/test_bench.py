@@ -193,3 +193,20 @@ def test_the_signature_table_script_filters_and_merges_as_docs_routing_says(benc
     assert left_out == {"too many technologies": 1, "unknown technology": 1, "own name": 1}
     source = script.TABLE_FILE.read_text(encoding="utf-8")
     assert script.rewrite(source, signatures.NAMES, signatures.SIGNATURES) == source
+
+
+def test_a_further_development_set_is_split_as_the_others_and_an_extra_one_held_out_whole(
+    tmp_path, benchmarks_importable
+):
+    """`--dev NAME=CASES.json:FOLDER` (fit.py, quality.py): fitted on its fitting part, measured on
+    the rest; `--extra` is never fitted on."""
+    from benchmarks import quality
+
+    cases = [{"id": f"c{n}", "query": f"task {n}", "expect": []} for n in range(40)]
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps(cases), encoding="utf-8")
+    spec = f"mine={path}:{tmp_path}"
+    chosen = quality.task_sets(None, [spec], [spec.replace("mine", "ours")])
+    held = {task_set.name: [task_set.is_held_out(case) for case in task_set.cases()] for task_set in chosen}
+    assert all(held["mine"])
+    assert 0 < sum(held["ours"]) < len(cases)
