@@ -291,17 +291,13 @@ def weights_module(model: relevance.Model, thresholds: dict, note: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quality-dev", type=Path, help="the development sets of real text (left out when absent)")
-    parser.add_argument("--extra", action="append", default=[], help="NAME=CASES.json[:FOLDER], a set held out whole")
-    parser.add_argument(
-        "--dev", action="append", default=[], help="NAME=CASES.json[:FOLDER], a set split as the others"
-    )
+    quality.set_arguments(parser)
     parser.add_argument("--write", action="store_true", help="write engram/relevance_weights.py")
     parser.add_argument("--report", type=Path, help="write the table as markdown")
     args = parser.parse_args(argv)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="engram-fit-") as work:
-        cases = gather(quality.task_sets(args.quality_dev, args.extra, args.dev), Path(work))
+        cases = gather(quality.chosen_sets(args), Path(work))
         fitting = [c for c in cases if not c.held_out]
         fitting += subset_cases(fitting, Path(work))
         print(

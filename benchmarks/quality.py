@@ -48,6 +48,19 @@ def task_sets(quality_dev: Path | None, extra: list[str], dev: list[str] | None 
     return chosen
 
 
+def set_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options choosing the sets (`task_sets`), shared with fit.py."""
+    parser.add_argument("--quality-dev", type=Path, help="the development sets of real text (left out when absent)")
+    parser.add_argument("--extra", action="append", default=[], help="NAME=CASES.json[:FOLDER], a set held out whole")
+    parser.add_argument(
+        "--dev", action="append", default=[], help="NAME=CASES.json[:FOLDER], a set split as the others"
+    )
+
+
+def chosen_sets(args: argparse.Namespace) -> list[sets.TaskSet]:
+    return task_sets(args.quality_dev, args.extra, args.dev)
+
+
 def rows(cases: list[Case], engram_scores: dict[str, dict], part: str) -> list[str]:
     """One table row per set: engram's numbers beside the baseline's on the same cases."""
     base = set_scores(cases, baseline.pack_of)
@@ -97,16 +110,12 @@ def _hits_at(found: list[tuple[list[str], list[str], set[str]]], which: int) -> 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quality-dev", type=Path, help="the development sets of real text (left out when absent)")
-    parser.add_argument("--extra", action="append", default=[], help="NAME=CASES.json[:FOLDER], a set held out whole")
-    parser.add_argument(
-        "--dev", action="append", default=[], help="NAME=CASES.json[:FOLDER], a set split as the others"
-    )
+    set_arguments(parser)
     parser.add_argument("--markdown", type=Path, help="also write the table to this file")
     parser.add_argument("--depth", action="store_true", help="also the hit at 1-8 of each ranking, before the cut")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="engram-quality-") as work:
-        cases = gather(task_sets(args.quality_dev, args.extra, args.dev), Path(work))
+        cases = gather(chosen_sets(args), Path(work))
         table = report(cases, relevance.FITTED)
         if args.depth:
             table += "\n" + depth_report(cases, relevance.FITTED)
