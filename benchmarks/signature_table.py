@@ -110,13 +110,16 @@ def _core(written: list[terms.Word]) -> list[terms.Word]:
 
 
 def _common(word: terms.Word, df: Counter[str]) -> bool:
-    return terms.is_stopword(word) or len(word.text) <= 2 or df[word.terms[0]] >= COMMON_DF
+    return _filler(word) or df[word.terms[0]] >= COMMON_DF
+
+
+def _filler(word: terms.Word) -> bool:
+    return terms.is_stopword(word) or len(word.text) <= 2
 
 
 def _phrase(written: list[terms.Word]) -> bool:
     core = _core(written)
-    content = [word for word in core if not terms.is_stopword(word) and len(word.text) > 2]
-    return len(core) >= PHRASE_WORDS and len(content) >= PHRASE_CONTENT_WORDS
+    return len(core) >= PHRASE_WORDS and sum(not _filler(word) for word in core) >= PHRASE_CONTENT_WORDS
 
 
 def merged(
