@@ -18,8 +18,11 @@ identifier is turned into the words `terms.words` makes of it and kept unless it
   wamerican-insane and wbritish-insane by default: `hardhat` is a tool and a helmet), or one that
   is any technology's name (`rails` among Ruby's: the task names that technology).
 
-A signature that would name more than MAX_TECHNOLOGIES is left as it was. The names, the table
-and its first-words index are rewritten in place; `tests/test_terms.py` checks the form.
+A signature that would name more than MAX_TECHNOLOGIES is left as it was. The names, the table,
+its first-words index and EVERYDAY_NAMES (the name terms the word lists hold, as the index stems
+them: a task writing `spring` or `hibernate` may mean the word, `signatures.renamed`) are
+rewritten in place; `tests/test_terms.py` checks the form. Merging an empty list (`{}`) rewrites
+only what the word lists decide.
 Development only.
 """
 
@@ -162,8 +165,16 @@ def merged(
     return names, out, left_out
 
 
-def rendered(names: dict[str, tuple[str, ...]], table: dict[str, tuple[str, ...]]) -> str:
-    """The NAMES, SIGNATURES and FIRST_WORDS literals, signatures grouped by their first technology."""
+def everyday_names(names: dict[str, tuple[str, ...]], ordinary: set[str]) -> list[str]:
+    """The name terms that are an English word as the index stems it (`spring`, `hibernat`): a task
+    writing one may mean the word, so it implies no other name of the technology."""
+    stems = {terms.stem(word) for word in ordinary} | ordinary
+    return sorted({term for aliases in names.values() for term in aliases if term in stems})
+
+
+def rendered(names: dict[str, tuple[str, ...]], table: dict[str, tuple[str, ...]], everyday: list[str]) -> str:
+    """The NAMES, SIGNATURES, FIRST_WORDS and EVERYDAY_NAMES literals, signatures grouped by their
+    first technology."""
     by_tech: dict[str, list[str]] = defaultdict(list)
     for signature, techs in table.items():
         by_tech[techs[0]].append(f"    {signature!r}: {techs!r},")
@@ -177,19 +188,29 @@ def rendered(names: dict[str, tuple[str, ...]], table: dict[str, tuple[str, ...]
         first, length = signature.split()[0], len(signature.split())
         longest[first] = max(longest.get(first, 0), length)
     lines += ["}", "FIRST_WORDS: dict[str, int] = {"]
-    row = ""
-    for item in (f"{word!r}: {length}," for word, length in sorted(longest.items())):
+    lines += _wrapped(f"{word!r}: {length}," for word, length in sorted(longest.items()))
+    lines += ["}", "EVERYDAY_NAMES: frozenset[str] = frozenset({"]
+    lines += _wrapped(f"{term!r}," for term in everyday)
+    return "\n".join([*lines, "})"]) + "\n"
+
+
+def _wrapped(items) -> list[str]:
+    """Items as indented rows of at most LINE characters."""
+    rows, row = [], ""
+    for item in items:
         if row and len(row) + 1 + len(item) > LINE:
-            lines.append(row)
+            rows.append(row)
             row = ""
         row = f"{row} {item}" if row else f"    {item}"
-    return "\n".join([*lines, row, "}"]) + "\n"
+    return [*rows, row] if row else rows
 
 
-def rewrite(source: str, names: dict[str, tuple[str, ...]], table: dict[str, tuple[str, ...]]) -> str:
+def rewrite(
+    source: str, names: dict[str, tuple[str, ...]], table: dict[str, tuple[str, ...]], everyday: list[str]
+) -> str:
     start = source.index("NAMES: dict[str, tuple[str, ...]] = {")
     end = source.index("# fmt: on", start)
-    return source[:start] + rendered(names, table) + source[end:]
+    return source[:start] + rendered(names, table, everyday) + source[end:]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -203,8 +224,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"signature_table: no word list at {', '.join(missing)} (Debian: wamerican-insane, wbritish-insane)")
         return 2
     lists = [json.loads(path.read_text(encoding="utf-8")) for path in args.lists]
-    names, table, left_out = merged(signatures.NAMES, signatures.SIGNATURES, lists, bundled_df(), word_list(paths))
-    TABLE_FILE.write_text(rewrite(TABLE_FILE.read_text(encoding="utf-8"), names, table), encoding="utf-8")
+    ordinary = word_list(paths)
+    names, table, left_out = merged(signatures.NAMES, signatures.SIGNATURES, lists, bundled_df(), ordinary)
+    source = rewrite(TABLE_FILE.read_text(encoding="utf-8"), names, table, everyday_names(names, ordinary))
+    TABLE_FILE.write_text(source, encoding="utf-8")
     added = len(table) - len(signatures.SIGNATURES)
     print(
         f"{len(names) - len(signatures.NAMES)} technologies and {added} signatures added, {len(table)} in all;"

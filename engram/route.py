@@ -103,11 +103,13 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
             anchors[-1].foreign = kept[first.terms].foreign or bool(second and kept[second.terms].foreign)
     from . import signatures  # its table takes 2 ms to load: file and session events never need it
 
-    # the technologies the query's identifiers imply, but those it names itself
-    implied = [(tech, names, source) for tech, names, source in signatures.implied(written)
-               if not any((term,) in seen for term in names)]  # fmt: skip
-    for tech, names, source in implied[: signatures.MAX_IMPLIED]:
-        anchors.append(Anchor(terms.Word(tech, names, False), pair=True, source=source))
+    # the technologies the query's identifiers imply or it names, each by the names it does not write
+    implied: dict[str, Anchor] = {}
+    for tech, names, source in signatures.implied(written) + signatures.renamed([a.word for a in anchors]):
+        others = tuple(name for name in names if (name,) not in seen)
+        if others and tech not in implied and len(implied) < signatures.MAX_IMPLIED:
+            implied[tech] = Anchor(terms.Word(tech, others, False), pair=True, source=source)
+    anchors += implied.values()
     return anchors, max(0, unused)
 
 

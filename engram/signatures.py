@@ -8342,6 +8342,20 @@ FIRST_WORDS: dict[str, int] = {
     'zip': 10, 'zls': 1, 'zoderror': 1, 'zodissue': 1, 'zodresolver': 1, 'zodschema': 1, 'zodtype': 1, 'zonejs': 1,
     'zrange': 1, 'zstack': 1, 'ztunnel': 1, 'zundo': 1, 'zustand': 3, 'zvalidator': 1,
 }
+EVERYDAY_NAMES: frozenset[str] = frozenset({
+    'airflow', 'alembic', 'android', 'angular', 'apex', 'apollo', 'arduino', 'axum', 'babel', 'bash', 'bevy',
+    'bootstrap', 'bun', 'bunj', 'celery', 'clojur', 'composer', 'convex', 'cucumber', 'cypress', 'dart', 'django',
+    'docker', 'doctrin', 'drupal', 'dynamodb', 'elasticsearch', 'electron', 'elixir', 'elm', 'ember', 'erlang', 'expo',
+    'express', 'firebas', 'flask', 'flutter', 'fortran', 'gherkin', 'gin', 'git', 'go', 'godot', 'gorm', 'haskell',
+    'helm', 'hf', 'hibernat', 'hs', 'java', 'jenkin', 'jest', 'julia', 'kafka', 'koa', 'kotlin', 'kt', 'latex',
+    'liquid', 'lit', 'mariadb', 'matlab', 'medusa', 'mocha', 'mongo', 'mongodb', 'mst', 'mysql', 'next', 'nod', 'ocaml',
+    'oho', 'panda', 'perl', 'pg', 'phoenix', 'php', 'playwright', 'poetry', 'polar', 'postgresql', 'preact', 'prettier',
+    'prometheus', 'puppeteer', 'python', 'pytorch', 'qt', 'radix', 'rail', 'rb', 'react', 'redis', 'redux', 'remix',
+    'ror', 'ros', 'ruby', 'rust', 'salesforc', 'sass', 'scala', 'selenium', 'sentry', 'snowflak', 'solidity', 'spark',
+    'spring', 'sqlit', 'storybook', 'strip', 'svelt', 'swift', 'tailwind', 'telegram', 'temporal', 'tensorflow',
+    'terraform', 'tex', 'tokio', 'torch', 'transformer', 'ts', 'typescript', 'unity', 'unreal', 'vba', 'vit', 'wasm',
+    'wordpress', 'wp', 'yarn', 'zig',
+})
 # fmt: on
 # Technologies' names as developers write them in Hangul, katakana or Chinese characters (리액트,
 # 스프링부트, パイソン, 鸿蒙): a name, found at the start of a CJK word (Korean glues particles
@@ -8401,6 +8415,34 @@ def implied(written: list[Word]) -> list[tuple[str, tuple[str, ...], str]]:
             if all(tech != known for known, _, _ in out):
                 out.append((tech, NAMES[tech], signature))
     return out
+
+
+def renamed(written: list[Word]) -> list[tuple[str, tuple[str, ...], str]]:
+    """(technology, its name terms that are no everyday word, the name as the text has it) for each
+    technology the text names by a name that is none, in the text's order: `GMS 2` is GameMaker,
+    whose memories say `gamemaker`; `spring` or `express` may be the season or a train, and a
+    memory named `next-...` need not be about Next.js."""
+    out: list[tuple[str, tuple[str, ...], str]] = []
+    for word in written:
+        term = word.terms[0]
+        if len(word.terms) == 1 and len(term) > 2 and term not in EVERYDAY_NAMES:
+            out += [
+                (tech, tuple(name for name in NAMES[tech] if name not in EVERYDAY_NAMES), word.text)
+                for tech in TECHNOLOGIES_NAMED.get(term, ())
+            ]
+    return out
+
+
+def _names_index() -> dict[str, tuple[str, ...]]:
+    """Per name term, the technologies named by it (`drf`: Django and its REST framework)."""
+    index: dict[str, tuple[str, ...]] = {}
+    for tech, names in NAMES.items():
+        for name in names:
+            index[name] = (*index.get(name, ()), tech)
+    return index
+
+
+TECHNOLOGIES_NAMED = _names_index()
 
 
 def _signatures_at(texts: list[str], position: int) -> list[tuple[str, str]]:

@@ -192,7 +192,11 @@ def test_the_signature_table_script_filters_and_merges_as_docs_routing_says(benc
                    "q btn": ("quasar",), "function invocation timeout": ("vercel",)}  # fmt: skip
     assert left_out == {"too many technologies": 1, "unknown technology": 1, "own name": 1}
     source = script.TABLE_FILE.read_text(encoding="utf-8")
-    assert script.rewrite(source, signatures.NAMES, signatures.SIGNATURES) == source
+    everyday = sorted(signatures.EVERYDAY_NAMES)
+    assert script.rewrite(source, signatures.NAMES, signatures.SIGNATURES, everyday) == source
+    # a name is an everyday word as the index stems it: `hibernate` is one, `gms2` none
+    names = {"spring-boot": ("springboot", "spring"), "hibernate": ("hibernat", "jpa"), "gamemaker": ("gms2",)}
+    assert script.everyday_names(names, {"spring", "hibernate", "jpa", "gms"}) == ["hibernat", "jpa", "spring"]
 
 
 def test_a_further_development_set_is_split_as_the_others_and_an_extra_one_held_out_whole(

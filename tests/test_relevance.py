@@ -110,6 +110,16 @@ def test_a_report_that_pastes_only_an_error_message_reaches_its_stack(rules, rep
     assert stack in packed(rules, report)
 
 
+@pytest.mark.parametrize("report, stack", [
+    ("GMS2 room transitions flicker after the 2.3 update", "gamemaker-gml"),
+    ("sklearn pipeline drops the feature names", "pytorch-scikit-learn"),
+])  # fmt: skip
+def test_a_report_naming_its_stack_by_another_name_reaches_it(rules, report: str, stack: str) -> None:
+    """No memory writes `gms2` or `sklearn`; the technology they name brings its other names
+    (`signatures.renamed`)."""
+    assert packed(rules, report)[:1] == [stack]
+
+
 @pytest.mark.xfail(
     strict=True, reason="the PostgreSQL rule it also names leads; the Django one falls under the relative cut"
 )

@@ -102,8 +102,8 @@ def test_a_shorthand_anchor_also_matches_the_word_it_stands_for():
 def test_adjacent_anchors_also_match_the_two_glued_and_form_a_name():
     spring, boot, jpa, *names = anchors_of("Spring Boot JPA")
     assert (spring.joined, boot.joined, jpa.joined) == (("springboot",), ("springboot", "bootjpa"), ("bootjpa",))
-    # each glued pair is also an anchor of its own, after the words
-    assert [(a.text, a.word.terms, a.pair) for a in names] == [
+    # each glued pair is also an anchor of its own, after the words; then the technologies named
+    assert [(a.text, a.word.terms, a.pair) for a in names if not a.source] == [
         ("spring-boot", ("springboot",), True),
         ("boot-jpa", ("bootjpa",), True),
     ]
@@ -113,7 +113,8 @@ def test_adjacent_anchors_also_match_the_two_glued_and_form_a_name():
         ("boot", ()),
     ]  # a stopword between breaks the pair
     # a number glues to the anchor before it, even one too short to be an anchor itself
-    assert [(a.text, a.joined) for a in anchors_of("vue 3 app")] == [("vue", ("vue3",)), ("app", ()), ("vue-3", ())]
+    written = [(a.text, a.joined) for a in anchors_of("vue 3 app") if not a.source]
+    assert written == [("vue", ("vue3",)), ("app", ()), ("vue-3", ())]
     # a number of one or two digits is no anchor alone (a count, a date, a version), a longer one is
     assert [(a.text, a.joined) for a in anchors_of("nextjs 15")] == [("nextjs", ("nextjs15",)), ("nextjs-15", ())]
     assert [(a.text, a.joined) for a in anchors_of("nextjs 404")] == [
@@ -124,7 +125,8 @@ def test_adjacent_anchors_also_match_the_two_glued_and_form_a_name():
     assert [a.joined for a in anchors_of("404 nextjs")] == [(), ()]  # letters first
     assert [a.joined for a in anchors_of("部署 手順")] == [(), ()]
     # a repeated pair is one name
-    assert [a.text for a in anchors_of("react query, react query") if a.pair] == ["react-query", "query-react"]
+    names = [a.text for a in anchors_of("react query, react query") if a.pair and not a.source]
+    assert names == ["react-query", "query-react"]
 
 
 def test_later_words_form_no_names_past_the_anchor_cap():
@@ -210,7 +212,7 @@ def test_ids_and_tags_also_index_their_words_glued():
     ]
     assert terms.name_terms([]) == ""
     # the query side glues the same way
-    spring, boot, _ = anchors_of("spring boot")
+    spring, boot, *_ = anchors_of("spring boot")
     assert spring.joined == boot.joined == (terms.glue(*terms.words("spring boot")),)
 
 
@@ -275,11 +277,18 @@ def test_fold_line_by_line_and_on_plain_text_matches_whole_text_folding(text):
 
 
 def test_an_identifier_implies_its_technology_as_a_name_anchor() -> None:
-    """`useEffect` is React's: the task gets `react` as an anchor matched in strong fields only,
-    unless it names React itself; a pasted log implies at most MAX_IMPLIED technologies."""
+    """`useEffect` is React's: the task gets `react` as an anchor matched in strong fields only, by
+    the names it does not write itself; a pasted log implies at most MAX_IMPLIED technologies."""
     (implied,) = [a for a in route.anchors_of("fix the useEffect loop")[0] if a.source]
-    assert (implied.text, implied.word.terms[0], implied.pair, implied.source) == ("react", "react", True, "useeffect")
-    assert not any(a.source for a in route.anchors_of("react: fix the useEffect loop")[0])
+    assert (implied.text, implied.word.terms, implied.pair, implied.source) == (
+        "react",
+        ("react", "reactj"),
+        True,
+        "useeffect",
+    )
+    (named,) = [a for a in route.anchors_of("react: fix the useEffect loop")[0] if a.source]
+    assert named.word.terms == ("reactj",)
+    assert not any(a.source for a in route.anchors_of("docker: the COPY --from stage is not found")[0])
     assert [a.source for a in route.anchors_of("a goroutine leaks when CMakeLists.txt changes")[0] if a.source] == [
         "goroutine",
         "cmakelists txt",
@@ -289,6 +298,26 @@ def test_an_identifier_implies_its_technology_as_a_name_anchor() -> None:
         one_each.setdefault(techs[0], signature)
     many = " ".join(one_each.values())
     assert len([a for a in route.anchors_of(many)[0] if a.source]) == signatures.MAX_IMPLIED
+
+
+def test_a_technology_named_by_a_name_no_everyday_word_brings_its_other_names() -> None:
+    """`GMS 2` is GameMaker, `sklearn` scikit-learn; `spring` may be the season and `express` a train, so a task
+    writing only those gets no other name of Spring Boot or Express (`signatures.EVERYDAY_NAMES`)."""
+
+    def implied(text: str) -> list[tuple[str, tuple[str, ...], str]]:
+        return [(a.text, a.word.terms, a.source) for a in route.anchors_of(text)[0] if a.source]
+
+    assert implied("Fix GMS 2 import errors on Linux") == [
+        ("gamemaker", ("gamemaker", "gamemakerstudio", "gml"), "gms-2")
+    ]
+    assert implied("sklearn pipeline fails") == [("scikit-learn", ("scikitlearn", "scikit"), "sklearn")]
+    assert implied("spring cleaning checklist") == implied("an express train to Osaka") == []
+    # an everyday name with one of its technology's signatures is no everyday word there
+    assert implied("org.hibernate.LazyInitializationException: could not initialize proxy") == [
+        ("hibernate", ("jpa", "jpahibernat", "springdatajpa"), "lazyinitializationexception")
+    ]
+    assert {"spring", "express", "hibernat"} <= signatures.EVERYDAY_NAMES
+    assert not {"gms2", "sklearn"} & signatures.EVERYDAY_NAMES
 
 
 def test_the_signature_table_is_in_the_form_the_lookup_reads() -> None:
@@ -303,6 +332,7 @@ def test_the_signature_table_is_in_the_form_the_lookup_reads() -> None:
         longest[first] = max(longest.get(first, 0), length)
     assert longest == signatures.FIRST_WORDS
     assert all(names for names in signatures.NAMES.values())
+    assert {name for names in signatures.NAMES.values() for name in names} >= signatures.EVERYDAY_NAMES
 
 
 def test_a_cjk_word_holds_software_writing_where_a_listed_word_is_inside_it() -> None:
