@@ -49,7 +49,7 @@ class PackEntry(TypedDict):
     type: str
     shown: str  # body | card
     tier: str  # body | card (selected) | omitted (a candidate left out, listed as a card)
-    relevance: float
+    relevance: float | None  # None: never judged against the task (a prerequisite)
     text: str  # the body, or the card's one line
     requires: list[str]
     stale: bool
@@ -149,7 +149,7 @@ def _read(ws: Workspace) -> tuple[list[Layer], sqlite3.Connection | None]:
 def _routed(pack: Pack) -> RoutedPack:
     entries = [
         PackEntry(id=e.cand.id, scope=e.cand.scope, type=e.cand.row["type"], shown=e.shown,
-                  tier=e.shown if e.selected else "omitted", relevance=round(e.cand.relevance, 4),
+                  tier=e.shown if e.selected else "omitted", relevance=e.cand.judged_relevance,
                   text=with_directive(e.cand.row["directive"], e.body) if e.shown == "body" else e.card_text,
                   requires=e.requires, stale=e.cand.stale)
         for e in pack.entries

@@ -139,9 +139,10 @@ def render_dry_run(routing: Routing, pack: Pack) -> str:
         )
     for position, entry in enumerate(pack.selected, 1):
         cand = entry.cand
-        lines.append(
-            f"{position}. {cand.id} [{cand.scope}] score {cand.score:.3f} relevance {cand.relevance:.2f} ({entry.shown})"
-        )
+        judged = (
+            f"relevance {cand.relevance:.2f}" if cand.judged else "not judged"
+        )  # a prerequisite: its reason says so
+        lines.append(f"{position}. {cand.id} [{cand.scope}] score {cand.score:.3f} {judged} ({entry.shown})")
         lines += [f"   {reason}" for reason in reasons(cand, routing.scoring)]
     for cand in _omitted_once(pack):
         lines.append(f"omitted: {gate.memory_id(cand.id)} [{cand.scope}] {omission_text(cand, routing)}")
@@ -197,7 +198,7 @@ def _entry_json(entry: Entry, routing: Routing) -> dict:
         "type": cand.row["type"],
         "authority": cand.row["authority"],
         "score": round(cand.score, 4),
-        "relevance": round(cand.relevance, 4),
+        "relevance": cand.judged_relevance,
         "reasons": reasons(cand, routing.scoring),
         "shown": entry.shown,
         "stale": cand.stale,

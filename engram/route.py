@@ -160,6 +160,12 @@ class Candidate:
         return self.judged.relevance if self.judged else 0.0
 
     @property
+    def judged_relevance(self) -> float | None:
+        """Its relevance, rounded for output; None for one never judged against the task (a
+        prerequisite, or chosen by id, tag or path), which no number would describe."""
+        return round(self.judged.relevance, 4) if self.judged else None
+
+    @property
     def scope(self) -> str:
         return self.layer.scope
 

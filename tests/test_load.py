@@ -937,8 +937,12 @@ def test_selected_never_exceeds_total_related(project):
     assert selected <= total
     payload = project.load_json("deploy")
     assert payload["selected"] <= payload["total_related"]
-    routed = project.load("--dry-run", "deploy").lines[0]
-    assert routed == f"Routed memories ({payload['selected']} of {payload['total_related']})"
+    routed = project.load("--dry-run", "deploy").lines
+    assert routed[0] == f"Routed memories ({payload['selected']} of {payload['total_related']})"
+    # the prerequisite was never judged against the task: no relevance stands for it
+    relevance = {entry["id"]: entry["relevance"] for entry in payload["entries"]}
+    assert relevance["base"] is None and relevance["deep"] > 0
+    assert [line for line in routed if line.split(" [")[0].endswith(". base")][0].endswith("not judged (body)")
 
 
 # --- --dry-run, --all, --full, --json ------------------------------------------------------------

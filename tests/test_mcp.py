@@ -75,6 +75,22 @@ def test_route_gives_the_pack_load_prints(memories: Path, run_engram) -> None:
     assert {e["id"] for e in routed["entries"] if e["shown"] == "card"} == set(routed["fetch"])
 
 
+def test_route_gives_no_relevance_for_a_prerequisite_it_never_judged(memories: Path, write_memory, run_engram) -> None:
+    write_memory(
+        memories, "knowledge/base.md", {"id": "signing-keys", "type": "knowledge"}, "# Keys\nWhere keys live.\n"
+    )
+    write_memory(
+        memories,
+        "rules/sign.md",
+        {"id": "sign-artifacts", "tags": ["artifacts"], "depends_on": ["signing-keys"]},
+        "# Sign\nSign every artifact.\n",
+    )
+    assert run_engram(["index"], memories).returncode == 0
+    routed = call(build_server(str(memories)), "route", {"task": "sign the artifacts"}).structured_content
+    relevance = {e["id"]: e["relevance"] for e in routed["entries"]}
+    assert relevance["signing-keys"] is None and relevance["sign-artifacts"] > 0
+
+
 def test_route_routes_a_huge_task_on_its_first_pages(memories: Path) -> None:
     """As a hook's prompt: a pasted log of megabytes is cut, so routing takes no longer than for its start."""
     task = "how do I cut a release? " + "日志" * 200_000
