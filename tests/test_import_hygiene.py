@@ -97,7 +97,7 @@ def test_a_hook_on_a_fresh_index_imports_nothing_heavy(project, write_memory, ru
 
 
 def test_only_a_hook_with_a_prompt_loads_the_signature_table(project, write_memory, run_engram, tmp_path):
-    """The table of implied technologies (2 ms to load) serves a task's words: a file event does
+    """The table of implied technologies (7 ms to load) serves a task's words: a file event does
     without it. The CJK and Vietnamese words serve text in those languages: an English prompt, curly
     quotes and dashes included, does without them."""
     write_memory(project, "rules/api.md", {"id": "api", "applies_to": ["src/**"]}, "# API\nReturn problem+json.\n")
