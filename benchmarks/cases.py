@@ -63,6 +63,7 @@ class Case:
         self.ranked: list[tuple[str, float, float]] = []  # (id, score, relevance) under the model scored last
         self.task: dict[str, float] = {}
         self.on_topic = 0.0
+        self.named = 0.0  # the relevance of the best candidate named for a word of the task
 
     def score(self, model: relevance.Model) -> None:
         """Rank the candidates as `route` does under ``model``'s candidate weights."""
@@ -70,6 +71,7 @@ class Case:
             j.rescore(model.candidate_relevance(j.features))
         route.rank(self.routing, self.found)
         self.ranked = [(c.id, c.score, c.relevance) for c in self.routing.admitted]
+        self.named = route.named_relevance(self.routing.admitted)
         self.task = route.query_features(self.routing, self.found, self.query) if self.ranked else {}
 
 

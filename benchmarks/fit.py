@@ -220,7 +220,7 @@ def decided(
     if not case.ranked:
         return []
     best_relevance = max(r for _, _, r in case.ranked)
-    if case.memories >= gated_from and case.on_topic < on_topic and best_relevance < sure:
+    if relevance.off_topic(case.on_topic, best_relevance, case.memories, case.named, gated_from, on_topic, sure):
         return []
     best = case.ranked[0][1]
     return [i for i, score, _ in case.ranked if score >= max(select, relative * best)][:limit]

@@ -226,10 +226,12 @@ class Model:
     def task_relevance(self, values: dict[str, float]) -> float:
         return logistic(self.query, values)
 
-    def off_topic(self, task_relevance: float, best: float, memories: int) -> bool:
+    def off_topic(self, task_relevance: float, best: float, memories: int, named: float = 0.0) -> bool:
         """The task decision, from its relevance and the best candidate's: nothing in a folder of
-        this many memories is about the task."""
-        return memories >= self.gated_from and task_relevance < self.on_topic and best < self.sure
+        this many memories is about the task. ``named``: the relevance of the best candidate named
+        for a word of the task (`architecture` for "explain the project architecture"), which in a
+        small folder, all of it about the project, is about the task when it is sure."""
+        return off_topic(task_relevance, best, memories, named, self.gated_from, self.on_topic, self.sure)
 
     def tier(self, score: float, best: float) -> str:
         """A candidate's tier in an on-topic task: a body for a confident hit, a card for a plausible
@@ -237,6 +239,21 @@ class Model:
         if score >= max(self.select, self.relative * best):
             return BODY_TIER if score >= self.body else CARD_TIER
         return PLAUSIBLE_TIER if score >= self.plausible else OUT
+
+
+# Not fitted: no fitting task in a folder this small has a named candidate the task decision
+# silences (docs/routing.md, "A memory named for the task").
+SMALL_FOLDER = 64
+SURE_NAMED = 0.8
+
+
+def off_topic(
+    task_relevance: float, best: float, memories: int, named: float, gated_from: float, on_topic: float, sure: float
+) -> bool:
+    """The task decision (`Model.off_topic`; `benchmarks/fit.py` searches its thresholds)."""
+    if memories < SMALL_FOLDER and named >= SURE_NAMED:
+        return False
+    return memories >= gated_from and task_relevance < on_topic and best < sure
 
 
 BODY_TIER, CARD_TIER, PLAUSIBLE_TIER, OUT = "body", "card", "plausible", "out"

@@ -435,7 +435,8 @@ def _decide(routing: Routing, found: list[LayerMatch], query: str, options: Opti
     model = options.model
     routing.on_topic = model.task_relevance(query_features(routing, found, query))
     best_relevance = max(c.relevance for c in routing.admitted)
-    routing.off_topic = model.off_topic(routing.on_topic, best_relevance, max(m.evidence.total for m in found))
+    memories = max(m.evidence.total for m in found)
+    routing.off_topic = model.off_topic(routing.on_topic, best_relevance, memories, named_relevance(routing.admitted))
     routing.topic_bar = model.on_topic
     best = routing.admitted[0].score
     for cand in routing.admitted:
@@ -444,6 +445,11 @@ def _decide(routing: Routing, found: list[LayerMatch], query: str, options: Opti
             routing.pack.append(cand)
         else:
             cand.omission = "limit" if cand.tier in relevance.SELECTED else "relevance"
+
+
+def named_relevance(admitted: list[Candidate]) -> float:
+    """The relevance of the best candidate named for a word of the task (`relevance.off_topic`)."""
+    return max((c.relevance for c in admitted if c.judged and c.judged.features["named"]), default=0.0)
 
 
 def query_features(routing: Routing, found: list[LayerMatch], query: str) -> dict[str, float]:
