@@ -226,7 +226,7 @@ class Model:
     def task_relevance(self, values: dict[str, float]) -> float:
         return logistic(self.query, values)
 
-    def off_topic(self, task_relevance: float, best: float, memories: int, named: float = 0.0) -> bool:
+    def off_topic(self, task_relevance: float, best: float, memories: int, named: float) -> bool:
         """The task decision, from its relevance and the best candidate's: nothing in a folder of
         this many memories is about the task. ``named``: the relevance of the best candidate named
         for a word of the task (`architecture` for "explain the project architecture"), which in a

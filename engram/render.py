@@ -139,9 +139,8 @@ def render_dry_run(routing: Routing, pack: Pack) -> str:
         )
     for position, entry in enumerate(pack.selected, 1):
         cand = entry.cand
-        judged = (
-            f"relevance {cand.relevance:.2f}" if cand.judged else "not judged"
-        )  # a prerequisite: its reason says so
+        # a prerequisite was never judged against the task: its reason line says what it is
+        judged = f"relevance {cand.relevance:.2f}" if cand.judged else "not judged"
         lines.append(f"{position}. {cand.id} [{cand.scope}] score {cand.score:.3f} {judged} ({entry.shown})")
         lines += [f"   {reason}" for reason in reasons(cand, routing.scoring)]
     for cand in _omitted_once(pack):
