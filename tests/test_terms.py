@@ -316,6 +316,8 @@ def test_a_technology_named_by_a_name_no_everyday_word_brings_its_other_names() 
     assert implied("org.hibernate.LazyInitializationException: could not initialize proxy") == [
         ("hibernate", ("jpa", "jpahibernat", "springdatajpa"), "lazyinitializationexception")
     ]
+    # TanStack is a family (Query, Router, Start): its name alone is none of them
+    assert implied("validate the search params on a tanstack router route") == []
     assert {"spring", "express", "hibernat"} <= signatures.EVERYDAY_NAMES
     assert not {"gms2", "sklearn"} & signatures.EVERYDAY_NAMES
 
