@@ -212,7 +212,7 @@ def _entry_json(entry: Entry, routing: Routing) -> dict:
 def _omitted_json(cand: Candidate, routing: Routing, carded: bool) -> dict:
     out: dict = {"id": gate.memory_id(cand.id), "scope": cand.scope, "reason": cand.omission}
     if cand.judged is not None:
-        out["relevance"] = round(cand.relevance, 4)
+        out["relevance"] = cand.judged_relevance
         out["lacks"] = cand.lacks(routing.scoring, routing.idf)
     if carded:
         out["shown"] = "card"
