@@ -3,6 +3,7 @@ user's small folder, and the fitted weights themselves."""
 
 from __future__ import annotations
 
+import functools
 import shutil
 from pathlib import Path
 
@@ -355,6 +356,17 @@ def test_below_the_fitted_folder_size_the_task_decision_stays_out(tmp_path) -> N
         (rules / f"other-{n}.md").write_text(f"---\nid: other-{n}\n---\n# Other {n}\n\nNotes on subject {n}.\n")
     layers = open_layers(open_workspace(tmp_path), None, [])
     assert route(layers, "deploy freeze", Options(model=model)).pack == []
+
+
+def test_a_memory_named_for_the_task_makes_it_on_topic_in_a_small_folder_when_likely() -> None:
+    """Below SMALL_FOLDER memories a named candidate decides from SURE_NAMED (0.4: "disable the
+    dedupe filter" with a `deduplication` rule at 0.42); a weaker one, or a bigger folder, leaves
+    the task decision to the task model."""
+    decide = functools.partial(relevance.off_topic, 0.1, gated_from=8, on_topic=0.8, sure=1.01)
+    assert not decide(0.42, 20, 0.42)
+    assert decide(0.42, 20, 0.3)  # named, but unlikely
+    assert decide(0.42, 20, 0.0)  # nothing named for the task
+    assert decide(0.9, relevance.SMALL_FOLDER, 0.9)
 
 
 def _evidence(project: Path, task: str) -> tuple[evidence.Evidence, dict[int, str]]:
