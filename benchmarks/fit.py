@@ -223,7 +223,10 @@ def decided(
     if relevance.off_topic(case.on_topic, best_relevance, case.memories, case.named, gated_from, on_topic, sure):
         return []
     best = case.ranked[0][1]
-    return [i for i, score, _ in case.ranked if score >= max(select, relative * best)][:limit]
+    pack = [(i, r) for i, score, r in case.ranked if score >= max(select, relative * best)][:limit]
+    if relevance.thin_pack([(r, i in case.thin) for i, r in pack], case.memories) is not None:
+        return []
+    return [i for i, _ in pack]
 
 
 def objective(scores: dict[str, dict], cases: list[Case]) -> float:

@@ -257,6 +257,28 @@ def off_topic(
     return memories >= gated_from and task_relevance < on_topic and best < sure
 
 
+# Not fitted by `fit.py` either: in a folder this big, a pack whose memories all hold the task's
+# words in their bodies alone, none of them at this relevance, is generic words of the task
+# ("typo", "chapter", "error") meeting generic words of a rule; on the fitting parts no such
+# pack held a hit (docs/routing.md, "Thin evidence").
+THIN_BEST = 0.2
+
+
+def thin(features: dict[str, float]) -> bool:
+    """The candidate holds the task's words in its body alone: none in its name, directive,
+    summary, triggers or paths."""
+    return not (features["name"] or features["lead"] or features["strong_max"])
+
+
+def thin_pack(pack: list[tuple[float, bool]], memories: int) -> float | None:
+    """For a would-be pack as (relevance, `thin`) pairs in a folder of this many memories: its best
+    relevance when the pack is too thin to load (every memory `thin`, none at THIN_BEST), else None."""
+    if memories < SMALL_FOLDER or not pack or not all(is_thin for _, is_thin in pack):
+        return None
+    best = max(relevance for relevance, _ in pack)
+    return best if best < THIN_BEST else None
+
+
 BODY_TIER, CARD_TIER, PLAUSIBLE_TIER, OUT = "body", "card", "plausible", "out"
 SELECTED = (BODY_TIER, CARD_TIER)
 FITTED = Model(fitted.CANDIDATE, fitted.QUERY, fitted.THRESHOLDS)

@@ -108,7 +108,10 @@ def omission_text(cand: Candidate, routing: Routing) -> str:
 
 
 def _off_topic_reason(routing: Routing) -> str:
-    """Why an off-topic task packs nothing: the task's relevance to the folder is under the decision's bar."""
+    """Why an off-topic task packs nothing: the task's relevance to the folder is under the
+    decision's bar, or what would pack holds the task's words in bodies alone, weakly."""
+    if routing.thin is not None:
+        return f"what would pack holds its words in bodies alone, best relevance {routing.thin:.2f}, so nothing packs"
     return f"under {routing.topic_bar:.2f}, so nothing packs"
 
 

@@ -239,6 +239,7 @@ class Routing:
         self.on_topic = 0.0  # the task's relevance to this folder (`relevance.on_topic`)
         self.off_topic = False  # the decision: nothing here is about the task
         self.topic_bar = 0.0  # the decision's bar for `on_topic`
+        self.thin: float | None = None  # off-topic as a thin pack (`relevance.thin_pack`): its best relevance
         self.omitted: list[Candidate] = []  # with their omission (listed with Options.explain)
         self.unlisted = 0  # candidates omitted but not listed (beyond the window)
         self.narrow_tags: list[str] = []
@@ -439,12 +440,22 @@ def _decide(routing: Routing, found: list[LayerMatch], query: str, options: Opti
     routing.off_topic = model.off_topic(routing.on_topic, best_relevance, memories, named_relevance(routing.admitted))
     routing.topic_bar = model.on_topic
     best = routing.admitted[0].score
-    for cand in routing.admitted:
-        cand.tier = relevance.OUT if routing.off_topic else model.tier(cand.score, best)
+    tiers = [model.tier(cand.score, best) for cand in routing.admitted]
+    if not routing.off_topic:
+        would_pack = [c for c, tier in zip(routing.admitted, tiers) if tier in relevance.SELECTED][: options.limit]
+        routing.thin = relevance.thin_pack([(c.relevance, is_thin(c)) for c in would_pack], memories)
+        routing.off_topic = routing.thin is not None
+    for cand, tier in zip(routing.admitted, tiers):
+        cand.tier = relevance.OUT if routing.off_topic else tier
         if cand.tier in relevance.SELECTED and len(routing.pack) < options.limit:
             routing.pack.append(cand)
         else:
             cand.omission = "limit" if cand.tier in relevance.SELECTED else "relevance"
+
+
+def is_thin(cand: Candidate) -> bool:
+    """The candidate holds the task's words in its body alone (`relevance.thin`)."""
+    return cand.judged is not None and relevance.thin(cand.judged.features)
 
 
 def named_relevance(admitted: list[Candidate]) -> float:

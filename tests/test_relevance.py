@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from engram import evidence, relevance, relevance_weights
+from engram import evidence, relevance, relevance_weights, render
 from engram.compile import compile_root
 from engram.layers import open_layers
+from engram.pack import PackOptions
 from engram.reads import Reads
 from engram.route import Options, anchors_of, route
+from engram.select import pack_routing
 from engram.workspace import open_workspace
 
 REPO = Path(__file__).resolve().parents[1]
@@ -367,6 +369,41 @@ def test_a_memory_named_for_the_task_makes_it_on_topic_in_a_small_folder_when_li
     assert decide(0.42, 20, 0.3)  # named, but unlikely
     assert decide(0.42, 20, 0.0)  # nothing named for the task
     assert decide(0.9, relevance.SMALL_FOLDER, 0.9)
+
+
+def test_a_pack_thin_with_body_words_is_no_pack_in_a_big_folder() -> None:
+    """`relevance.thin_pack`: from SMALL_FOLDER memories, a would-be pack whose every memory holds
+    the task's words in its body alone, the best under THIN_BEST, loads nothing."""
+    big, weak, sure = relevance.SMALL_FOLDER, relevance.THIN_BEST / 2, relevance.THIN_BEST
+    assert relevance.thin_pack([(weak, True), (weak / 2, True)], big) == weak
+    assert relevance.thin_pack([(weak, True), (weak / 2, False)], big) is None  # one holds a name or lead word
+    assert relevance.thin_pack([(sure, True)], big) is None
+    assert relevance.thin_pack([(weak, True)], big - 1) is None  # a small folder is all about the project
+    assert relevance.thin_pack([], big) is None
+    assert relevance.thin({"name": 0.0, "lead": 0.0, "strong_max": 0.0})
+    assert not relevance.thin({"name": 0.0, "lead": 0.3, "strong_max": 0.0})
+
+
+def test_dry_run_says_when_a_thin_pack_is_left_out(tmp_path, monkeypatch) -> None:
+    """In a folder of SMALL_FOLDER memories or more, a task whose memory holds its words in the
+    body alone loads nothing under the thin bar (raised here so that a sure one falls under it),
+    and dry-run says why; a memory holding a word in its directive still packs."""
+    rules = tmp_path / ".agents" / ".engram" / "rules"
+    rules.mkdir(parents=True)
+    for n in range(relevance.SMALL_FOLDER + 6):
+        (rules / f"topic-{n}.md").write_text(
+            f"---\nid: topic-{n}\ntags: [subject{n}]\ndirective: Notes on subject {n}.\n---\n"
+            f"# Subject {n}\n\nWhen working on subject {n}, keep module{n} small.\n",
+            encoding="utf-8",
+        )
+    layers = indexed_layers(tmp_path)
+    monkeypatch.setattr(relevance, "THIN_BEST", 0.95)
+    options = Options(explain=True)
+    routing = route(layers, "keep module5 small", options)
+    assert routing.pack == [] and routing.thin is not None
+    dry_run = render.render_dry_run(routing, pack_routing(routing, options, PackOptions()))
+    assert f"holds its words in bodies alone, best relevance {routing.thin:.2f}, so nothing packs" in dry_run
+    assert packed(layers, "notes on subject5")[:1] == ["topic-5"]
 
 
 def _evidence(project: Path, task: str) -> tuple[evidence.Evidence, dict[int, str]]:
