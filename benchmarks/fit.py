@@ -220,7 +220,10 @@ def decided(
     if not case.ranked:
         return []
     best_relevance = max(r for _, _, r in case.ranked)
-    if relevance.off_topic(case.on_topic, best_relevance, case.memories, case.named, gated_from, on_topic, sure):
+    named_implied = (case.named, case.implied)
+    if relevance.off_topic(
+        case.on_topic, best_relevance, case.memories, named_implied, gated_from, on_topic, sure, select
+    ):
         return []
     best = case.ranked[0][1]
     pack = [(i, r) for i, score, r in case.ranked if score >= max(select, relative * best)][:limit]

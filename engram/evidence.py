@@ -96,6 +96,10 @@ class Found:
         """The fields (NAME, LEAD, BODY, PATHS) where the memory holds an anchor."""
         return {FIELD_OF[column] for column, count in enumerate(self.counts[anchor]) if count}
 
+    def names_any(self, anchors: list[int]) -> bool:
+        """Whether the memory's id or tags hold any of these anchors."""
+        return any(anchor in self.counts and NAME in self.fields(anchor) for anchor in anchors)
+
     def body_count(self, anchor: int) -> float:
         return self.counts[anchor][BODY_COLUMN]
 

@@ -226,12 +226,15 @@ class Model:
     def task_relevance(self, values: dict[str, float]) -> float:
         return logistic(self.query, values)
 
-    def off_topic(self, task_relevance: float, best: float, memories: int, named: float) -> bool:
+    def off_topic(self, task_relevance: float, best: float, memories: int, named: float, implied: float) -> bool:
         """The task decision, from its relevance and the best candidate's: nothing in a folder of
         this many memories is about the task. ``named``: the relevance of the best candidate named
         for a word of the task (`architecture` for "explain the project architecture"), which in a
-        small folder, all of it about the project, is about the task when it is sure."""
-        return off_topic(task_relevance, best, memories, named, self.gated_from, self.on_topic, self.sure)
+        small folder, all of it about the project, is about the task when it is likely;
+        ``implied``: the best candidate's named or tagged for a technology the task's identifiers
+        imply (`go` for a `goroutine`), which is about the task wherever it would pack."""
+        thresholds = (self.gated_from, self.on_topic, self.sure, self.select)
+        return off_topic(task_relevance, best, memories, (named, implied), *thresholds)
 
     def tier(self, score: float, best: float) -> str:
         """A candidate's tier in an on-topic task: a body for a confident hit, a card for a plausible
@@ -241,6 +244,10 @@ class Model:
         return PLAUSIBLE_TIER if score >= self.plausible else OUT
 
 
+# An implied technology's memory (`Model.off_topic`) needs no bar of its own: the identifiers
+# that imply it are a stack's own (`signatures`), so no everyday text writes them; chosen on the
+# fitting parts, where none of their off-topic tasks has one (docs/routing.md, "A memory named
+# for an implied technology").
 # Not fitted by `fit.py`: chosen on the fitting parts, where from 0.8 down to 0.1 no small
 # folder's off-topic task packs, and from 0.46 down two teams' tasks pack the memory named for them
 # (docs/routing.md, "A memory named for the task").
@@ -249,10 +256,18 @@ SURE_NAMED = 0.4
 
 
 def off_topic(
-    task_relevance: float, best: float, memories: int, named: float, gated_from: float, on_topic: float, sure: float
+    task_relevance: float,
+    best: float,
+    memories: int,
+    named_implied: tuple[float, float],
+    gated_from: float,
+    on_topic: float,
+    sure: float,
+    select: float,
 ) -> bool:
     """The task decision (`Model.off_topic`; `benchmarks/fit.py` searches its thresholds)."""
-    if memories < SMALL_FOLDER and named >= SURE_NAMED:
+    named, implied = named_implied
+    if (memories < SMALL_FOLDER and named >= SURE_NAMED) or implied >= select:
         return False
     return memories >= gated_from and task_relevance < on_topic and best < sure
 

@@ -437,7 +437,8 @@ def _decide(routing: Routing, found: list[LayerMatch], query: str, options: Opti
     routing.on_topic = model.task_relevance(query_features(routing, found, query))
     best_relevance = max(c.relevance for c in routing.admitted)
     memories = max(m.evidence.total for m in found)
-    routing.off_topic = model.off_topic(routing.on_topic, best_relevance, memories, named_relevance(routing.admitted))
+    named, implied = named_relevance(routing.admitted), implied_relevance(routing)
+    routing.off_topic = model.off_topic(routing.on_topic, best_relevance, memories, named, implied)
     routing.topic_bar = model.on_topic
     best = routing.admitted[0].score
     tiers = [model.tier(cand.score, best) for cand in routing.admitted]
@@ -456,6 +457,13 @@ def _decide(routing: Routing, found: list[LayerMatch], query: str, options: Opti
 def is_thin(cand: Candidate) -> bool:
     """The candidate holds the task's words in its body alone (`relevance.thin`)."""
     return cand.judged is not None and relevance.thin(cand.judged.features)
+
+
+def implied_relevance(routing: Routing) -> float:
+    """The relevance of the best candidate named or tagged for a technology the task implies
+    (`signatures`: `go` for a `goroutine`; `relevance.off_topic`)."""
+    implied = [index for index, anchor in enumerate(routing.scoring) if anchor.source]
+    return max((c.relevance for c in routing.admitted if c.judged and c.judged.found.names_any(implied)), default=0.0)
 
 
 def named_relevance(admitted: list[Candidate]) -> float:

@@ -364,11 +364,30 @@ def test_a_memory_named_for_the_task_makes_it_on_topic_in_a_small_folder_when_li
     """Below SMALL_FOLDER memories a named candidate decides from SURE_NAMED (0.4: "disable the
     dedupe filter" with a `deduplication` rule at 0.42); a weaker one, or a bigger folder, leaves
     the task decision to the task model."""
-    decide = functools.partial(relevance.off_topic, 0.1, gated_from=8, on_topic=0.8, sure=1.01)
-    assert not decide(0.42, 20, 0.42)
-    assert decide(0.42, 20, 0.3)  # named, but unlikely
-    assert decide(0.42, 20, 0.0)  # nothing named for the task
-    assert decide(0.9, relevance.SMALL_FOLDER, 0.9)
+    decide = functools.partial(relevance.off_topic, 0.1, gated_from=8, on_topic=0.8, sure=1.01, select=0.1)
+    assert not decide(0.42, 20, (0.42, 0.0))
+    assert decide(0.42, 20, (0.3, 0.0))  # named, but unlikely
+    assert decide(0.42, 20, (0.0, 0.0))  # nothing named for the task
+    assert decide(0.9, relevance.SMALL_FOLDER, (0.9, 0.0))
+
+
+def test_an_implied_technology_s_memory_packs_where_the_task_model_doubts(rules, monkeypatch) -> None:
+    """The task model calls this short report off-topic (its words are mostly no rule's); the
+    `hibernate` it implies names `java-springboot-jpa`, which decides."""
+    task = "org.hibernate.LazyInitializationException when reading the orders of a customer"
+    assert packed(rules, task)[:1] == ["java-springboot-jpa"]
+    monkeypatch.setattr("engram.route.implied_relevance", lambda routing: 0.0)
+    assert packed(rules, task) == []
+
+
+def test_a_memory_named_for_an_implied_technology_makes_the_task_on_topic_where_it_would_pack() -> None:
+    """In a folder of any size a candidate named or tagged for a technology the task's identifiers
+    imply (`go` for a goroutine leak) decides once it reaches `select`; the task model decides
+    otherwise."""
+    decide = functools.partial(relevance.off_topic, 0.1, 0.2, 257, gated_from=8, on_topic=0.8, sure=1.01, select=0.1)
+    assert not decide((0.0, 0.17))
+    assert decide((0.0, 0.05))
+    assert decide((0.0, 0.0))
 
 
 def test_a_pack_thin_with_body_words_is_no_pack_in_a_big_folder() -> None:
