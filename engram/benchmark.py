@@ -10,6 +10,7 @@ clone's history.
 from __future__ import annotations
 
 import json
+import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,6 +126,17 @@ def _case_problem(case: object) -> str | None:
     return None
 
 
+def _index_fully(ws: Workspace) -> None:
+    """Bring every memory folder's index up to date first, however long that takes: a benchmark
+    measures routing, and the read path's refresh budget (`layers.REFRESH_BUDGET_S`) would leave a
+    first run in a fresh copy on a busy machine with no index at all."""
+    from .compile import compile_root  # the compiler (yaml, pathspec) loads only for a command that builds
+
+    for root in ws.roots:
+        if os.path.isdir(root.path):
+            compile_root(root, ws.config)
+
+
 def _memory_ids(layers: list[Layer]) -> set[str]:
     return {memory_id for layer in layers for (memory_id,) in layer.conn.execute("SELECT id FROM memories")}
 
@@ -132,6 +144,7 @@ def _memory_ids(layers: list[Layer]) -> set[str]:
 def run_benchmark(fixture: Path) -> dict:
     cases = read_cases(fixture)
     ws = open_workspace()
+    _index_fully(ws)
     layers = open_layers(ws, None, [])
     known = _memory_ids(layers)
     if not known:

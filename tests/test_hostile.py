@@ -172,6 +172,15 @@ def _overwrite_pages(fraction: float):
     return damage
 
 
+def assert_rebuilt_or_reindexing(load) -> None:
+    """A load over a damaged index either rebuilt it inline and packs, or, past the read path's
+    refresh budget (a busy machine), served the nothing there was while `engram index` runs in
+    the background (`layers._refresh`)."""
+    first = load.stdout.splitlines()[0]
+    assert COUNT_LINE.match(first), load.stdout
+    assert CORPUS_HIT in load.stdout or first == "loaded 0 memory files / 0 total related memories", load.stdout
+
+
 def test_truncated_index_db(corpus, run_engram):
     """A half-length index.db: verify names it in one line; load and index both recover."""
     index = corpus / ROOT_REL / "index.db"
@@ -184,7 +193,7 @@ def test_truncated_index_db(corpus, run_engram):
 
     load = run_engram(["load", CORPUS_QUERY], cwd=corpus)
     if load.returncode == 0:
-        assert COUNT_LINE.match(load.stdout.splitlines()[0]) and CORPUS_HIT in load.stdout, load.stdout
+        assert_rebuilt_or_reindexing(load)
     else:
         assert load.returncode == 1 and load.stdout == ""
         assert_one_line_naming(load, "index.db")
@@ -193,6 +202,7 @@ def test_truncated_index_db(corpus, run_engram):
     assert proc.returncode == 0, proc.stderr
     assert SUMMARY.match(proc.stdout.splitlines()[0])
     assert_index_sound(run_engram, corpus)
+    assert CORPUS_HIT in run_engram(["load", CORPUS_QUERY], cwd=corpus).stdout
     assert sources(corpus) == before
     assert temp_files(corpus) == []
 
@@ -216,7 +226,7 @@ def test_index_db_with_corrupt_pages_but_a_valid_header(corpus, run_engram, frac
 
     load = run_engram(["load", CORPUS_QUERY], cwd=corpus)
     if load.returncode == 0:
-        assert COUNT_LINE.match(load.stdout.splitlines()[0]) and CORPUS_HIT in load.stdout, load.stdout
+        assert_rebuilt_or_reindexing(load)
     else:
         assert load.returncode == 1 and load.stdout == ""
         assert_one_line_naming(load, "index.db", "engram index")
@@ -224,6 +234,7 @@ def test_index_db_with_corrupt_pages_but_a_valid_header(corpus, run_engram, frac
     proc = run_engram(["index"], cwd=corpus)
     assert proc.returncode == 0, proc.stderr
     assert_index_sound(run_engram, corpus)
+    assert CORPUS_HIT in run_engram(["load", CORPUS_QUERY], cwd=corpus).stdout
     assert sources(corpus) == before
 
 
