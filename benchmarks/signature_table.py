@@ -18,6 +18,13 @@ identifier is turned into the words `terms.words` makes of it and kept unless it
   wamerican-insane and wbritish-insane by default: `hardhat` is a tool and a helmet), or one that
   is any technology's name (`rails` among Ruby's: the task names that technology).
 
+The parts of every identifier written as code (`target_link_libraries`, `on_delete` of
+`on_delete=models.CASCADE`, `op.add_column`, and the last part of a dotted one: `register_class` of
+`bpy.utils.register_class`) also go to `CODE`, matched only where a text writes them as code
+(`signatures.in_code`: common words joined as code are specific), each of two words or more, one
+of them no filler, none of its technology's name, and none that a bundled rule named or tagged for
+another technology writes as code (`res.status`, `database_url`: any stack's code).
+
 A signature that would name more than MAX_TECHNOLOGIES is left as it was. The names, the table,
 its first-words index and EVERYDAY_NAMES (the name terms the word lists hold, as the index stems
 them: a task writing `spring` or `hibernate` may mean the word, `signatures.renamed`) are
@@ -30,11 +37,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import yaml
 
 from benchmarks.sets import CURSORRULES, ROOT
 from engram import signatures, terms
@@ -53,6 +63,7 @@ WORD_LISTS = (
 )
 LINE = 120
 NAMES_KEY = "_names"
+Tables = tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]  # SIGNATURES, CODE
 
 
 def bundled_df() -> Counter[str]:
@@ -61,6 +72,34 @@ def bundled_df() -> Counter[str]:
     for path in sorted(CURSORRULES.rglob("*.md")):
         df.update(terms.term_set(path.read_text(encoding="utf-8")))
     return df
+
+
+def bundled_code(names: dict[str, tuple[str, ...]]) -> list[tuple[set[str], set[str]]]:
+    """Per bundled rule, the technologies its id and tags name and the identifiers it writes as code."""
+    by_term: dict[str, set[str]] = defaultdict(set)
+    for tech, aliases in names.items():
+        for term in aliases:
+            by_term[term].add(tech)
+    out = []
+    for path in sorted(CURSORRULES.rglob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        front = yaml.safe_load(text.split("---")[1])
+        called = [str(front.get("id", "")), *map(str, front.get("tags") or [])]
+        name = set(name_terms(called)) | {word.terms[0] for label in called for word in terms.words(label)}
+        out.append((set().union(*(by_term.get(term, set()) for term in name)), set(signatures.code_identifiers(text))))
+    return out
+
+
+def shared_code(code: dict[str, set[str]], rules: list[tuple[set[str], set[str]]]) -> set[str]:
+    """The identifiers a bundled rule about another technology also writes as code (`res.status`
+    under Express, in a NestJS rule): any stack's code, not one's."""
+    return {
+        identifier
+        for named, written in rules
+        if named
+        for identifier in written & code.keys()
+        if not named & code[identifier]
+    }
 
 
 def word_list(paths: list[str]) -> set[str]:
@@ -127,19 +166,21 @@ def _phrase(written: list[terms.Word]) -> bool:
 
 def merged(
     names: dict[str, tuple[str, ...]],
-    table: dict[str, tuple[str, ...]],
+    tables: Tables,
     lists: list[dict],
     df: Counter[str],
     ordinary: set[str],
-) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]], Counter[str]]:
-    """The names with the lists' new technologies, the table with their signatures added, and how
-    many were left out for each reason."""
+    rules: list[tuple[set[str], set[str]]],
+) -> tuple[dict[str, tuple[str, ...]], Tables, Counter[str]]:
+    """The names with the lists' new technologies, the tables (SIGNATURES, CODE) with their
+    signatures and code identifiers added, and how many were left out for each reason."""
     names = dict(names)
     for written in lists:
         names.update(
             {tech: name_terms(aliases) for tech, aliases in written.get(NAMES_KEY, {}).items() if tech not in names}
         )
     added: dict[str, set[str]] = defaultdict(set)
+    code: dict[str, set[str]] = defaultdict(set)
     left_out: Counter[str] = Counter()
     for written in lists:
         for tech, identifiers in written.items():
@@ -154,15 +195,46 @@ def merged(
                     left_out[reason] += 1
                 else:
                     added[signature].add(tech)
+                if reason != "empty":
+                    for written_as_code in code_parts(identifier, names[tech]):
+                        code[written_as_code].add(tech)
+    shared = shared_code(code, rules)
+    left_out["code of other stacks too"] += len(shared)
+    code = {identifier: techs for identifier, techs in code.items() if identifier not in shared}
+    return names, (_added(tables[0], added, left_out), _added(tables[1], code, left_out)), left_out
+
+
+def _added(
+    table: dict[str, tuple[str, ...]], added: dict[str, set[str]], left_out: Counter[str]
+) -> dict[str, tuple[str, ...]]:
+    """The table with the added keys' technologies after those it has, none past MAX_TECHNOLOGIES."""
     out = dict(table)
-    for signature, techs in added.items():
-        known = out.get(signature, ())
+    for key, techs in added.items():
+        known = out.get(key, ())
         both = known + tuple(sorted(techs - set(known)))
         if len(both) > MAX_TECHNOLOGIES:
             left_out["too many technologies"] += 1
         else:
-            out[signature] = both
-    return names, out, left_out
+            out[key] = both
+    return out
+
+
+def code_parts(identifier: str, own_name: tuple[str, ...]) -> list[str]:
+    """The parts of an identifier written as code that `CODE` keeps (above): each part as
+    `signatures.code_identifiers` finds it in a text, whole, and the last part of a dotted one."""
+    out = []
+    for whole in signatures.CODE_IDENTIFIER.findall(identifier):
+        parts = re.split(r"\.|::", whole.lower())
+        for candidate in dict.fromkeys([whole.lower(), parts[-1]]):
+            written = terms.words(candidate)
+            if (
+                len(written) >= 2
+                and any(not _filler(word) for word in written)
+                and not any(word.terms[0] in own_name or word.text in own_name for word in written)
+                and signatures.CODE_IDENTIFIER.fullmatch(candidate)
+            ):
+                out.append(candidate)
+    return out
 
 
 def everyday_names(names: dict[str, tuple[str, ...]], ordinary: set[str]) -> list[str]:
@@ -172,9 +244,10 @@ def everyday_names(names: dict[str, tuple[str, ...]], ordinary: set[str]) -> lis
     return sorted({term for aliases in names.values() for term in aliases if term in stems})
 
 
-def rendered(names: dict[str, tuple[str, ...]], table: dict[str, tuple[str, ...]], everyday: list[str]) -> str:
-    """The NAMES, SIGNATURES, FIRST_WORDS and EVERYDAY_NAMES literals, signatures grouped by their
-    first technology."""
+def rendered(names: dict[str, tuple[str, ...]], tables: Tables, everyday: list[str]) -> str:
+    """The NAMES, SIGNATURES, FIRST_WORDS, CODE and EVERYDAY_NAMES literals, signatures grouped by
+    their first technology."""
+    table, code = tables
     by_tech: dict[str, list[str]] = defaultdict(list)
     for signature, techs in table.items():
         by_tech[techs[0]].append(f"    {signature!r}: {techs!r},")
@@ -189,6 +262,8 @@ def rendered(names: dict[str, tuple[str, ...]], table: dict[str, tuple[str, ...]
         longest[first] = max(longest.get(first, 0), length)
     lines += ["}", "FIRST_WORDS: dict[str, int] = {"]
     lines += _wrapped(f"{word!r}: {length}," for word, length in sorted(longest.items()))
+    lines += ["}", "CODE: dict[str, tuple[str, ...]] = {"]
+    lines += _wrapped(f"{identifier!r}: {techs!r}," for identifier, techs in sorted(code.items()))
     lines += ["}", "EVERYDAY_NAMES: frozenset[str] = frozenset({"]
     lines += _wrapped(f"{term!r}," for term in everyday)
     return "\n".join([*lines, "})"]) + "\n"
@@ -205,12 +280,10 @@ def _wrapped(items) -> list[str]:
     return [*rows, row] if row else rows
 
 
-def rewrite(
-    source: str, names: dict[str, tuple[str, ...]], table: dict[str, tuple[str, ...]], everyday: list[str]
-) -> str:
+def rewrite(source: str, names: dict[str, tuple[str, ...]], tables: Tables, everyday: list[str]) -> str:
     start = source.index("NAMES: dict[str, tuple[str, ...]] = {")
     end = source.index("# fmt: on", start)
-    return source[:start] + rendered(names, table, everyday) + source[end:]
+    return source[:start] + rendered(names, tables, everyday) + source[end:]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -225,13 +298,17 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     lists = [json.loads(path.read_text(encoding="utf-8")) for path in args.lists]
     ordinary = word_list(paths)
-    names, table, left_out = merged(signatures.NAMES, signatures.SIGNATURES, lists, bundled_df(), ordinary)
-    source = rewrite(TABLE_FILE.read_text(encoding="utf-8"), names, table, everyday_names(names, ordinary))
+    tables = (signatures.SIGNATURES, signatures.CODE)
+    names, tables, left_out = merged(
+        signatures.NAMES, tables, lists, bundled_df(), ordinary, bundled_code(signatures.NAMES)
+    )
+    source = rewrite(TABLE_FILE.read_text(encoding="utf-8"), names, tables, everyday_names(names, ordinary))
     TABLE_FILE.write_text(source, encoding="utf-8")
-    added = len(table) - len(signatures.SIGNATURES)
+    added = len(tables[0]) - len(signatures.SIGNATURES)
     print(
-        f"{len(names) - len(signatures.NAMES)} technologies and {added} signatures added, {len(table)} in all;"
-        f" left out: {dict(left_out)}"
+        f"{len(names) - len(signatures.NAMES)} technologies, {added} signatures and"
+        f" {len(tables[1]) - len(signatures.CODE)} code identifiers added, {len(tables[0])} and"
+        f" {len(tables[1])} in all; left out: {dict(left_out)}"
     )
     return 0
 

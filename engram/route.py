@@ -105,7 +105,9 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
 
     # the technologies the query's identifiers imply or it names, each by the names it does not write
     implied: dict[str, Anchor] = {}
-    for tech, names, source in signatures.implied(written) + signatures.renamed([a.word for a in anchors]):
+    for tech, names, source in (
+        signatures.implied(written) + signatures.in_code(query) + signatures.renamed([a.word for a in anchors])
+    ):
         others = tuple(name for name in names if (name,) not in seen)
         if others and tech not in implied and len(implied) < signatures.MAX_IMPLIED:
             implied[tech] = Anchor(terms.Word(tech, others, False), pair=True, source=source)

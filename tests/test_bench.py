@@ -177,23 +177,37 @@ def test_the_signature_table_script_filters_and_merges_as_docs_routing_says(benc
     table = {"useeffect": ("react",), "createstore": ("redux", "solidjs", "zustand")}
     lists = [
         {"preact": ["useEffect", "createStore"]},
-        {"solidjs": ["createSignal"], "elixir": ["x"], "quasar": ["q-btn"], "_names": {"quasar": ["quasar"]}},
+        {
+            "solidjs": ["createSignal", "on_cleanup_hook"],
+            "elixir": ["x"],
+            "quasar": ["q-btn"],
+            "_names": {"quasar": ["quasar"]},
+        },
         {
             "vercel": ["FUNCTION_INVOCATION_TIMEOUT", "vercel.json"],
             "_names": {"vercel": ["vercel", "vercel-deployment", "v"]},
         },
     ]
-    new_names, out, left_out = script.merged(
-        {"preact": ("preact",), "solidjs": ("solidj",)}, table, lists, df, ordinary
+    # a bundled rule named for React writes FUNCTION_INVOCATION_TIMEOUT as code: no stack's own then
+    rules = [({"react"}, {"function_invocation_timeout"}), (set(), {"on_cleanup_hook"})]
+    new_names, (out, code), left_out = script.merged(
+        {"preact": ("preact",), "solidjs": ("solidj",)}, (table, {}), lists, df, ordinary, rules
     )
     assert new_names == {"preact": ("preact",), "solidjs": ("solidj",), "quasar": ("quasar",),
                          "vercel": ("vercel", "verceldeployment")}  # fmt: skip
     assert out == {"useeffect": ("react", "preact"), "createstore": table["createstore"], "createsignal": ("solidjs",),
-                   "q btn": ("quasar",), "function invocation timeout": ("vercel",)}  # fmt: skip
-    assert left_out == {"too many technologies": 1, "unknown technology": 1, "own name": 1}
+                   "on cleanup hook": ("solidjs",), "q btn": ("quasar",),
+                   "function invocation timeout": ("vercel",)}  # fmt: skip
+    assert code == {"on_cleanup_hook": ("solidjs",)}  # `vercel.json` names its own technology
+    assert left_out == {
+        "too many technologies": 1,
+        "unknown technology": 1,
+        "own name": 1,
+        "code of other stacks too": 1,
+    }
     source = script.TABLE_FILE.read_text(encoding="utf-8")
     everyday = sorted(signatures.EVERYDAY_NAMES)
-    assert script.rewrite(source, signatures.NAMES, signatures.SIGNATURES, everyday) == source
+    assert script.rewrite(source, signatures.NAMES, (signatures.SIGNATURES, signatures.CODE), everyday) == source
     # a name is an everyday word as the index stems it: `hibernate` is one, `gms2` none
     names = {"spring-boot": ("springboot", "spring"), "hibernate": ("hibernat", "jpa"), "gamemaker": ("gms2",)}
     assert script.everyday_names(names, {"spring", "hibernate", "jpa", "gms"}) == ["hibernat", "jpa", "spring"]

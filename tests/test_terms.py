@@ -322,6 +322,30 @@ def test_a_technology_named_by_a_name_no_everyday_word_brings_its_other_names() 
     assert not {"gms2", "sklearn"} & signatures.EVERYDAY_NAMES
 
 
+def test_common_words_joined_as_code_imply_their_stack() -> None:
+    """`on_delete` is Django's and `target_link_libraries` CMake's though each of their words is
+    common; written as prose, or inside a path or a hyphenated word, they imply nothing
+    (`signatures.CODE`)."""
+
+    def implied(text: str) -> list[tuple[str, str]]:
+        return [(a.text, a.source) for a in route.anchors_of(text)[0] if a.source]
+
+    assert implied("check the `on_delete` of every model field") == [("django", "on_delete")]
+    assert implied("build: use the modern target_link_libraries(app PRIVATE fmt) form") == [
+        ("cmake", "target_link_libraries")
+    ]
+    assert implied("what happens on delete of a user") == []
+    assert implied("see docs/on_delete-notes.md") == []
+    # each joint's tail is looked up too: a longer call ends in a listed one
+    assert "op.add_column" in signatures.code_identifiers("self.op.add_column('users', col)")
+
+
+def test_the_code_table_holds_identifiers_as_a_text_writes_them() -> None:
+    assert all(signatures.CODE_IDENTIFIER.fullmatch(identifier) for identifier in signatures.CODE)
+    assert all(identifier == identifier.lower() for identifier in signatures.CODE)
+    assert all(techs and set(techs) <= signatures.NAMES.keys() for techs in signatures.CODE.values())
+
+
 def test_the_signature_table_is_in_the_form_the_lookup_reads() -> None:
     """Each signature is written as the words `terms.words` makes of it, names known technologies, and
     its first word and length are what `signatures.implied` looks at."""
