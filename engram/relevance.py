@@ -244,10 +244,6 @@ class Model:
         return PLAUSIBLE_TIER if score >= self.plausible else OUT
 
 
-# An implied technology's memory (`Model.off_topic`) needs no bar of its own: the identifiers
-# that imply it are a stack's own (`signatures`), so no everyday text writes them; chosen on the
-# fitting parts, where none of their off-topic tasks has one (docs/routing.md, "A memory named
-# for an implied technology").
 # Not fitted by `fit.py`: chosen on the fitting parts, where from 0.8 down to 0.1 no small
 # folder's off-topic task packs, and from 0.46 down two teams' tasks pack the memory named for them
 # (docs/routing.md, "A memory named for the task").
@@ -265,7 +261,10 @@ def off_topic(
     sure: float,
     select: float,
 ) -> bool:
-    """The task decision (`Model.off_topic`; `benchmarks/fit.py` searches its thresholds)."""
+    """The task decision (`Model.off_topic`; `benchmarks/fit.py` searches its thresholds). An
+    implied technology's memory needs no bar but `select`: the identifiers that imply it are a
+    stack's own (`signatures`), which everyday text seldom writes; on the fitting parts no
+    off-topic task has one (docs/routing.md, "A memory named for an implied technology")."""
     named, implied = named_implied
     if (memories < SMALL_FOLDER and named >= SURE_NAMED) or implied >= select:
         return False
