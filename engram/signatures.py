@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .terms import Word
 
 MAX_IMPLIED = 3  # technologies a task implies at most: a pasted log names many things in passing
+CODE_PARTS = 5  # the most parts (joined by `.` or `::`) of a `CODE` identifier
 # An identifier as code writes it, its words joined by `_`, `.` or `::` (`target_link_libraries`,
 # `op.add_column`), not part of a path, a hyphenated word or a longer identifier.
 CODE_IDENTIFIER = re.compile(
@@ -16883,10 +16884,11 @@ def in_code(text: str) -> list[tuple[str, tuple[str, ...], str]]:
 
 def code_identifiers(text: str) -> list[str]:
     """The identifiers the text writes as code, lowercased, each with what follows each of its
-    joints (`self.op.add_column` also as `op.add_column` and `add_column`)."""
+    last CODE_PARTS joints (`self.op.add_column` also as `op.add_column` and `add_column`): no
+    `CODE` entry has more parts, and a pasted chain of thousands would make as many long tails."""
     out = []
     for identifier in CODE_IDENTIFIER.findall(text):
-        parts = re.split(r"(\.|::)", identifier.lower())
+        parts = re.split(r"(\.|::)", identifier.lower())[-(2 * CODE_PARTS - 1) :]
         out += ["".join(parts[start:]) for start in range(0, len(parts), 2)]
     return out
 

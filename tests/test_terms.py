@@ -338,10 +338,15 @@ def test_common_words_joined_as_code_imply_their_stack() -> None:
     assert implied("see docs/on_delete-notes.md") == []
     # each joint's tail is looked up too: a longer call ends in a listed one
     assert "op.add_column" in signatures.code_identifiers("self.op.add_column('users', col)")
+    # a pasted chain of any length gives its last CODE_PARTS tails, not one per joint
+    assert signatures.code_identifiers("a." * 50_000 + "b") == [
+        "a." * (signatures.CODE_PARTS - 1 - k) + "b" for k in range(signatures.CODE_PARTS)
+    ]
 
 
 def test_the_code_table_holds_identifiers_as_a_text_writes_them() -> None:
     assert all(signatures.CODE_IDENTIFIER.fullmatch(identifier) for identifier in signatures.CODE)
+    assert max(len(re.split(r"\.|::", identifier)) for identifier in signatures.CODE) <= signatures.CODE_PARTS
     assert all(identifier == identifier.lower() for identifier in signatures.CODE)
     assert all(techs and set(techs) <= signatures.NAMES.keys() for techs in signatures.CODE.values())
 
