@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -224,8 +223,8 @@ def code_parts(identifier: str, own_name: tuple[str, ...]) -> list[str]:
     `signatures.code_identifiers` finds it in a text, whole, and the last part of a dotted one."""
     out = []
     for whole in signatures.CODE_IDENTIFIER.findall(identifier):
-        parts = re.split(r"\.|::", whole.lower())
-        for candidate in dict.fromkeys([whole.lower(), parts[-1]]):
+        last = signatures.CODE_JOINT.split(whole.lower())[-1]
+        for candidate in dict.fromkeys([whole.lower(), last]):
             written = terms.words(candidate)
             if (
                 len(written) >= 2

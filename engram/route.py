@@ -101,7 +101,7 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
             name = terms.Word(f"{first.text}-{written[position + 1].text}", (term,), False)
             anchors.append(Anchor(name, pair=True))
             anchors[-1].foreign = kept[first.terms].foreign or bool(second and kept[second.terms].foreign)
-    from . import signatures  # its table takes 7 ms to load: file and session events never need it
+    from . import signatures  # its tables take about 9 ms to load: file and session events never need it
 
     # the technologies the query's identifiers imply or it names, each by the names it does not write
     implied: dict[str, Anchor] = {}

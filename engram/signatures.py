@@ -29,6 +29,7 @@ CODE_PARTS = 5  # the most parts (joined by `.` or `::`) of a `CODE` identifier
 CODE_IDENTIFIER = re.compile(
     r"(?<![\w$.:/-])(?:[a-z_$][\w$]*(?:(?:\.|::)[a-z_$][\w$]*)+|[a-z$][\w$]*_[\w$]+)(?![\w$])", re.IGNORECASE
 )
+CODE_JOINT = re.compile(r"(\.|::)")  # split on it, an identifier's parts with its joints between them
 # NAMES: per technology, the terms its name and aliases are indexed as (`spring-boot` -> springboot,
 # as ids and tags glue their words). SIGNATURES: each signature as the words `terms.words` makes of
 # it (`useEffect` -> "useeffect", `CMakeLists.txt` -> "cmakelists txt") and the technologies it
@@ -16872,14 +16873,12 @@ def implied(written: list[Word]) -> list[tuple[str, tuple[str, ...], str]]:
 
 def in_code(text: str) -> list[tuple[str, tuple[str, ...], str]]:
     """(technology, its name terms, the identifier) for each technology an identifier the text
-    writes as code implies (`CODE`: `on_delete`, `op.add_column`), in the text's order: its words
-    are common ones, but joined as code they are that technology's."""
-    out: list[tuple[str, tuple[str, ...], str]] = []
-    for identifier in code_identifiers(text):
-        for tech in CODE.get(identifier, ()):
-            if all(tech != known for known, _, _ in out):
-                out.append((tech, NAMES[tech], identifier))
-    return out
+    writes as code implies (`CODE`: `on_delete`, `op.add_column`), in the text's order (a
+    technology once per identifier: `route.anchors_of` keeps the first): its words are common
+    ones, but joined as code they are that technology's."""
+    return [
+        (tech, NAMES[tech], identifier) for identifier in code_identifiers(text) for tech in CODE.get(identifier, ())
+    ]
 
 
 def code_identifiers(text: str) -> list[str]:
@@ -16888,7 +16887,7 @@ def code_identifiers(text: str) -> list[str]:
     `CODE` entry has more parts, and a pasted chain of thousands would make as many long tails."""
     out = []
     for identifier in CODE_IDENTIFIER.findall(text):
-        parts = re.split(r"(\.|::)", identifier.lower())[-(2 * CODE_PARTS - 1) :]
+        parts = CODE_JOINT.split(identifier.lower())[-(2 * CODE_PARTS - 1) :]
         out += ["".join(parts[start:]) for start in range(0, len(parts), 2)]
     return out
 

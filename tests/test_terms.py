@@ -346,7 +346,8 @@ def test_common_words_joined_as_code_imply_their_stack() -> None:
 
 def test_the_code_table_holds_identifiers_as_a_text_writes_them() -> None:
     assert all(signatures.CODE_IDENTIFIER.fullmatch(identifier) for identifier in signatures.CODE)
-    assert max(len(re.split(r"\.|::", identifier)) for identifier in signatures.CODE) <= signatures.CODE_PARTS
+    parts = (signatures.CODE_JOINT.split(identifier)[::2] for identifier in signatures.CODE)
+    assert max(map(len, parts)) <= signatures.CODE_PARTS
     assert all(identifier == identifier.lower() for identifier in signatures.CODE)
     assert all(techs and set(techs) <= signatures.NAMES.keys() for techs in signatures.CODE.values())
 
