@@ -666,9 +666,9 @@ _TERM_OF = _Memo(_index_term)
 
 def index_terms(text: str) -> str:
     """The space-joined term stream the FTS table stores for a text field, then the terms of its
-    hyphenated compounds written as one word (`_hyphen_joined`)."""
+    hyphenated compounds written as one word (`hyphen_compounds`)."""
     stream = _term_stream(text)
-    joined = " ".join(filter(None, map(_TERM_OF.__getitem__, _hyphen_joined(text)))) if "-" in text else ""
+    joined = " ".join(filter(None, map(_TERM_OF.__getitem__, hyphen_compounds(text)))) if "-" in text else ""
     return f"{stream} {joined}" if joined else stream
 
 
@@ -685,7 +685,7 @@ def _term_stream(text: str) -> str:
     return " ".join(filter(None, map(_TERM_OF.__getitem__, runs)))
 
 
-def _hyphen_joined(text: str) -> list[str]:
+def hyphen_compounds(text: str) -> list[str]:
     """Compounds of two runs of ASCII letters written with a hyphen, as one word ("front-end" ->
     frontend, "e-mail" -> email), as a task may spell them: a query's "front end" or "front-end" is
     glued to `frontend` already (`glue`), so either spelling finds the other. Of five letters and

@@ -325,6 +325,24 @@ def test_a_compound_routes_however_it_is_hyphenated(tmp_path, task: str) -> None
     assert packed(indexed_layers(tmp_path), task)[:1] == ["boundaries"]
 
 
+def test_a_hyphenated_compound_finds_the_same_compound_before_its_words_apart(tmp_path) -> None:
+    """A task's "front-end" is the word the index holds for a body's "front-end": it outranks a
+    memory holding "front", "end" and "back" apart, each more often."""
+    rules = tmp_path / ".agents" / ".engram" / "rules"
+    rules.mkdir(parents=True)
+    for name, directive, body in (
+        ("boundaries", "Package import boundaries.", "The front-end package never imports from the back-end one."),
+        (
+            "rollbacks",
+            "Roll back a bad release.",
+            "Start from the front of the queue and go back to its end; back out the release at the end, front first.",
+        ),
+        ("releases", "Tag releases from main.", "Run the changelog script first."),
+    ):
+        (rules / f"{name}.md").write_text(f"---\nid: {name}\ndirective: {directive}\n---\n{body}\n", encoding="utf-8")
+    assert packed(indexed_layers(tmp_path), "front-end calling the back-end")[:1] == ["boundaries"]
+
+
 def test_nothing_in_a_ten_memory_folder_is_about_an_unrelated_task(ten) -> None:
     for task in ("what's a good name for my cat", "convert this cake recipe to grams"):
         assert packed(ten, task) == [], task
