@@ -344,7 +344,7 @@ def _password_assignment(text: str, lowered: bytes) -> str | None:
 # A secret handed to a command: `--password X`, `--token=X`, `mysql -pX`, `sshpass -p X`, `curl -u user:X`.
 _COMMAND_SECRET = LazyPattern(
     r"""(?:--(?:password|passwd|pass|token|secret|api[-_]?key|auth[-_]?token)(?:=|[ \t]+)
-        |(?<![\w-])-p(?=[^\s-])
+        |(?<![\w-])(?-i:-p)(?=[^\s-])
         |sshpass[ \t]+-p[ \t]*|docker[ \t]+login\b[^\n]{0,80}?[ \t]-p[ \t]+
         |(?<![\w-])(?:-u|--user)[ \t]+[^\s:'"`]{1,64}:)
     (?:"(?P<double>[^"\n]{1,200})"|'(?P<single>[^'\n]{1,200})'|`?(?P<bare>[^\s'"`]{1,200}))""",
@@ -427,7 +427,8 @@ def _prose_password(text: str, lowered: bytes) -> str | None:
 _TRAILING_PUNCTUATION = ".,;:!?)`"
 
 
-_MYSQL_LINE = LazyPattern(r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b")  # `-pX` is a password only there
+# `-pX` is a password only there (lower case: `-P` is MySQL's port, and Gradle's `-Pname=value` a property)
+_MYSQL_LINE = LazyPattern(r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b")
 
 
 def _command_secret(text: str, index: int) -> str | None:
@@ -1139,8 +1140,10 @@ def _reference_image(text: str, index: int) -> str | None:
 
 
 _HTML_COMMENT = LazyPattern(r"<!--(.{0,2000}?)-->", re.S)
+# The one addressed is a word, not part of a path or file name: a generated file's banner says
+# "Generated from lib/AGENTS.md. Edit that file instead, then run: ..." (a real team's rules).
 _COMMENT_ORDER = LazyPattern(
-    r"""\b(?:ai|llms?|assistants?|agents?|models?|claude|copilot|chatgpt|gpt|gemini|codex)\b.{0,80}?
+    r"""(?<![/.])\b(?:ai|llms?|assistants?|agents?|models?|claude|copilot|chatgpt|gpt|gemini|codex)\b(?!\.(?:md|mdc|txt|json|ya?ml)\b|/).{0,80}?
         \b(?:ignore|must|should|always|never|do\s+not|silently|secretly|exfiltrate|send|run|add|delete|approve|reveal)\b
     |\b(?:silently|secretly|covertly|exfiltrat\w*)\b|authorized_keys|~/\.ssh|\.env\b""",
     re.I | re.X | re.S,
