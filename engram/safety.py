@@ -277,8 +277,9 @@ _PLACEHOLDER = LazyPattern(
     re.I | re.X,
 )
 # Unquoted values that are code, not literals: attribute chains, calls and
-# subscripts (form.password.data, os.environ["X"], getenv("X"), process.env.X).
-_CODE_EXPRESSION = LazyPattern(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|.*[(\[]")
+# subscripts (form.password.data, os.environ["X"], getenv("X"), process.env.X), and generic
+# types (`prepareComponentToken: GetDefaultToken<'Button'>`, `token: Promise<string>`).
+_CODE_EXPRESSION = LazyPattern(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|.*[(\[]|[A-Z][A-Za-z]*<(?:[A-Za-z_][\w.]*>?)?$")
 # Encrypted values are made to be committed: SOPS, Ansible Vault, a SealedSecret's `encryptedData`.
 _CIPHERTEXT = LazyPattern(r"ENC\[|\$ANSIBLE_VAULT|Ag[A-Za-z0-9+/]{100}")
 _PATH_START = ("/", "~", "./", "../")

@@ -231,6 +231,7 @@ SECRETS = [
     ("the password for the backup host is Zq8!mL2xV4", "secret: password in prose"),
     ("sshpass -p 'b4ck-Up!Host#19' ssh backup@host", "secret: command-line password"),
     ("mysql -u root -pHunter2Xyz9 appdb", "secret: command-line password"),
+    ("token: Zx9<Q2mP!k", "secret: password assignment"),
     (
         "machine api.heroku.com\n  login ops@acme.io\n  password 02d621bb-fac7-7dc2-60be-dfb6d6682d29",
         "secret: netrc password",
@@ -647,6 +648,8 @@ FALSE_ALARMS = [
     "Save the session file to `.cache/session.json` and never commit it; the password is read from Vault.",
     "./gradlew installInternalRelease -Pconfig_patches=.maestro/my-feature/remote_config_patches/off.json",
     "mysql -h db.internal -P 3306 -u app --ssl-mode=REQUIRED",
+    "export const prepareComponentToken: GetDefaultToken<'ComponentName'> = (token) => ({",
+    "const refreshToken: Promise<string> = fetchToken();",
     # a generated file's banner naming the file it comes from (a real team's rules)
     "<!-- Generated from lib/AGENTS.md. Edit that file instead, then run: uv run python scripts/gen.py -->",
     "<!-- Generated from .claude/agents/AGENTS.md. Edit that file instead, then run: make rules -->",
