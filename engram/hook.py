@@ -33,7 +33,7 @@ from .lazyre import LazyPattern
 from .pack import Fits, Pack, with_prerequisites
 from .paths import relative_posix
 from .render import render_text
-from .route import Candidate, Options, Routing, path_memories, route, tagged_memories
+from .route import MAX_TASK_CHARS, Candidate, Options, Routing, path_memories, route, tagged_memories
 from .select import options_from_config, pack_options_from_config, pack_routing
 from .state import (
     HookSession,
@@ -51,7 +51,6 @@ SESSION_TAGS = frozenset({"always", "session-start"})
 FILE_EVENT_BODIES = 3
 SESSION_TTL_SECONDS = 30 * 24 * 3600  # delivered sets of sessions idle this long are dropped
 MAX_PAYLOAD_BYTES = 8 * 1024 * 1024  # a larger payload is not read: `{}`
-MAX_PROMPT_CHARS = 20_000  # routed on; words past a long bug report's first pages never become anchors
 # A generated Claude rule file, as InstructionsLoaded reports it: its memory is in context.
 NATIVE_RULE = LazyPattern(re.escape(claude.RULES.folder) + r"/([^/]+)" + re.escape(claude.RULES.suffix))
 # Where hosts put hook output that then comes back in a prompt (Gemini prepends SessionStart's context
@@ -185,7 +184,7 @@ def on_prompt(hook: Hook) -> str | None:
     prompt = own_words(raw, layers)
     if not prompt.strip():
         return None
-    prompt = prompt[:MAX_PROMPT_CHARS]
+    prompt = prompt[:MAX_TASK_CHARS]  # what routing reads, and all the session keeps for subagents
     options = hook.options()
     routing = route(layers, prompt, options)
     with write_transaction(hook.state):

@@ -26,7 +26,6 @@ from typing_extensions import TypedDict  # pydantic, under the SDK, needs this o
 from . import gate
 from .config import BUDGET_RANGE
 from .errors import warning
-from .hook import MAX_PROMPT_CHARS
 from .layers import Layer
 from .load import fetch as fetch_ids
 from .load import load_pack, open_read
@@ -105,8 +104,7 @@ def build_server(project: str | None = None) -> MCPServer:
             raise ToolError(f"budget_tokens must be an integer from {BUDGET_RANGE[0]} to {BUDGET_RANGE[1]}")
         ws = open_workspace(project)
         layers, state = _read(ws)
-        # routed on its first pages, as a hook's prompt: a pasted log of megabytes would take seconds
-        _, pack = load_pack(layers, task[:MAX_PROMPT_CHARS], ws, state, budget=budget_tokens)
+        _, pack = load_pack(layers, task, ws, state, budget=budget_tokens)  # routed on its first pages
         return _result(render_text(pack, fetch_with=FETCH_BY_TOOL), _routed(pack))
 
     @server.tool()

@@ -27,6 +27,9 @@ RELATED_BOOST = 0.1  # times the tag overlap with the best hit
 # A query's first distinct words up to this many are its anchors (of which `evidence` looks up
 # the most specific). A pasted log or file is no task description: this bounds the work.
 MAX_ANCHORS = 256
+# A task is routed on its first pages, from the CLI, a hook or MCP alike: words past a long bug
+# report's first pages never become anchors, and a pasted log of megabytes would take seconds.
+MAX_TASK_CHARS = 20_000
 LACKS_LISTED = 3  # query words named in dry-run as what an omitted candidate does not hold
 TYPE_ORDER = {"rule": 0, "skill": 1, "knowledge": 2}  # memories chosen by tag: rules first
 CANDIDATE_FIELDS = (
@@ -345,6 +348,7 @@ def _specificity(globs: list[str], paths: list[str]) -> int | None:
 
 
 def route(layers: list[Layer], query: str, options: Options) -> Routing:
+    query = query[:MAX_TASK_CHARS]
     routing, found = gather(layers, query, options)
     rank(routing, found)
     decide(routing, found, query, options)

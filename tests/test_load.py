@@ -747,6 +747,15 @@ def test_only_the_first_256_meaningful_words_are_anchors(project):
     assert entry_ids(project.load_json("--all", "word300")) == ["late"]
 
 
+def test_a_task_is_routed_on_its_first_pages(project):
+    """As a hook's prompt and an MCP task: a word past the first 20,000 characters is not read, so a
+    pasted log of megabytes costs what its start costs."""
+    project.write("late", "# Late\nOn zebraword.", tags=["zebraword"])
+    filler = "the and of " * 2_000  # 22,000 characters with no anchor
+    assert entry_ids(project.load_json("deploy checklist", filler, "zebraword")) == []
+    assert entry_ids(project.load_json("deploy checklist", filler[:19_000], "zebraword")) == ["late"]
+
+
 def test_light_stemming_matches_inflections(project):
     project.write("deploy-steps", "# Deploy\nDeploys go through staging.", tags=["deployment"])
     for query in ("deploying", "deployed", "deploys", "DEPLOY"):
