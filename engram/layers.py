@@ -187,7 +187,10 @@ def _refresh(ws: Workspace, root: Root, messages: list[str]) -> bool:
         return False
     except BuildTooSlow:
         _index_in_background(ws)
-        debug(f"{root.path}: too many changes to index inline; indexing in the background, serving what there is")
+        # said, not only logged: a first load of a big folder would otherwise answer "loaded 0" unexplained
+        messages.append(
+            f"{root.path}: too many changes to index inline; indexing in the background, serving what there is"
+        )
         return False
     except OSError as exc:
         messages.append(f"cannot refresh {root.index_path} ({exc}); using it as is")

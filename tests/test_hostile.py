@@ -1098,8 +1098,7 @@ def test_load_and_hooks_never_wait_for_a_build(project, write_memory, run_engram
     assert "Brush the llamas daily now." in run_engram(["load", "llamas"], cwd=project).stdout
 
 
-@pytest.mark.slow
-def test_a_fresh_clone_too_big_to_index_inline_answers_at_once(project, write_memory, run_engram):
+def _too_big_to_index_inline(project, write_memory) -> None:
     _no_watcher(project)
     for i in range(12000):
         write_memory(
@@ -1108,15 +1107,34 @@ def test_a_fresh_clone_too_big_to_index_inline_answers_at_once(project, write_me
             {"id": f"ibis-{i:04d}", "tags": ["ibis"]},
             f"# Ibis {i}\n\nIbis fact {i}.\n",
         )
-    out, err = _hook(run_engram, project, "claude", "UserPromptSubmit", env={"ENGRAM_DEBUG": "1"}, prompt="ibis facts")
-    assert out == {} and "indexing in the background" in err
+
+
+def _wait_for_the_background_build(project) -> None:
     deadline = time.monotonic() + 120
     while not (project / ROOT_REL / "index.db").exists() and time.monotonic() < deadline:
         time.sleep(0.2)
     with _holding_build_lock(project):  # the background build has let go of the lock
         pass
+
+
+@pytest.mark.slow
+def test_a_fresh_clone_too_big_to_index_inline_answers_at_once(project, write_memory, run_engram):
+    _too_big_to_index_inline(project, write_memory)
+    out, err = _hook(run_engram, project, "claude", "UserPromptSubmit", env={"ENGRAM_DEBUG": "1"}, prompt="ibis facts")
+    assert out == {} and "indexing in the background" in err
+    _wait_for_the_background_build(project)
     out, _ = _hook(run_engram, project, "claude", "UserPromptSubmit", session_id="h2", prompt="ibis facts")
     assert "Ibis fact" in _context(out)
+
+
+@pytest.mark.slow
+def test_a_load_too_big_to_index_inline_says_so(project, write_memory, run_engram):
+    """From the CLI the empty answer is explained: the index is being built in the background."""
+    _too_big_to_index_inline(project, write_memory)
+    result = run_engram(["load", "ibis facts"], cwd=project)
+    assert result.returncode == 0 and result.stdout.startswith("loaded 0 memory files")
+    assert "indexing in the background" in result.stderr
+    _wait_for_the_background_build(project)
 
 
 def test_a_huge_prompt_is_answered_within_the_hook_time(project, write_memory, run_engram):
