@@ -22,8 +22,10 @@ The parts of every identifier written as code (`target_link_libraries`, `on_dele
 `on_delete=models.CASCADE`, `op.add_column`, and the last part of a dotted one: `register_class` of
 `bpy.utils.register_class`) also go to `CODE`, matched only where a text writes them as code
 (`signatures.in_code`: common words joined as code are specific), each of two words or more, one
-of them no filler, none of its technology's name, and none that a bundled rule named or tagged for
-another technology writes as code (`res.status`, `database_url`: any stack's code).
+of them no filler, none of its technology's name, none that a bundled rule named or tagged for
+another technology writes as code (`res.status`, `database_url`: any stack's code), and none made
+of a receiver and a member any code writes (`data.map`, `session.get`: `generic_code`), in the
+table already or added.
 
 A signature that would name more than MAX_TECHNOLOGIES is left as it was. The names, the table,
 its first-words index and EVERYDAY_NAMES (the name terms the word lists hold, as the index stems
@@ -61,6 +63,23 @@ WORD_LISTS = (
     "/usr/share/dict/british-english-insane",
 )
 LINE = 120
+# Variables any code names so, and operations any API has: `data.map`, `session.get` and
+# `router.post` are every stack's code, whatever one stack's list gave them to (`data.map` is no
+# Haskell, `session.get` no SQLAlchemy). Written from general knowledge, before any task was read.
+# fmt: off
+GENERIC_RECEIVERS = frozenset({
+    "data", "session", "r", "c", "router", "context", "task", "model", "db", "res", "req", "request", "response",
+    "app", "ctx", "args", "output", "server", "build", "test", "page", "client", "result", "item", "obj", "self",
+    "this", "x", "e", "err", "event", "options", "config", "json", "process", "system", "web", "auth", "op", "api",
+    "http", "file", "user",
+})
+GENERIC_MEMBERS = frozenset({
+    "map", "filter", "get", "post", "put", "delete", "patch", "run", "read", "write", "find", "first", "json", "body",
+    "send", "on", "use", "exec", "execute", "query", "save", "load", "open", "close", "start", "stop", "init",
+    "create", "update", "insert", "remove", "add", "set", "push", "pop", "call", "apply", "bind", "then", "catch",
+    "value", "data", "text", "status", "all", "each", "head", "options",
+})
+# fmt: on
 NAMES_KEY = "_names"
 Tables = tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]  # SIGNATURES, CODE
 
@@ -99,6 +118,13 @@ def shared_code(code: dict[str, set[str]], rules: list[tuple[set[str], set[str]]
         for identifier in written & code.keys()
         if not named & code[identifier]
     }
+
+
+def generic_code(identifier: str) -> bool:
+    """A receiver and a member that any stack's code writes (GENERIC_RECEIVERS, GENERIC_MEMBERS),
+    joined by a dot; a `::` path (`web::Data`) is one language's own."""
+    parts = identifier.split(".")
+    return len(parts) == 2 and parts[0] in GENERIC_RECEIVERS and parts[1] in GENERIC_MEMBERS
 
 
 def word_list(paths: list[str]) -> set[str]:
@@ -200,7 +226,11 @@ def merged(
     shared = shared_code(code, rules)
     left_out["code of other stacks too"] += len(shared)
     code = {identifier: techs for identifier, techs in code.items() if identifier not in shared}
-    return names, (_added(tables[0], added, left_out), _added(tables[1], code, left_out)), left_out
+    generic = {identifier for identifier in {*code, *tables[1]} if generic_code(identifier)}
+    left_out["any stack's code"] += len(generic)
+    kept = {identifier: techs for identifier, techs in tables[1].items() if identifier not in generic}
+    code = {identifier: techs for identifier, techs in code.items() if identifier not in generic}
+    return names, (_added(tables[0], added, left_out), _added(kept, code, left_out)), left_out
 
 
 def _added(

@@ -353,6 +353,21 @@ def test_common_words_joined_as_code_imply_their_stack() -> None:
     ]
 
 
+def test_a_receiver_and_a_member_any_code_writes_imply_nothing() -> None:
+    """`data.map` is no Haskell and `session.get` no SQLAlchemy, whatever one stack's list said
+    (`signature_table.generic_code`); a receiver of one stack (`op.create_table`) still implies it."""
+    from benchmarks.signature_table import generic_code
+
+    def implied(text: str) -> list[str]:
+        return [a.text for a in route.anchors_of(text)[0] if a.source]
+
+    assert implied("const items = data.map((d) => d.name) renders nothing") == []
+    assert implied("session.get(url) hangs") == implied("router.post returns 404") == []
+    assert implied("op.create_table('users') fails") == ["alembic"]
+    assert not any(generic_code(identifier) for identifier in signatures.CODE)
+    assert generic_code("data.map") and not generic_code("web::data") and not generic_code("op.create_table")
+
+
 def test_the_code_table_holds_identifiers_as_a_text_writes_them() -> None:
     assert all(signatures.CODE_IDENTIFIER.fullmatch(identifier) for identifier in signatures.CODE)
     parts = (signatures.CODE_JOINT.split(identifier)[::2] for identifier in signatures.CODE)
