@@ -269,8 +269,9 @@ _PRIVATE_KEY = _Detector(
 # Values that stand for a secret rather than being one.
 _PLACEHOLDER = LazyPattern(
     r"""^[<\[{@&*]|^\$[\w{(]|^%\w+%$|^![a-z_]+$|\$\{|\{\{|%\(  # template, variable, YAML tag or alias
+    |<[A-Za-z][\w-]*>  # a slot to fill in: root@pam!<token>=<value>
     |\.\.\.|xxx|\*\*\*|^(.)\1*$  # elided or masked
-    |change[_-]?me|replace[_-]?me|example|placeholder|redacted|dummy|sample|your
+    |change[_-]?me|replace[_-]?me|example|placeholder|redacted|dummy|sample|your|generate  # "generate-with-openssl-rand"
     |://|^arn:  # a reference to a secret store, not the secret
     |password|^test  # test data such as Password123 or Test@123
     |^(?:passwd|secret|token|none|null|nil|undefined|true|false|required|optional)$""",
@@ -962,10 +963,11 @@ def _foreign(text: str, lowered: bytes, words: _Words) -> str | None:
 _CONCEALED = LazyPattern(
     r"""(?:do\s+not|don'?t|never)\s+(?:tell|inform|alert|notify)\s+(?:the\s+)?(?:user|human)s?\s+
         (?:about\s+(?:this|these|it)|that\s+you|what\s+you|you\s+(?:did|ran|are))
-    |(?:secretly|silently|covertly|quietly)\s+(?:run|execute|send|upload|post|add|install|exfiltrate|copy|curl|commit|push|delete|insert)\b
+    |(?<!\bcan\s)(?<!\bmay\s)(?<!\bwill\s)(?<!\bcould\s)(?<!\bmight\s)(?<!\bwould\s)  # "npx can silently fetch": what a tool does
+    (?:secretly|silently|covertly|quietly)\s+(?:run|execute|send|upload|post|add|install|exfiltrate|copy|curl|commit|push|delete|insert
+        |append|write|modify|overwrite|replace|disable|remove|grant|download|fetch|embed)\b
     |(?:do\s+not|don'?t|never)\s+(?:mention|reveal|disclose)\s+(?:this|these)\s+(?:note|instruction|message|comment)s?\b
     |(?:do\s+not|don'?t|never)\s+(?:mention|reveal|disclose)\s+(?:this|these|it|that)\s+to\s+the\s+(?:user|human)s?\b
-    |(?:secretly|silently|covertly|quietly)\s+(?:append|write|modify|overwrite|replace|disable|remove|grant|download|fetch|embed)\b
     |(?:do\s+not|don'?t|never|no\s+need\s+to)\s+(?:mention|reveal|disclose|report|flag)\s+(?:this|these|it|that)\s+in\s+
         (?:the\s+|your\s+|any\s+)?(?:pr|pull\s+requests?|summar(?:y|ies)|commit\s+messages?|replies|reply|answers?|responses?)\b
     |without\s+(?:mentioning|telling|informing|notifying|alerting)\s+
