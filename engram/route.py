@@ -40,16 +40,9 @@ CANDIDATE_COLUMNS = ", ".join(f"m.{name}" for name in CANDIDATE_FIELDS)  # the r
 
 
 class Anchor:
-    __slots__ = ("word", "joined", "pair", "compound", "source", "foreign", "software")
+    __slots__ = ("word", "joined", "pair", "source", "foreign", "software")
 
-    def __init__(
-        self,
-        word: terms.Word,
-        joined: tuple[str, ...] = (),
-        pair: bool = False,
-        source: str = "",
-        compound: bool = False,
-    ) -> None:
+    def __init__(self, word: terms.Word, joined: tuple[str, ...] = (), pair: bool = False, source: str = "") -> None:
         self.word = word
         # The anchor glued to the query word before or after it (`spring boot` -> `springboot`),
         # as a name is often written in an id or tag; matched in strong fields only, where such
@@ -58,12 +51,10 @@ class Anchor:
         self.joined = joined
         # A name written in two query words (`styled-components`, `spring boot`), an anchor of its
         # own: found in strong fields only (as one glued term), it weighs what the name weighs,
-        # not what its two common words do.
+        # not what its two common words do. Not so a compound the task writes with a hyphen
+        # ("front-end"): it is one word, found in every field as the index holds a memory's
+        # "front-end" (`terms.hyphen_compounds`), listed with the names.
         self.pair = pair
-        # Two query words the task wrote as one with a hyphen ("front-end"): a word, not a name, found
-        # in every field as the index holds a memory's "front-end" (`terms.hyphen_compounds`); it
-        # comes with the names, after the words.
-        self.compound = compound
         # For a technology the query implies (`signatures`), the identifier that implies it; such an
         # anchor is matched like a two-word name, in strong fields only.
         self.source = source
@@ -114,8 +105,7 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
         if first and (term,) not in seen and first.terms in kept and (second is None or second.terms in kept):
             seen.add((term,))
             name = terms.Word(f"{first.text}-{written[position + 1].text}", (term,), False)
-            compound = first.text + written[position + 1].text in compounds
-            anchors.append(Anchor(name, pair=not compound, compound=compound))
+            anchors.append(Anchor(name, pair=first.text + written[position + 1].text not in compounds))
             anchors[-1].foreign = kept[first.terms].foreign or bool(second and kept[second.terms].foreign)
     from . import signatures  # its tables take about 9 ms to load: file and session events never need it
 

@@ -132,9 +132,9 @@ def test_adjacent_anchors_also_match_the_two_glued_and_form_a_name():
 def test_a_compound_written_with_a_hyphen_is_one_word_and_two_words_apart_a_name():
     """The index holds a memory's "front-end" as `frontend` in every field; a task's "front-end" is
     that word, found wherever the memory has it, while "front end" is a name, found in names only."""
-    glued = {a.text: (a.word.terms, a.pair, a.compound) for a in anchors_of("the front-end and the back end")}
-    assert glued["front-end"] == (("frontend",), False, True)
-    assert glued["back-end"] == (("backend",), True, False)
+    glued = {a.text: (a.word.terms, a.pair) for a in anchors_of("the front-end and the back end")}
+    assert glued["front-end"] == (("frontend",), False)
+    assert glued["back-end"] == (("backend",), True)
 
 
 def test_later_words_form_no_names_past_the_anchor_cap():
@@ -173,11 +173,11 @@ _QUERY_WORDS = st.sampled_from(
 @given(st.lists(st.one_of(_QUERY_WORDS, st.text(max_size=6)), max_size=45).map(" ".join))
 def test_anchors_are_the_kept_words_then_the_names_two_of_them_form_then_the_implied_stacks(query):
     anchors, unused = route.anchors_of(query)
-    words = [a for a in anchors if not (a.pair or a.compound)]
+    words = [a for a in anchors if not a.pair and "-" not in a.text]  # a name joins its two words with "-"
     implied = [a for a in anchors if a.source]
     names = anchors[len(words) : len(anchors) - len(implied)]
     assert anchors == words + names + implied and len(implied) <= signatures.MAX_IMPLIED
-    assert all(a.pair or a.compound for a in names) and all(a.pair for a in implied)
+    assert all(a.pair or "-" in a.text for a in names) and all(a.pair for a in implied)
     assert len(words) <= route.MAX_ANCHORS and unused >= 0
     kept = [a.word.terms for a in words]
     assert len(set(kept)) == len(kept)  # no repeats
