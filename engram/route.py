@@ -99,7 +99,7 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
         _mark_foreign(query, words)  # a curly quote or a dash is no foreign word: no word lists to load
     anchors, unused = words[:MAX_ANCHORS], len(words) - MAX_ANCHORS
     kept = {anchor.word.terms: anchor for anchor in anchors}
-    compounds = set(terms.hyphen_compounds(query)) if "-" in query else set()
+    compounds = terms.hyphen_compounds(query) if "-" in query else []
     for position, term in glued.items():
         first, second = found[position], found[position + 1]  # first: an anchor; second: None for a number
         if first and (term,) not in seen and first.terms in kept and (second is None or second.terms in kept):
@@ -107,6 +107,11 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
             name = terms.Word(f"{first.text}-{written[position + 1].text}", (term,), False)
             anchors.append(Anchor(name, pair=first.text + written[position + 1].text not in compounds))
             anchors[-1].foreign = kept[first.terms].foreign or bool(second and kept[second.terms].foreign)
+    for compound in compounds:  # one of whose parts is no anchor ("e-mail", "log-in"): one word all the same
+        word = terms.meaningful(terms.Word(compound, (terms.stem(compound),), False))
+        if word is not None and word.terms not in seen:
+            seen.add(word.terms)
+            anchors.append(Anchor(word))
     from . import signatures  # its tables take about 9 ms to load: file and session events never need it
 
     # the technologies the query's identifiers imply or it names, each by the names it does not write

@@ -325,6 +325,21 @@ def test_a_compound_routes_however_it_is_hyphenated(tmp_path, task: str) -> None
     assert packed(indexed_layers(tmp_path), task)[:1] == ["boundaries"]
 
 
+@pytest.mark.parametrize("task", ["the e-mail goes out twice", "the email goes out twice"])
+def test_a_compound_with_a_one_letter_part_routes_as_one_word(tmp_path, task: str) -> None:
+    """A task's "e-mail" finds the memory tagged `email`, as a task's "email" does."""
+    rules = tmp_path / ".agents" / ".engram" / "rules"
+    rules.mkdir(parents=True)
+    for name, tags, directive in (
+        ("mailer", "[email]", "Send through the mailer queue, never inline in a request."),
+        ("styling", "[css]", "Styles use Tailwind classes."),
+        ("releases", "[release]", "Tag releases from main."),
+    ):
+        text = f"---\nid: {name}\ntags: {tags}\ndirective: {directive}\n---\n{directive}\n"
+        (rules / f"{name}.md").write_text(text, encoding="utf-8")
+    assert packed(indexed_layers(tmp_path), task)[:1] == ["mailer"]
+
+
 def test_a_hyphenated_compound_finds_the_same_compound_before_its_words_apart(tmp_path) -> None:
     """A task's "front-end" is the word the index holds for a body's "front-end": it outranks a
     memory holding "front", "end" and "back" apart, each more often."""

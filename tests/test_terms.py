@@ -137,6 +137,16 @@ def test_a_compound_written_with_a_hyphen_is_one_word_and_two_words_apart_a_name
     assert glued["back-end"] == (("backend",), True)
 
 
+def test_a_compound_with_a_part_no_anchor_is_one_word_all_the_same():
+    """ "e-mail", "log-in", "set-up": a part too short or too common to be an anchor alone does not
+    lose the compound, which is the word a memory writes as `email`, `login`, `setup`."""
+    found = {a.text: (a.word.terms, a.pair) for a in anchors_of("users cannot log-in by e-mail after set-up")}
+    assert found["email"] == (("email",), False)
+    assert found["login"] == (("login",), False)
+    assert found["setup"] == (("setup",), False)
+    assert "e" not in found
+
+
 def test_later_words_form_no_names_past_the_anchor_cap():
     words = [f"zz{chr(97 + n // 26)}{chr(97 + n % 26)}k" for n in range(route.MAX_ANCHORS + 3)]
     anchors, unused = route.anchors_of(" ".join(words))
