@@ -431,6 +431,12 @@ def _instances(reads: Reads, term: str, prefix: bool) -> list[tuple]:
     return reads.rows(INSTANCES_SQL, (term,))
 
 
+def memory_count(reads: Reads) -> int:
+    """How many memories an index holds (its FTS5 row count)."""
+    averages = _averages(reads)
+    return averages[0] if averages else 0
+
+
 def _averages(reads: Reads) -> list[int]:
     """FTS5's averages record: the row count, then the total tokens of each column."""
     rows = reads.rows(AVERAGES_SQL)

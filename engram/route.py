@@ -17,7 +17,7 @@ import time
 from collections import Counter
 
 from . import relevance, terms
-from .evidence import COLUMNS, FIELD_OF, WINDOW, holders
+from .evidence import COLUMNS, FIELD_OF, WINDOW, holders, memory_count
 from .globs import literal_length, matches
 from .index import HIDDEN_SQL
 from .layers import Layer
@@ -40,9 +40,16 @@ CANDIDATE_COLUMNS = ", ".join(f"m.{name}" for name in CANDIDATE_FIELDS)  # the r
 
 
 class Anchor:
-    __slots__ = ("word", "joined", "pair", "source", "foreign", "software")
+    __slots__ = ("word", "joined", "pair", "source", "foreign", "software", "concept")
 
-    def __init__(self, word: terms.Word, joined: tuple[str, ...] = (), pair: bool = False, source: str = "") -> None:
+    def __init__(
+        self,
+        word: terms.Word,
+        joined: tuple[str, ...] = (),
+        pair: bool = False,
+        source: str = "",
+        concept: bool = False,
+    ) -> None:
         self.word = word
         # The anchor glued to the query word before or after it (`spring boot` -> `springboot`),
         # as a name is often written in an id or tag; matched in strong fields only, where such
@@ -63,6 +70,10 @@ class Anchor:
         # question from everyday text around a stack's name (`match`).
         self.foreign = False
         self.software = False
+        # A concept of project work the task writes in other words (`concepts`: "nullable column"
+        # -> migrations): matched as a name is, in folders under SMALL_FOLDER only (`gather`), and no
+        # technology the task implies (`implied_relevance`). ``source``: the two words.
+        self.concept = concept
 
     @property
     def text(self) -> str:
@@ -107,11 +118,8 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
             name = terms.Word(f"{first.text}-{written[position + 1].text}", (term,), False)
             anchors.append(Anchor(name, pair=first.text + written[position + 1].text not in compounds))
             anchors[-1].foreign = kept[first.terms].foreign or bool(second and kept[second.terms].foreign)
-    for compound in compounds:  # one of whose parts is no anchor ("e-mail", "log-in"): one word all the same
-        word = terms.meaningful(terms.Word(compound, (terms.stem(compound),), False))
-        if word is not None and word.terms not in seen:
-            seen.add(word.terms)
-            anchors.append(Anchor(word))
+    for compound in compounds:
+        _spell_compound(anchors, compound, seen)
     from . import signatures  # its tables take about 9 ms to load: file and session events never need it
 
     # the technologies the query's identifiers imply or it names, each by the names it does not write
@@ -123,6 +131,12 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
         if others and tech not in implied and len(implied) < signatures.MAX_IMPLIED:
             implied[tech] = Anchor(terms.Word(tech, others, False), pair=True, source=source)
     anchors += implied.values()
+    from . import concepts  # its table is loaded only where a task is routed, as the signatures are
+
+    # the concepts the task writes in other words, unless it names them
+    for concept, names, phrase in concepts.signalled(written):
+        if all((name,) not in seen for name in names):
+            anchors.append(Anchor(terms.Word(concept, names, False), pair=True, source=phrase, concept=True))
     return anchors, max(0, unused)
 
 
@@ -134,6 +148,22 @@ def _mark_foreign(query: str, anchors: list[Anchor]) -> None:
         if anchor.word.cjk or anchor.text in foreign:
             anchor.foreign = True
             anchor.software = devwords.holds_one(anchor.text) if anchor.word.cjk else foreign[anchor.text]
+
+
+def _spell_compound(anchors: list[Anchor], compound: str, seen: set[tuple[str, ...]]) -> None:
+    """A compound the task writes with a hyphen, one part of which is no anchor ("e-mail",
+    "logged-in"), is also the other part's word: `mail` finds a memory's "email" as well. Not an
+    anchor of its own: its word is counted once, by the part."""
+    term = terms.stem(compound)
+    if (term,) in seen:
+        return
+    for anchor in anchors:
+        text = anchor.word.text
+        rest = compound.removeprefix(text) if compound.startswith(text) else compound.removesuffix(text)
+        if not anchor.pair and rest not in ("", compound) and terms.meaningful(terms.words(rest)[0]) is None:
+            anchor.word = terms.Word(text, (*anchor.word.terms, term), anchor.word.cjk)
+            seen.add((term,))
+            return
 
 
 def _glued_pairs(written: list[terms.Word], found: list[terms.Word | None]) -> dict[int, str]:
@@ -353,6 +383,8 @@ def route(layers: list[Layer], query: str, options: Options) -> Routing:
 def gather(layers: list[Layer], query: str, options: Options) -> tuple[Routing, list[LayerMatch]]:
     """The query's anchors and every layer's judged memories (`match.match_layer`), not yet ranked."""
     anchors, unused_words = anchors_of(query)
+    if any(a.concept for a in anchors) and _largest(layers) >= relevance.SMALL_FOLDER:
+        anchors = [a for a in anchors if not a.concept]  # a big folder of many stacks' holds their names in passing
     scoring = [a for a in anchors if not a.is_type_word]
     routing = Routing(scoring, [], [])
     routing.unused_words = unused_words
@@ -368,6 +400,11 @@ def gather(layers: list[Layer], query: str, options: Options) -> tuple[Routing, 
     # a two-word name no memory has is no anchor worth listing: most adjacent words form none
     routing.anchors = [a for a, weight in zip(scoring, routing.idf) if not a.pair or weight]
     return routing, found
+
+
+def _largest(layers: list[Layer]) -> int:
+    """The memories of the largest index."""
+    return max((memory_count(layer.reads) for layer in layers), default=0)
 
 
 def _english_alone(layers: list[Layer], scoring: list[Anchor]) -> list[Anchor]:
@@ -476,7 +513,7 @@ def is_thin(cand: Candidate) -> bool:
 def implied_relevance(routing: Routing) -> float:
     """The relevance of the best candidate named or tagged for a technology the task implies
     (`signatures`: `go` for a `goroutine`; `relevance.off_topic`)."""
-    implied = [index for index, anchor in enumerate(routing.scoring) if anchor.source]
+    implied = [index for index, anchor in enumerate(routing.scoring) if anchor.source and not anchor.concept]
     return max((c.relevance for c in routing.admitted if c.judged and c.judged.found.names_any(implied)), default=0.0)
 
 

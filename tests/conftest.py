@@ -71,3 +71,9 @@ def memory_root(project: Project) -> Path:
 def write_memory():
     """write_memory(project, rel, frontmatter: dict | str | None, body: str) -> Path."""
     return _write_memory
+
+
+@pytest.fixture
+def benchmarks_importable(monkeypatch):
+    """The benchmarks/ scripts' modules, importable as the scripts import each other."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1]))

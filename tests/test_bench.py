@@ -114,12 +114,6 @@ def test_small_folder_quality_runs_on_the_bundled_rules():
     assert all(0.0 <= float(value) <= 1.0 for value in ratios)
 
 
-@pytest.fixture
-def benchmarks_importable(monkeypatch):
-    """The benchmarks/ scripts' modules, importable as the scripts import each other."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS.parent))
-
-
 def test_the_depth_report_tells_how_far_down_each_ranking_the_expected_memory_is(tmp_path, benchmarks_importable):
     """`quality.py --depth`: per set and part, hit at 1, 2, 3, 5 and 8 of engram's ranking and of the
     baseline's, over the on-topic cases only."""

@@ -96,20 +96,20 @@ def test_a_hook_on_a_fresh_index_imports_nothing_heavy(project, write_memory, ru
     assert result["heavy"] == []
 
 
-def test_only_a_hook_with_a_prompt_loads_the_signature_table(project, write_memory, run_engram, tmp_path):
-    """The table of implied technologies (7 ms to load) serves a task's words: a file event does
-    without it. The CJK and Vietnamese words serve text in those languages: an English prompt, curly
+def test_only_a_hook_with_a_prompt_loads_the_signature_and_concept_tables(project, write_memory, run_engram, tmp_path):
+    """The tables of implied technologies (7 ms to load) and concepts serve a task's words: a file
+    event does without them. The CJK and Vietnamese words serve text in those languages: an English prompt, curly
     quotes and dashes included, does without them."""
     write_memory(project, "rules/api.md", {"id": "api", "applies_to": ["src/**"]}, "# API\nReturn problem+json.\n")
     assert run_engram(["index"], project).returncode == 0
     base = {"session_id": "s", "cwd": str(project)}
     read = {**base, "hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": "src/a.py"}}
     prompt = {**base, "hook_event_name": "UserPromptSubmit", "prompt": "fix the useEffect loop in the api — it’s slow"}
-    watched = ("engram.signatures", "engram.devwords")
+    watched = ("engram.signatures", "engram.concepts", "engram.devwords")
     on_file = _probe(["hook", "--host", "claude"], project, tmp_path / "cfg", json.dumps(read), watched)
     on_prompt = _probe(["hook", "--host", "claude"], project, tmp_path / "cfg", json.dumps(prompt), watched)
     assert "Return problem+json" in on_file["output"] and on_file["heavy"] == []
-    assert on_prompt["heavy"] == ["engram.signatures"]
+    assert on_prompt["heavy"] == ["engram.signatures", "engram.concepts"]
 
 
 def test_a_plain_index_runs_without_typer(project, write_memory, tmp_path):

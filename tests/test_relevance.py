@@ -303,7 +303,7 @@ def ten(tmp_path_factory) -> list:
     ("don't log the customer's email", "logging"),
     ("what is a refund here", "glossary"),
     ("explain the project architecture", "architecture"),  # named for the task's word (`relevance.off_topic`)
-    pytest.param("add a nullable column to the invoices table", "migrations", marks=pytest.mark.xfail(strict=True, reason=OFF_TOPIC)),
+    ("add a nullable column to the invoices table", "migrations"),  # "nullable column" signals it (`concepts`)
     pytest.param("how do I ship a new version", "release", marks=pytest.mark.xfail(strict=True, reason=OFF_TOPIC)),
 ])  # fmt: skip
 def test_a_ten_memory_folder_routes_everyday_tasks(ten, task: str, expected: str) -> None:

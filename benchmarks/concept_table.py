@@ -1,0 +1,82 @@
+"""Write the table of `engram/concepts.py` from a helper-written thesaurus.
+
+    python benchmarks/concept_table.py [benchmarks/concepts.json]
+
+The thesaurus maps a concept of everyday project work, as a team names or tags a rule
+(`release`, `migrations`, `colors`), to its other names ("aliases") and to the words a task uses
+when it is about the concept without naming it ("signals": "new version", "nullable column",
+"high contrast"). It was written from general software knowledge by a helper who saw neither the
+code nor any labelled task (docs/routing.md, "Concepts"). Kept: each concept's name terms (the
+name and aliases glued as ids and tags are: `error-handling` -> errorhandl), and its signals of
+two words, at least one of them no stopword, as the stems `terms.words` makes of them. Single-word
+signals are left out: measured, they were too often about something else ("migrate" a modal,
+"spend" a budget, "overflow" of Stack Overflow). The table between the `fmt` markers is rewritten
+in place. Development only.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from engram import terms
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLE_FILE = ROOT / "engram" / "concepts.py"
+THESAURUS = ROOT / "benchmarks" / "concepts.json"
+START, END = "# fmt: off\n", "# fmt: on\n"
+
+
+def name_terms(concept: str, aliases: list[str]) -> tuple[str, ...]:
+    """The terms an id or tag naming the concept is indexed as, glued (`terms.glue`)."""
+    out: list[str] = []
+    for name in (concept, *aliases):
+        term = terms.stem("".join(word.text for word in terms.words(name)))
+        if term and term not in out:
+            out.append(term)
+    return tuple(out)
+
+
+def signal_key(signal: str) -> str | None:
+    """The stems of a signal of two words, at least one no stopword; else None."""
+    written = terms.words(signal)
+    if len(written) != 2 or any(word.cjk for word in written) or all(map(terms.is_stopword, written)):
+        return None
+    return " ".join(word.terms[0] for word in written)
+
+
+def tables(thesaurus: dict) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+    names: dict[str, tuple[str, ...]] = {}
+    signals: dict[str, list[str]] = {}
+    for concept, spec in sorted(thesaurus.items()):
+        names[concept] = name_terms(concept, spec.get("aliases", []))
+        for key in filter(None, map(signal_key, spec.get("signals", []))):
+            if concept not in signals.setdefault(key, []):
+                signals[key].append(concept)
+    return names, {key: tuple(concepts) for key, concepts in sorted(signals.items())}
+
+
+def rewrite(source: str, names: dict, signals: dict) -> str:
+    before, _, rest = source.partition(START)
+    _, _, after = rest.partition(END)
+    lines = ["NAMES: dict[str, tuple[str, ...]] = {"]
+    lines += [f"    {concept!r}: {value!r}," for concept, value in names.items()]
+    lines += ["}", "SIGNALS: dict[str, tuple[str, ...]] = {"]
+    lines += [f"    {key!r}: {value!r}," for key, value in signals.items()]
+    lines += ["}"]
+    return before + START + "\n".join(lines) + "\n" + END + after
+
+
+def main(argv: list[str] | None = None) -> int:
+    path = Path(argv[0]) if argv else THESAURUS
+    names, signals = tables(json.loads(path.read_text(encoding="utf-8")))
+    TABLE_FILE.write_text(rewrite(TABLE_FILE.read_text(encoding="utf-8"), names, signals), encoding="utf-8")
+    print(f"{len(names)} concepts, {len(signals)} two-word signals")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,82 @@
+"""Concepts of project work a task writes in other words (`engram.concepts`): the table, the
+anchors a task gets, and the folders where they count."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engram import concepts, relevance
+from engram.compile import compile_root
+from engram.layers import open_layers
+from engram.route import Options, anchors_of, gather, route
+from engram.workspace import open_workspace
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def concept_anchors(task: str) -> dict[str, str]:
+    return {a.text: a.source for a in anchors_of(task)[0] if a.concept}
+
+
+def folder(tmp_path: Path, memories: dict[str, tuple[str, str]], fillers: int = 0) -> list:
+    """A project of these memories (id -> tags, directive) and ``fillers`` more on other work."""
+    rules = tmp_path / ".agents" / ".engram" / "rules"
+    rules.mkdir(parents=True)
+    filler = {f"note-{n}": (f"[topic{n}]", f"Note {n} on the invoice export and its columns.") for n in range(fillers)}
+    for memory_id, (tags, directive) in {**memories, **filler}.items():
+        text = f"---\nid: {memory_id}\ntags: {tags}\ndirective: {directive}\n---\n{directive}\n"
+        (rules / f"{memory_id}.md").write_text(text, encoding="utf-8")
+    workspace = open_workspace(str(tmp_path))
+    compile_root(workspace.root, workspace.config)
+    return open_layers(workspace, None, [])
+
+
+SMALL = {
+    "migrations": ("[database]", "Every schema change is a reviewed migration file."),
+    "release": ("[versioning]", "Tag from main after the changelog is written."),
+    "styling": ("[css]", "Use the design tokens, never raw values."),
+}
+
+
+def test_two_words_signal_a_concept_the_task_does_not_name() -> None:
+    assert concept_anchors("add a nullable column to the invoices table") == {"migrations": "nullable column"}
+    assert concept_anchors("Text unreadable in High Contrast themes") == {"colors": "high contrast"}
+    # a task naming the concept needs no anchor for it; one word alone signals nothing
+    assert concept_anchors("write the migrations for a nullable column") == {}
+    assert concept_anchors("ship it") == {}
+
+
+def test_a_long_report_signals_at_most_a_few_concepts() -> None:
+    report = "nullable column, high contrast, screen reader, rate limit, bump version, alter table"
+    assert len(concept_anchors(report)) == concepts.MAX_CONCEPTS
+
+
+def test_a_small_folder_routes_a_task_by_the_concept_it_signals(tmp_path) -> None:
+    layers = folder(tmp_path, SMALL)
+    assert [c.id for c in route(layers, "add a nullable column to the invoices table", Options()).pack][:1] == [
+        "migrations"
+    ]
+
+
+def test_a_big_folder_leaves_concepts_out(tmp_path) -> None:
+    """A folder of many stacks' rules holds a concept's name in passing: there a task is routed on
+    its own words."""
+    task = "add a nullable column to the invoices table"
+    small = folder(tmp_path / "small", SMALL)
+    big = folder(tmp_path / "big", SMALL, fillers=relevance.SMALL_FOLDER)
+    assert [a.text for a in gather(small, task, Options())[0].scoring if a.concept] == ["migrations"]
+    assert [a.text for a in gather(big, task, Options())[0].scoring if a.concept] == []
+
+
+@pytest.mark.usefixtures("benchmarks_importable")
+def test_the_shipped_table_is_what_the_script_writes_from_the_thesaurus() -> None:
+    from benchmarks import concept_table
+
+    names, signals = concept_table.tables(json.loads(concept_table.THESAURUS.read_text(encoding="utf-8")))
+    assert (names, signals) == (concepts.NAMES, concepts.SIGNALS)
+    assert concept_table.signal_key("how to") is None  # stopwords only
+    assert concept_table.signal_key("ship") is None  # one word: too often about something else
+    assert concept_table.name_terms("error-handling", ["errors"]) == ("errorhandl", "error")
