@@ -133,10 +133,11 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
     anchors += implied.values()
     from . import concepts  # its table is loaded only where a task is routed, as the signatures are
 
-    # the concepts the task writes in other words, unless it names them
+    # the concepts the task writes in other words, each by the names it does not write ("ship a
+    # new version" looks for `release` and `publish`, not again for `ship`)
     for concept, names, phrase in concepts.signalled(written):
-        if all((name,) not in seen for name in names):
-            anchors.append(Anchor(terms.Word(concept, names, False), pair=True, source=phrase, concept=True))
+        if others := tuple(name for name in names if (name,) not in seen):
+            anchors.append(Anchor(terms.Word(concept, others, False), pair=True, source=phrase, concept=True))
     return anchors, max(0, unused)
 
 
