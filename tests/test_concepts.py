@@ -13,6 +13,7 @@ from engram.compile import compile_root
 from engram.layers import open_layers
 from engram.route import Options, anchors_of, gather, route
 from engram.workspace import open_workspace
+from helpers import write_memory
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -22,22 +23,21 @@ def concept_anchors(task: str) -> dict[str, str]:
 
 
 def folder(tmp_path: Path, memories: dict[str, tuple[str, str]], fillers: int = 0) -> list:
-    """A project of these memories (id -> tags, directive) and ``fillers`` more on other work."""
-    rules = tmp_path / ".agents" / ".engram" / "rules"
-    rules.mkdir(parents=True)
-    filler = {f"note-{n}": (f"[topic{n}]", f"Note {n} on the invoice export and its columns.") for n in range(fillers)}
-    for memory_id, (tags, directive) in {**memories, **filler}.items():
-        text = f"---\nid: {memory_id}\ntags: {tags}\ndirective: {directive}\n---\n{directive}\n"
-        (rules / f"{memory_id}.md").write_text(text, encoding="utf-8")
+    """A project of these memories (id -> tag, directive) and ``fillers`` more on other work."""
+    filler = {f"note-{n}": (f"topic{n}", f"Note {n} on the invoice export and its columns.") for n in range(fillers)}
+    for memory_id, (tag, directive) in {**memories, **filler}.items():
+        write_memory(
+            tmp_path, f"rules/{memory_id}.md", {"id": memory_id, "tags": [tag], "directive": directive}, directive
+        )
     workspace = open_workspace(str(tmp_path))
     compile_root(workspace.root, workspace.config)
     return open_layers(workspace, None, [])
 
 
 SMALL = {
-    "migrations": ("[database]", "Every schema change is a reviewed migration file."),
-    "release": ("[versioning]", "Tag from main after the changelog is written."),
-    "styling": ("[css]", "Use the design tokens, never raw values."),
+    "migrations": ("database", "Every schema change is a reviewed migration file."),
+    "release": ("versioning", "Tag from main after the changelog is written."),
+    "styling": ("css", "Use the design tokens, never raw values."),
 }
 
 

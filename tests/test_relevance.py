@@ -17,6 +17,7 @@ from engram.reads import Reads
 from engram.route import Options, anchors_of, route
 from engram.select import pack_routing
 from engram.workspace import open_workspace
+from helpers import write_memory
 
 REPO = Path(__file__).resolve().parents[1]
 CURSORRULES = REPO / "fixtures" / "cursorrules" / ".agents"
@@ -327,15 +328,12 @@ def test_a_compound_routes_however_it_is_hyphenated(tmp_path, task: str) -> None
 @pytest.mark.parametrize("task", ["the e-mail goes out twice", "the email goes out twice"])
 def test_a_compound_with_a_one_letter_part_routes_as_one_word(tmp_path, task: str) -> None:
     """A task's "e-mail" finds the memory tagged `email`, as a task's "email" does."""
-    rules = tmp_path / ".agents" / ".engram" / "rules"
-    rules.mkdir(parents=True)
-    for name, tags, directive in (
-        ("mailer", "[email]", "Send through the mailer queue, never inline in a request."),
-        ("styling", "[css]", "Styles use Tailwind classes."),
-        ("releases", "[release]", "Tag releases from main."),
+    for name, tag, directive in (
+        ("mailer", "email", "Send through the mailer queue, never inline in a request."),
+        ("styling", "css", "Styles use Tailwind classes."),
+        ("releases", "release", "Tag releases from main."),
     ):
-        text = f"---\nid: {name}\ntags: {tags}\ndirective: {directive}\n---\n{directive}\n"
-        (rules / f"{name}.md").write_text(text, encoding="utf-8")
+        write_memory(tmp_path, f"rules/{name}.md", {"id": name, "tags": [tag], "directive": directive}, directive)
     assert packed(indexed_layers(tmp_path), task)[:1] == ["mailer"]
 
 
