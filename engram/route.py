@@ -385,7 +385,7 @@ def gather(layers: list[Layer], query: str, options: Options) -> tuple[Routing, 
     """The query's anchors and every layer's judged memories (`match.match_layer`), not yet ranked."""
     anchors, unused_words = anchors_of(query)
     if any(a.concept for a in anchors) and _largest(layers) >= relevance.SMALL_FOLDER:
-        anchors = [a for a in anchors if not a.concept]  # a big folder of many stacks' holds their names in passing
+        anchors = [a for a in anchors if not a.concept]  # many stacks' rules name concepts in passing
     scoring = [a for a in anchors if not a.is_type_word]
     routing = Routing(scoring, [], [])
     routing.unused_words = unused_words
