@@ -28,6 +28,33 @@ def literal_length(pattern: str) -> int:
     return len(_WILDCARDS.sub("", pattern))
 
 
+# A path a text writes: two segments or more joined by `/` (`src/api/users.py`, `packages/back-end/`).
+_TEXT_PATH = re.compile(r"[\w.@-]+(?:/[\w.@-]+)+")
+MAX_TEXT_PATHS = 20  # a pasted stack trace names hundreds
+
+
+def paths_in(text: str) -> list[str]:
+    """The paths a text writes, each also from each of its folders on (`/home/me/app/src/a.py` as
+    `app/src/a.py`, `src/a.py`, ...): a task names a file as its writer sees it, not from the
+    project's top."""
+    out: list[str] = []
+    for found in _TEXT_PATH.findall(text)[:MAX_TEXT_PATHS]:
+        parts = [part for part in found.split("/") if part not in ("", ".", "..")]
+        out += ["/".join(parts[start:]) for start in range(len(parts) - 1)]
+    return list(dict.fromkeys(out))
+
+
+def holds_a_path(patterns: list[str], paths: list[str]) -> bool:
+    """Whether a pattern naming a folder (`src/api/**`, `packages/web/`; not `**/*.py` or `*.md`,
+    which any project's files match) matches one of the paths."""
+    return any(matches(pattern, path) for pattern in patterns if _names_a_folder(pattern) for path in paths)
+
+
+def _names_a_folder(pattern: str) -> bool:
+    first, slash, _ = pattern.strip().lstrip("/").partition("/")
+    return bool(slash and first and not _WILDCARDS.search(first))
+
+
 @lru_cache(maxsize=4096)
 def _compiled(pattern: str) -> tuple[re.Pattern[str], ...]:
     return tuple(r for r in (_translate(p) for p in expand_braces(pattern.strip())) if r is not None)

@@ -232,7 +232,8 @@ class Model:
         for a word of the task (`architecture` for "explain the project architecture"), which in a
         small folder, all of it about the project, is about the task when it is likely;
         ``implied``: the best candidate's named or tagged for a technology the task's identifiers
-        imply (`go` for a `goroutine`), which is about the task wherever it would pack."""
+        imply (`go` for a `goroutine`), or whose `applies_to` folder holds a path the task writes,
+        which is about the task wherever it would pack."""
         thresholds = (self.gated_from, self.on_topic, self.sure, self.select)
         return off_topic(task_relevance, best, memories, (named, implied), *thresholds)
 

@@ -18,7 +18,7 @@ from collections import Counter
 
 from . import relevance, terms
 from .evidence import COLUMNS, FIELD_OF, WINDOW, holders, memory_count
-from .globs import literal_length, matches
+from .globs import holds_a_path, literal_length, matches, paths_in
 from .index import HIDDEN_SQL
 from .layers import Layer
 from .match import Judged, LayerMatch, match_layer, speaks
@@ -288,6 +288,7 @@ class Routing:
         self.unlisted = 0  # candidates omitted but not listed (beyond the window)
         self.narrow_tags: list[str] = []
         self.idf: list[float] = []  # per anchor, its IDF in the first index holding it (0: none does)
+        self.paths: list[str] = []  # the paths the task writes (`globs.paths_in`)
 
 
 # --- visibility --------------------------------------------------------------------------------
@@ -389,6 +390,7 @@ def gather(layers: list[Layer], query: str, options: Options) -> tuple[Routing, 
     scoring = [a for a in anchors if not a.is_type_word]
     routing = Routing(scoring, [], [])
     routing.unused_words = unused_words
+    routing.paths = paths_in(query) if "/" in query else []
     if not scoring:
         return routing, []  # no anchors, or only a type word: never a broad match
     skill_query = len(scoring) < len(anchors)
@@ -512,10 +514,23 @@ def is_thin(cand: Candidate) -> bool:
 
 
 def implied_relevance(routing: Routing) -> float:
-    """The relevance of the best candidate named or tagged for a technology the task implies
-    (`signatures`: `go` for a `goroutine`; `relevance.off_topic`)."""
+    """The relevance of the best candidate the task implies (`relevance.off_topic`): named or
+    tagged for a technology its identifiers imply (`signatures`: `go` for a `goroutine`), or whose
+    `applies_to` names a folder holding a path it writes (`src/api/**` for "src/api/users.py"), as
+    a file event under that folder would load it."""
     implied = [index for index, anchor in enumerate(routing.scoring) if anchor.source and not anchor.concept]
-    return max((c.relevance for c in routing.admitted if c.judged and c.judged.found.names_any(implied)), default=0.0)
+    return max(
+        (
+            c.relevance
+            for c in routing.admitted
+            if c.judged and (c.judged.found.names_any(implied) or _on_a_path(c, routing))
+        ),
+        default=0.0,
+    )
+
+
+def _on_a_path(cand: Candidate, routing: Routing) -> bool:
+    return bool(routing.paths) and holds_a_path(json.loads(cand.row["applies_to"]), routing.paths)
 
 
 def named_relevance(admitted: list[Candidate]) -> float:

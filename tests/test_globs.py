@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engram.globs import expand_braces, literal_length, matches
+from engram.globs import MAX_TEXT_PATHS, expand_braces, holds_a_path, literal_length, matches, paths_in
 
 
 @pytest.mark.parametrize(
@@ -49,3 +49,27 @@ def test_glob_matcher(pattern: str, path: str, expected: bool) -> None:
 def test_brace_expansion_and_specificity() -> None:
     assert expand_braces("src/{a,b}/*.{ts,tsx}") == ["src/a/*.ts", "src/a/*.tsx", "src/b/*.ts", "src/b/*.tsx"]
     assert literal_length("lib/core/engine.py") > literal_length("lib/core/*.py") > literal_length("**/*.py")
+
+
+def test_the_paths_a_text_writes_are_read_from_each_of_their_folders_on() -> None:
+    text = "crash in `src/api/users.py`, see /home/me/app/lib/x.ts (not users.py alone)"
+    assert paths_in(text) == [
+        "src/api/users.py", "api/users.py",
+        "home/me/app/lib/x.ts", "me/app/lib/x.ts", "app/lib/x.ts", "lib/x.ts",
+    ]  # fmt: skip
+    assert paths_in("a ./docs/../guide/intro.md") == ["docs/guide/intro.md", "guide/intro.md"]
+    pasted = " ".join(f"pkg{n}/mod.py" for n in range(MAX_TEXT_PATHS + 5))
+    assert len(paths_in(pasted)) == MAX_TEXT_PATHS
+
+
+@pytest.mark.parametrize("patterns, expected", [
+    (["src/api/**"], True),
+    (["/src/api/"], True),
+    (["src/{api,web}/**/*.py"], True),
+    (["src/web/**"], False),
+    (["**/*.py"], False),  # any project's Python files: no folder named
+    (["*.py", "users.py"], False),
+    (["**/api/**"], False),
+])  # fmt: skip
+def test_a_path_is_held_by_a_pattern_naming_its_folder(patterns: list[str], expected: bool) -> None:
+    assert holds_a_path(patterns, ["src/api/users.py", "api/users.py"]) is expected

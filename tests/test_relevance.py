@@ -337,6 +337,32 @@ def test_a_compound_with_a_one_letter_part_routes_as_one_word(tmp_path, task: st
     assert packed(indexed_layers(tmp_path), task)[:1] == ["mailer"]
 
 
+def test_a_path_the_task_writes_in_a_memorys_folder_makes_it_about_the_folder(tmp_path) -> None:
+    """A task naming a file under a memory's `applies_to` folder gets that memory, as a file event
+    there would; an extension glob, which any project's files match, is no such sign."""
+    write_memory(
+        tmp_path,
+        "rules/api-errors.md",
+        {
+            "id": "api-errors",
+            "applies_to": ["src/api/**"],
+            "directive": "Handlers return problem+json errors, never bare strings.",
+        },
+        "Type, title, status.",
+    )
+    write_memory(
+        tmp_path,
+        "rules/python-style.md",
+        {"id": "python-style", "applies_to": ["**/*.py"], "directive": "Type hints on every function."},
+        "Run ruff before committing.",
+    )
+    for n in range(8):
+        write_memory(tmp_path, f"rules/note{n}.md", {"id": f"note{n}", "directive": f"Release note {n}."}, "Body.")
+    layers = indexed_layers(tmp_path)
+    assert packed(layers, "fix the crash in src/api/users.py when the email is missing")[:1] == ["api-errors"]
+    assert packed(layers, "fix the crash in scripts/users.py when the email is missing") == []
+
+
 def test_a_hyphenated_compound_finds_the_same_compound_before_its_words_apart(tmp_path) -> None:
     """A task's "front-end" is the word the index holds for a body's "front-end": it outranks a
     memory holding "front", "end" and "back" apart, each more often."""
