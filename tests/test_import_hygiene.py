@@ -98,8 +98,8 @@ def test_a_hook_on_a_fresh_index_imports_nothing_heavy(project, write_memory, ru
 
 def test_only_a_hook_with_a_prompt_loads_the_signature_and_concept_tables(project, write_memory, run_engram, tmp_path):
     """The tables of implied technologies (7 ms to load) and concepts serve a task's words: a file
-    event does without them. The CJK and Vietnamese words serve text in those languages: an English prompt, curly
-    quotes and dashes included, does without them."""
+    event does without them. The CJK and Vietnamese words serve text in those languages: an
+    English prompt, curly quotes and dashes included, does without them."""
     write_memory(project, "rules/api.md", {"id": "api", "applies_to": ["src/**"]}, "# API\nReturn problem+json.\n")
     assert run_engram(["index"], project).returncode == 0
     base = {"session_id": "s", "cwd": str(project)}
