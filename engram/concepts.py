@@ -24,14 +24,12 @@ def signalled(written: list[Word]) -> list[tuple[str, tuple[str, ...], str]]:
     """(concept, its name terms, the two words as the text writes them) for each concept two
     adjacent words of the text signal, in the text's order, at most MAX_CONCEPTS."""
     stems = [word.terms[0] if word.terms and not word.cjk else "" for word in written]
-    out: dict[str, tuple[str, ...]] = {}
-    phrases: dict[str, str] = {}
+    phrases: dict[str, str] = {}  # concept -> the two words that signal it first
     for position in range(len(written) - 1):
         for concept in SIGNALS.get(f"{stems[position]} {stems[position + 1]}", ()):
-            if concept not in out and len(out) < MAX_CONCEPTS:
-                out[concept] = NAMES[concept]
+            if concept not in phrases and len(phrases) < MAX_CONCEPTS:
                 phrases[concept] = f"{written[position].text} {written[position + 1].text}"
-    return [(concept, names, phrases[concept]) for concept, names in out.items()]
+    return [(concept, NAMES[concept], phrase) for concept, phrase in phrases.items()]
 
 
 # fmt: off
