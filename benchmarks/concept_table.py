@@ -31,12 +31,17 @@ START, END = "# fmt: off\n", "# fmt: on\n"
 
 
 def name_terms(concept: str, aliases: list[str]) -> tuple[str, ...]:
-    """The terms an id or tag naming the concept is indexed as, glued (`terms.glue`)."""
+    """The terms an id or tag naming the concept is indexed as: its words glued into one, as an id
+    writing the name as one word holds it (`oncall`, `fulltextsearch`), and, for a name of three
+    words or more, its adjacent pairs glued, as an id writing it with separators holds them
+    (`terms.glued`: `full-text-search` -> fulltext, textsearch; two words glue as one already)."""
     out: list[str] = []
     for name in (concept, *aliases):
-        term = terms.stem("".join(word.text for word in terms.words(name)))
-        if term and term not in out:
-            out.append(term)
+        written = terms.words(name)
+        whole = terms.stem("".join(word.text for word in written))
+        for term in [whole, *(terms.glued(name) if len(written) > 2 else [])]:
+            if term and term not in out:
+                out.append(term)
     return tuple(out)
 
 

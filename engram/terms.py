@@ -725,11 +725,14 @@ def glue(first: Word, second: Word) -> str | None:
 def name_terms(names: list[str]) -> str:
     """`index_terms` of ids or tags, with each name's words also glued (`glue`): "svelte-5" gives
     svelte5 as well, so a query's "svelte 5" finds it however either side writes it."""
-    out = []
-    for name in names:
-        written = [w for w in words(name) if not is_stopword(w) or w.text.isdigit()]
-        out += [_term_stream(name), *filter(None, (glue(a, b) for a, b in zip(written, written[1:])))]
-    return " ".join(filter(None, out))
+    return " ".join(filter(None, (term for name in names for term in (_term_stream(name), *glued(name)))))
+
+
+def glued(name: str) -> list[str]:
+    """A name's adjacent words glued (`glue`), its stopwords left out: "drag-and-drop" -> dragdrop,
+    "full-text-search" -> fulltext, textsearch."""
+    written = [w for w in words(name) if not is_stopword(w) or w.text.isdigit()]
+    return [term for term in (glue(a, b) for a, b in zip(written, written[1:])) if term]
 
 
 def meaningful(word: Word) -> Word | None:

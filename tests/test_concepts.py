@@ -67,6 +67,15 @@ def test_a_small_folder_routes_a_task_by_the_concept_it_signals(tmp_path) -> Non
     ]
 
 
+def test_a_name_of_three_words_is_found_as_the_index_glues_it(tmp_path) -> None:
+    """An id of three words with separators (`end-to-end`) is indexed with its adjacent words glued
+    (`endend`, the stopword left out), not as one glued word: the concept looks for both forms."""
+    layers = folder(tmp_path, {**SMALL, "end-to-end": ("playwright", "Cover each user flow in the browser.")})
+    task = "the smoke test of the checkout keeps timing out"
+    assert "e2e-testing" in concept_anchors(task)
+    assert [c.id for c in route(layers, task, Options()).pack][:1] == ["end-to-end"]
+
+
 def test_a_big_folder_leaves_concepts_out(tmp_path) -> None:
     """A folder of many stacks' rules holds a concept's name in passing: there a task is routed on
     its own words."""
