@@ -23,7 +23,7 @@ import time
 from collections import deque, namedtuple
 from collections.abc import Generator, Iterator
 
-from . import exported, terms
+from . import exported, pointers, terms
 from .config import Config
 from .errors import EngramError, Problem
 from .freshness import (
@@ -34,6 +34,7 @@ from .freshness import (
     ignore_rules,
     needs_refresh,
     open_current,
+    pointed_changed,
     read_source,
     recorded_problems,
     stat_digest,
@@ -113,15 +114,16 @@ class IgnoreMatcher:
 # --- building -------------------------------------------------------------------------------
 
 
-def fts_values(memory: Memory) -> tuple[str, ...]:
-    """The term streams of the FTS columns, in `index.FTS_COLUMNS` order."""
+def fts_values(memory: Memory, pointed: str = "") -> tuple[str, ...]:
+    """The term streams of the FTS columns, in `index.FTS_COLUMNS` order; ``pointed``: the terms
+    of the documents a pointer memory links to (`pointers`), routed on as its body is."""
     return (
         terms.name_terms([memory.id]),
         terms.name_terms(memory.tags),
         terms.index_terms(memory.directive),
         terms.index_terms(memory.summary),
         terms.index_terms(" ".join(memory.triggers)),
-        terms.index_terms(memory.body),
+        " ".join(filter(None, (terms.index_terms(memory.body), pointed))),
         terms.index_terms(" ".join(memory.applies_to)),
     )
 
@@ -173,6 +175,7 @@ STORED_COLUMNS = (
     "tokens",
     "safety",
     "name_terms",
+    "pointed",
 )
 INSERT_MEMORY = "INSERT INTO memories (rel, ignored, {}) VALUES ({})".format(
     ", ".join(STORED_COLUMNS), ", ".join("?" * (len(STORED_COLUMNS) + 2))
@@ -183,21 +186,21 @@ INSERT_TERMS = f"INSERT INTO memories_fts(rowid, {', '.join(FTS_COLUMNS)}) VALUE
 DELETE_TERMS = f"INSERT INTO memories_fts(memories_fts, rowid, {', '.join(FTS_COLUMNS)}) VALUES ('delete', ?, {_TERMS})"
 
 
-class Prepared(namedtuple("Prepared", "sha same_content problems row fts", defaults=(False, (), (), ()))):
+class Prepared(namedtuple("Prepared", "sha same_content problems row fts documents", defaults=(False, (), (), (), ()))):
     """One source file read, hashed, parsed, tokenized and screened: the work that needs no
     database, a pure function of the file, so big builds do it in worker processes.
 
     ``sha``: its SHA-256; ``same_content``: that hash is the one already indexed, so nothing was
     parsed; ``problems``: (reason, line) pairs, why the file cannot be a memory (no ``row``) or, with
     a ``row``, warnings about it; ``row``: the values of STORED_COLUMNS; ``fts``: the term streams
-    of the FTS columns.
+    of the FTS columns; ``documents``: those a pointer memory links to (`pointers.Document`).
     """
 
     __slots__ = ()
 
 
-def prepare(source: SourceFile, indexed_sha: str | None = None) -> Prepared:
-    """Read one source file and compute all it stores, unless its content is ``indexed_sha``."""
+def prepare(source: SourceFile, root: Root, indexed_sha: str | None = None) -> Prepared:
+    """Read one source file of ``root`` and compute all it stores, unless its content is ``indexed_sha``."""
     data, sha = read_source(source)
     if data is None or sha is None:
         return Prepared(sha, problems=((source.problem or "cannot read file", None),))
@@ -210,14 +213,28 @@ def prepare(source: SourceFile, indexed_sha: str | None = None) -> Prepared:
         memory = parse_memory(text, source.rel)
     except ParseError as exc:
         return Prepared(sha, problems=tuple((error.reason, error.line) for error in exc.problems))
-    fts = fts_values(memory)
+    documents = pointers.pointed_documents(memory.body, source.fspath, root.project, root.path)
+    pointed, warnings = _pointed_terms(root, documents)
+    fts = fts_values(memory, pointed)
     # the stored name terms are the id's and the tags' term streams together, as `name_terms([id, *tags])` joins them
     name_terms = " ".join(filter(None, fts[:2]))
-    return Prepared(sha, problems=memory.warnings, row=memory_row(memory, sha, name_terms), fts=fts)
+    row = memory_row(memory, sha, name_terms, pointed)
+    return Prepared(sha, problems=memory.warnings + warnings, row=row, fts=fts, documents=tuple(documents))
 
 
-def memory_row(memory: Memory, source_sha: str, name_terms: str) -> tuple:
-    """The values of STORED_COLUMNS for a parsed memory; ``name_terms``: `terms.name_terms` of its id and tags."""
+def _pointed_terms(root: Root, documents: list[pointers.Document]) -> tuple[str, tuple]:
+    """The terms of the documents a pointer memory links to, and a warning when they are not
+    indexed: one that looks like it holds a secret (an index shared with `--output` holds its
+    terms, not only the people who can read the repository)."""
+    text = pointers.read_documents(root.project, documents) if documents else ""
+    if label := text and scan_secrets(text):
+        return "", ((f"a document it links to looks like it holds a secret ({label}): not routed on", None),)
+    return terms.index_terms(text), ()
+
+
+def memory_row(memory: Memory, source_sha: str, name_terms: str, pointed: str) -> tuple:
+    """The values of STORED_COLUMNS for a parsed memory; ``name_terms``: `terms.name_terms` of its
+    id and tags; ``pointed``: the terms of the documents it links to, if a pointer (`pointers`)."""
     printed = {
         "id": memory.id,
         "type": memory.type,
@@ -252,6 +269,7 @@ def memory_row(memory: Memory, source_sha: str, name_terms: str) -> tuple:
         terms.estimate_tokens(memory.body),
         scan(screened_text(printed)) or scan_secrets(memory.unseen),
         name_terms,
+        pointed,
     )
 
 
@@ -277,12 +295,17 @@ class Builder:
         row = self.conn.execute("SELECT * FROM memories WHERE rel = ?", (rel,)).fetchone()
         if row is None:
             return
-        self.conn.execute(DELETE_TERMS, (row["rowid"], *fts_values(memory_from_row(row))))
+        self.conn.execute(DELETE_TERMS, (row["rowid"], *fts_values(memory_from_row(row), row["pointed"])))
         self.conn.execute("DELETE FROM memories WHERE rowid = ?", (row["rowid"],))
+        self.conn.execute("DELETE FROM pointed_documents WHERE memory = ?", (rel,))
 
     def insert_memory(self, rel: str, prepared: Prepared) -> int | None:
         rowid = self.conn.execute(INSERT_MEMORY, (rel, int(self.ignored(rel)), *prepared.row)).lastrowid
         self.conn.execute(INSERT_TERMS, (rowid, *prepared.fts))
+        self.conn.executemany(
+            "INSERT INTO pointed_documents (memory, rel, size, mtime_ns, ctime_ns) VALUES (?, ?, ?, ?, ?)",
+            ((rel, *document) for document in prepared.documents),
+        )
         return rowid
 
     def record_file(self, source: SourceFile, sha: str | None, problems: tuple, memory: int | None) -> None:
@@ -540,20 +563,24 @@ def _walk_and_compile(
                 result.changed += 1
 
 
-class _Job(namedtuple("_Job", "source is_new indexed_sha")):
-    """A source file whose size or mtime differs from the index; ``indexed_sha``: the hash of its
-    valid indexed content, if any."""
+class _Job(namedtuple("_Job", "source root is_new indexed_sha")):
+    """A source file of ``root`` whose size or mtime differs from the index, or a pointer memory
+    whose documents changed; ``indexed_sha``: the hash of its valid indexed content, if any (None
+    for such a pointer memory: read again though its own content is the same)."""
 
     __slots__ = ()
 
 
 def _changed_sources(conn: sqlite3.Connection, root: Root) -> Iterator[_Job]:
+    repointed = pointed_changed(conn, root)
     for source in walk_memory_files(root):
         conn.execute("INSERT OR IGNORE INTO seen VALUES (?)", (source.rel,))
         stored = stored_file(conn, source.rel)
         if not stat_unchanged(stored, source):
             indexed_sha = stored[3] if stored is not None and stored[4] == "ok" else None
-            yield _Job(source, stored is None, indexed_sha)
+            yield _Job(source, root, stored is None, indexed_sha)
+        elif source.rel in repointed:
+            yield _Job(source, root, False, None)
 
 
 def _prepared(jobs: Iterator[_Job], parallel: bool) -> Generator[tuple[_Job, Prepared], None, None]:
@@ -568,7 +595,7 @@ def _prepared(jobs: Iterator[_Job], parallel: bool) -> Generator[tuple[_Job, Pre
 
 
 def _prepare_job(job: _Job) -> Prepared:
-    return prepare(job.source, job.indexed_sha)
+    return prepare(job.source, job.root, job.indexed_sha)
 
 
 def _prepared_in_workers(jobs: Iterator[_Job], workers: int) -> Iterator[tuple[_Job, Prepared]]:
@@ -651,7 +678,7 @@ def _retry_duplicates(conn: sqlite3.Connection, builder: Builder) -> None:
         if not os.path.isfile(path):
             continue
         source = source_file(rel, path)
-        builder.compile_file(source, prepare(source))
+        builder.compile_file(source, prepare(source, builder.root))
 
 
 def _refresh_ignored(conn: sqlite3.Connection, ignored: IgnoreMatcher) -> None:

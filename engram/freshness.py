@@ -16,7 +16,7 @@ import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 
-from . import gate, terms
+from . import gate, pointers, terms
 from .config import Config
 from .errors import Problem, debug
 from .graph import findings
@@ -152,12 +152,21 @@ def needs_refresh(root: Root, conn: sqlite3.Connection | None, patterns: list[st
     meta = read_meta(conn)
     if meta.get("ignore_digest") != ignore_digest(patterns):
         return True
+    if pointed_changed(conn, root):  # outside the memory folders: no watcher vouches for them
+        return True
     if vouched is not None and vouched == file_stamp(root.index_path):
         debug("freshness: vouched for by engram watch, no walk")
         return False
     lines = stat_lines(root)
     WALKED[root.path] = len(lines)
     return meta.get("stat_digest") != stat_digest(sorted(lines))
+
+
+def pointed_changed(conn: sqlite3.Connection, root: Root) -> set[str]:
+    """The pointer memories (their files' rel) one of whose documents (`pointers`) was edited,
+    added or removed since indexing: a stat each, for the few memories that point."""
+    rows = conn.execute("SELECT memory, rel, size, mtime_ns, ctime_ns FROM pointed_documents").fetchall()
+    return {memory for memory, *document in rows if pointers.stat_of(root.project, document[0]) != tuple(document)}
 
 
 # The memory files each root's walk stat'ed in this process: where a walk is costly, `autowatch`
@@ -310,4 +319,7 @@ def compare_sources(conn: sqlite3.Connection, root: Root, config: Config) -> lis
             problems.append(
                 Problem(display_path(root, rel), f"in the local index but the file is gone; {UPDATE}", kind="missing")
             )
+    for rel in sorted(pointed_changed(conn, root)):
+        where = display_path(root, rel)
+        problems.append(Problem(where, f"a document it points to changed since indexing; {UPDATE}", kind="stale"))
     return problems

@@ -19,13 +19,13 @@ from .paths import read_text, sqlite_uri
 
 APPLICATION_ID = 1701728114  # "engr"
 # Bump with any change to INDEX_SCHEMA: every index rebuilds itself.
-INDEX_SCHEMA_VERSION = 5
+INDEX_SCHEMA_VERSION = 6
 # The last state migration's number; a constant, so opening state.db never reads the migration
 # files (a test checks it matches them).
 STATE_SCHEMA_VERSION = 4
 # Bump when what the compiler stores changes without a schema change: indexes rebuild themselves.
 COMPILER_VERSION = "10"
-REQUIRED_TABLES = ("meta", "files", "memories", "edges", "memories_fts")
+REQUIRED_TABLES = ("meta", "files", "memories", "edges", "memories_fts", "pointed_documents")
 MAX_MIGRATION_BYTES = 1024 * 1024
 FTS_COLUMNS = ("id", "tags", "directive", "summary", "triggers", "body", "paths")
 # Lifecycles no load shows (`lifecycle` omissions, with memories past their `valid_until`).
@@ -90,7 +90,18 @@ CREATE TABLE memories (
     tokens INTEGER NOT NULL,    -- estimated tokens of the body
     ignored INTEGER NOT NULL DEFAULT 0,
     safety TEXT,                -- screening label, NULL when clean
-    name_terms TEXT NOT NULL    -- the id and tag terms (terms.name_terms), what judging compares a query with
+    name_terms TEXT NOT NULL,   -- the id and tag terms (terms.name_terms), what judging compares a query with
+    pointed TEXT NOT NULL DEFAULT '' -- the terms of the documents a pointer memory links to (`pointers`), in its body's
+);
+-- The documents pointer memories link to, with their stat when indexed (zeros: not there), so that
+-- a load notices an edited, added or removed one (`freshness.pointed_changed`).
+CREATE TABLE pointed_documents (
+    memory TEXT NOT NULL,       -- the memory file's rel
+    rel TEXT NOT NULL,          -- the document, relative to the project
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL,
+    PRIMARY KEY (memory, rel)
 );
 -- Small indexes scanned instead of every row with its body: the columns of the visibility rule
 -- (HIDDEN_SQL) of the memories it may hide, read on every load; the `applies_to` globs, read

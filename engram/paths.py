@@ -53,6 +53,19 @@ def _chunks(path: str):
         os.close(descriptor)
 
 
+def read_head(path: str, limit: int) -> bytes:
+    """A regular file's first ``limit`` bytes (a longer file is cut, not refused); anything else
+    raises UnreadableFile."""
+    chunks, size = [], 0
+    with contextlib.closing(_chunks(path)) as reading:
+        for chunk in reading:
+            chunks.append(chunk)
+            size += len(chunk)
+            if size >= limit:
+                break
+    return b"".join(chunks)[:limit]
+
+
 def read_text(path: str, limit: int) -> str:
     return read_bytes(path, limit).decode("utf-8")
 

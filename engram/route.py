@@ -230,12 +230,24 @@ class Candidate:
         """For each anchor the memory holds, the fields it holds it in (for dry-run reasons)."""
         if self.judged is None:
             return {}
+        linked = self._linked_terms()
         out = {}
         for index, counts in self.judged.found.counts.items():
-            out[anchors[index].text] = [
-                COLUMNS[c] if FIELD_OF[c] != "paths" else "applies_to" for c, n in enumerate(counts) if n
-            ]
+            fields = [COLUMNS[c] if FIELD_OF[c] != "paths" else "applies_to" for c, n in enumerate(counts) if n]
+            if linked is not None and "body" in fields:  # say which: a pointer's body holds its documents' terms
+                held = set(anchors[index].word.terms)
+                place = [name for name, found in zip(("body", "linked document"), linked) if held & found]
+                fields[fields.index("body") : fields.index("body") + 1] = place or ["body"]
+            out[anchors[index].text] = fields
         return out
+
+    def _linked_terms(self) -> tuple[set[str], set[str]] | None:
+        """For a pointer memory (`pointers`): the terms of its own body and of the documents it links
+        to; None for any other memory."""
+        rows = self.layer.reads.rows("SELECT body, pointed FROM memories WHERE rowid = ?", (self.row["rowid"],))
+        if not rows or not rows[0][1]:
+            return None
+        return set(terms.index_terms(rows[0][0]).split()), set(rows[0][1].split())
 
     def lacks(self, anchors: list[Anchor], evidence_idf: list[float]) -> list[str]:
         """The most specific query words the folder knows that the memory does not hold."""

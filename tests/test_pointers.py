@@ -1,0 +1,156 @@
+"""A pointer memory routes on the documents it links to (`engram.pointers`): which links count,
+which documents are followed, and that a load sees them, never prints them, and notices when
+they change."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from engram import pointers
+from helpers import Project
+
+POINTER = "See [README.md](mdc:web/features/entitlements/README.md) for details."
+DOCUMENT = (
+    "# Entitlements\nA plan is a tier of features: hobby, pro, enterprise. A limit caps the annotation queue count.\n"
+)
+TESTING = "Every feature has unit tests; run them with pnpm test before pushing, and keep fixtures small."
+
+
+def test_links_imports_and_cursor_links_are_references() -> None:
+    body = (
+        "See [the guide](mdc:web/rbac/README.md), @docs/llm-guides/ui.md and [specs](../../docs/Specs.md#tests)."
+        " Also [notes](<docs/notes.txt>)."
+    )
+    assert pointers.references(body) == [
+        "web/rbac/README.md",
+        "docs/llm-guides/ui.md",
+        "../../docs/Specs.md",
+        "docs/notes.txt",
+    ]
+
+
+def test_urls_code_packages_and_addresses_are_no_references() -> None:
+    body = (
+        "[site](https://example.com/guide.md) [code](mdc:web/src/root.ts) @cratis/components/DataPage"
+        " @/hooks/useApi mail me@team.md [abs](/etc/motd.md) @docs/ui.md @docs/ui.md"
+    )
+    assert pointers.references(body) == ["docs/ui.md"]
+
+
+def test_only_a_short_body_is_a_pointer() -> None:
+    assert pointers.is_pointer(POINTER)
+    assert not pointers.is_pointer(" ".join(["word"] * pointers.POINTER_WORDS))
+
+
+def documents(project: Project, body: str) -> list[str]:
+    memory = project.write("pointer", body)
+    found = pointers.pointed_documents(body, str(memory), str(project.path), str(project.root))
+    return [document.rel for document in found if document.size]
+
+
+def test_documents_are_found_beside_the_memory_or_from_the_project_top(project: Project) -> None:
+    (project / "docs").mkdir()
+    (project / "docs" / "ui.md").write_text("views", encoding="utf-8")
+    (project / "docs" / "api.md").write_text("endpoints", encoding="utf-8")
+    assert documents(project, "@docs/ui.md and [api](../../../docs/api.md)") == ["docs/ui.md", "docs/api.md"]
+
+
+def test_no_document_outside_the_project_or_in_the_memory_root_is_followed(project: Project, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_text("a secret plan", encoding="utf-8")
+    (project / "docs").mkdir()
+    os.symlink(outside, project / "docs" / "linked.md")
+    project.write("sibling", TESTING)
+    body = "[a](../../../../outside.md) @docs/linked.md [b](sibling.md) [c](../../.engram/rules/sibling.md)"
+    assert documents(project, body) == []
+
+
+def test_a_missing_document_is_recorded_so_that_its_creation_counts(project: Project) -> None:
+    memory = project.write("pointer", "@docs/later.md")
+    found = pointers.pointed_documents("@docs/later.md", str(memory), str(project.path), str(project.root))
+    assert pointers.Document("docs/later.md", 0, 0, 0) in found
+
+
+def test_at_most_a_few_documents_are_followed(project: Project) -> None:
+    (project / "docs").mkdir()
+    names = [f"d{n}.md" for n in range(pointers.MAX_DOCUMENTS + 2)]
+    for name in names:
+        (project / "docs" / name).write_text(name, encoding="utf-8")
+    assert len(documents(project, " ".join(f"@docs/{name}" for name in names))) == pointers.MAX_DOCUMENTS
+
+
+@pytest.fixture
+def shop(project: Project) -> Project:
+    """A pointer memory whose document says what it is about, and a memory about tests."""
+    project.write("entitlements", POINTER, tags=["entitlements"], directive="How features are made available.")
+    project.write("testing", TESTING, tags=["tests"], directive="Write tests next to the code.")
+    (project / "web" / "features" / "entitlements").mkdir(parents=True)
+    (project / "web" / "features" / "entitlements" / "README.md").write_text(DOCUMENT, encoding="utf-8")
+    return project
+
+
+def loaded(project: Project, task: str) -> list[str]:
+    return [entry["id"] for entry in project.load_json("--", task)["entries"]]
+
+
+@pytest.mark.installed
+def test_a_pointer_memory_routes_on_its_document_which_is_never_printed(shop: Project) -> None:
+    shop.index()
+    task = "remove the annotation queue limit from the hobby plan"
+    assert loaded(shop, task) == ["entitlements"]
+    printed = shop.load("--", task).stdout
+    assert "entitlements" in printed and "hobby" not in printed and "annotation" not in printed
+
+
+def test_an_edited_document_is_routed_on_at_the_next_load(shop: Project) -> None:
+    shop.index()
+    assert loaded(shop, "quota overrides for self-hosted licenses") == []
+    readme = shop / "web" / "features" / "entitlements" / "README.md"
+    readme.write_text(DOCUMENT + "Quota overrides for self-hosted licenses come from the license key.\n")
+    assert loaded(shop, "quota overrides for self-hosted licenses") == ["entitlements"]
+
+
+def test_a_document_written_after_indexing_is_routed_on(project: Project) -> None:
+    project.write("design", "@docs/design-system.md", tags=["design"], directive="Follow the design system.")
+    project.write("testing", TESTING, tags=["tests"], directive="Write tests next to the code.")
+    project.index()
+    assert loaded(project, "which spacing tokens do buttons use") == []
+    (project / "docs").mkdir()
+    (project / "docs" / "design-system.md").write_text("Buttons use the spacing tokens sm, md and lg.\n")
+    assert loaded(project, "which spacing tokens do buttons use") == ["design"]
+
+
+def test_a_long_memory_is_not_routed_on_its_links(shop: Project) -> None:
+    shop.write("entitlements", POINTER + " " + TESTING * 3, tags=["entitlements"], directive="Feature availability.")
+    assert "entitlements" not in loaded(shop, "remove the annotation queue limit from the hobby plan")
+
+
+def test_check_names_a_pointer_memory_whose_document_changed(shop: Project) -> None:
+    from engram.freshness import compare_sources
+    from engram.index import open_index
+    from engram.workspace import open_workspace
+
+    shop.index()
+    (shop / "web" / "features" / "entitlements" / "README.md").write_text(DOCUMENT + "More.\n")
+    workspace = open_workspace(str(shop.path))
+    problems = compare_sources(open_index(workspace.root.index_path), workspace.root, workspace.config)
+    assert [(p.kind, p.reason.split(";")[0]) for p in problems] == [
+        ("stale", "a document it points to changed since indexing")
+    ]
+
+
+def test_a_document_that_looks_like_it_holds_a_secret_is_not_routed_on(shop: Project) -> None:
+    readme = shop / "web" / "features" / "entitlements" / "README.md"
+    readme.write_text(DOCUMENT + "Staging key: ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8\n", encoding="utf-8")
+    result = shop.index()
+    assert "looks like it holds a secret" in result.stderr + result.stdout
+    assert loaded(shop, "remove the annotation queue limit from the hobby plan") == []
+
+
+def test_dry_run_says_a_word_was_found_in_a_linked_document(shop: Project) -> None:
+    printed = shop.load("--dry-run", "--", "raise the annotation queue limit").stdout
+    assert "annotation -> linked document" in printed
+    assert "readme -> body" in shop.load("--dry-run", "--", "entitlements readme").stdout
