@@ -45,7 +45,7 @@ def references(body: str) -> list[str]:
     suffix, no URL, no anchor or query."""
     out = []
     for match in REFERENCE.finditer(body):
-        target = (match.group(1) or match.group(2)).split("#")[0].split("?")[0]
+        target = (match.group(1) or match.group(2)).split("#")[0].split("?")[0].rstrip(".,;:")  # a sentence's end
         if "://" in target or target.startswith("/") or not target.lower().endswith(DOCUMENT_SUFFIXES):
             continue
         if target not in out:

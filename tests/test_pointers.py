@@ -21,14 +21,15 @@ TESTING = "Every feature has unit tests; run them with pnpm test before pushing,
 
 def test_links_imports_and_cursor_links_are_references() -> None:
     body = (
-        "See [the guide](mdc:web/rbac/README.md), @docs/llm-guides/ui.md and [specs](../../docs/Specs.md#tests)."
-        " Also [notes](<docs/notes.txt>)."
+        "See [the guide](mdc:web/rbac/README.md), @docs/llm-guides/ui.md, [specs](../../docs/Specs.md#tests)."
+        " Also [notes](<docs/notes.txt>) and @docs/last.md."
     )
     assert pointers.references(body) == [
         "web/rbac/README.md",
         "docs/llm-guides/ui.md",
         "../../docs/Specs.md",
         "docs/notes.txt",
+        "docs/last.md",
     ]
 
 

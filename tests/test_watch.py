@@ -93,6 +93,24 @@ def test_every_way_of_editing_is_seen_by_the_next_load(watched: Watch) -> None:
     assert "Roll back the canary." not in watched.load("deploy rollback")[0]
 
 
+def test_an_edit_of_a_document_a_pointer_memory_links_to_is_seen_by_the_next_load(project: Project) -> None:
+    """The watcher watches the memory folders only: a linked document outside them is stat'ed by
+    every load before the watcher's word is taken (`freshness.pointed_changed`)."""
+    project.write("design", "Follow @docs/design-system.md.", tags=["design"])
+    project.write("deploy", "Ship with the canary, version ONE.", tags=["deploy"])
+    (project / "docs").mkdir()
+    (project / "docs" / "design-system.md").write_text("Buttons use the spacing tokens.\n", encoding="utf-8")
+    project.index()
+    watch = Watch(project)
+    try:
+        assert "Follow @docs/design-system.md." in watch.load("spacing tokens")[0]
+        assert "Follow" not in watch.load("elevation shadows")[0]
+        (project / "docs" / "design-system.md").write_text("Cards use elevation shadows.\n", encoding="utf-8")
+        assert "Follow @docs/design-system.md." in watch.load("elevation shadows")[0]
+    finally:
+        watch.stop(signal.SIGKILL)
+
+
 def test_what_the_watcher_keeps_of_an_index_follows_every_edit(watched: Watch) -> None:
     """The watcher keeps an index's answers across calls (`reads`): a word's holders change with an edit."""
     project = watched.project
