@@ -37,7 +37,7 @@ class Document(namedtuple("Document", "rel size mtime_ns ctime_ns")):
 
 
 def is_pointer(body: str) -> bool:
-    return len(body.split()) < POINTER_WORDS
+    return len(body.split(maxsplit=POINTER_WORDS - 1)) < POINTER_WORDS  # splits no more of a long body
 
 
 def references(body: str) -> list[str]:
