@@ -7,8 +7,8 @@ reader follows the link. A memory whose own body is under POINTER_WORDS words is
 text of the documents its body links to as well (a markdown link, Cursor's `mdc:` link, a `@path`
 import as Claude Code reads them in `CLAUDE.md`): the compiler adds their terms to the memory's
 body terms (`compile.prepare`). The documents are never printed, so they need no screen; only
-documents inside the project count (never a memory file, never a file outside it through `..` or
-a link), and only text documents, not code. Stdlib only: the compiler runs it in its workers.
+documents inside the project count (never a file of the memory folders, which is a memory of its
+own, never a file outside the project through `..` or a link), and only text documents, not code. Stdlib only: the compiler runs it in its workers.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import re
 from collections import namedtuple
 
 from .paths import is_inside, read_head, relative_posix
+from .sources import MEMORY_FOLDERS
 
 POINTER_WORDS = 50  # a body shorter than this is a pointer: its own words are too few to route on
 MAX_DOCUMENTS = 3  # documents followed per memory
@@ -58,7 +59,8 @@ def pointed_documents(body: str, memory_path: str, project: str, memory_root: st
     looked at where none was found; [] for a memory that is no pointer."""
     if not is_pointer(body):
         return []
-    top, root = os.path.realpath(project), os.path.realpath(memory_root)
+    top = os.path.realpath(project)
+    memory_folders = [os.path.join(os.path.realpath(memory_root), folder) for folder in MEMORY_FOLDERS]
     folder = os.path.dirname(os.path.realpath(memory_path))
     found: list[Document] = []
     missing: list[Document] = []
@@ -69,7 +71,7 @@ def pointed_documents(body: str, memory_path: str, project: str, memory_root: st
         existing = next((place for place in places if os.path.lexists(place)), None)
         if existing is None:  # stat'ed on every freshness check: a document written later counts
             missing += [Document(rel, 0, 0, 0) for place in places if (rel := relative_posix(place, top))]
-        elif document := _document(existing, top, root):  # the first place there decides
+        elif document := _document(existing, top, memory_folders):  # the first place there decides
             found.append(document)
     return list(dict.fromkeys(found + missing))
 
@@ -107,11 +109,11 @@ def _places(target: str, memory_folder: str, project: str) -> list[str]:
     return [beside] if beside == from_top else [beside, from_top]
 
 
-def _document(place: str, top: str, memory_root: str) -> Document | None:
+def _document(place: str, top: str, memory_folders: list[str]) -> Document | None:
     """The document at ``place``: a regular file inside the project (symlinks followed, then
-    checked) and outside the memory root, whose files are memories of their own."""
+    checked) and outside the memory folders, whose files are memories of their own."""
     real = os.path.realpath(place)
     rel = relative_posix(real, top)
-    if rel is None or is_inside(real, memory_root) or not os.path.isfile(real):
+    if rel is None or any(is_inside(real, folder) for folder in memory_folders) or not os.path.isfile(real):
         return None
     return stat_of(top, rel)

@@ -155,3 +155,13 @@ def test_dry_run_says_a_word_was_found_in_a_linked_document(shop: Project) -> No
     printed = shop.load("--dry-run", "--", "raise the annotation queue limit").stdout
     assert "annotation -> linked document" in printed
     assert "readme -> body" in shop.load("--dry-run", "--", "entitlements readme").stdout
+
+
+def test_a_global_folder_s_memory_routes_on_a_document_kept_beside_its_memory_folders(project: Project) -> None:
+    folder = project.make_global()
+    (folder / "docs").mkdir()
+    (folder / "docs" / "incidents.md").write_text("Page the on-call engineer through the pager rotation.\n")
+    project.write_global("incidents", "@docs/incidents.md", tags=["incidents"], directive="Handle incidents.")
+    project.write("testing", TESTING, tags=["tests"], directive="Write tests next to the code.")
+    project.config({"global_path": str(folder)})
+    assert loaded(project, "who is in the pager rotation") == ["incidents"]
