@@ -24,10 +24,20 @@ POINTER_WORDS = 50  # a body shorter than this is a pointer: its own words are t
 MAX_DOCUMENTS = 3  # documents followed per memory
 MAX_CHARS = 8_000  # of their text, in all: about what a long rule holds
 DOCUMENT_SUFFIXES = (".md", ".mdc", ".markdown", ".txt", ".rst")
-# A markdown link's target (with or without `mdc:`), or a `@path` import: a word of path characters
-# after an `@` that no word character, `@` or `/` precedes (an e-mail address, `@scope/package`
-# imports of code end in no document suffix and are dropped below).
-REFERENCE = re.compile(r"\]\(\s*<?(?:mdc:)?([^)\s>]+)|(?<![\w@/])@((?:\.{1,2}/)*[\w.-]+(?:/[\w.-]+)*)")
+# Records, not guidance: "add an entry to CHANGELOG.md" points to no subject of its own.
+RECORDS = re.compile(r"(?i)^(?:change_?log|changes|history|news|releases|licen[cs]e|copying|notice)\b")
+# The project's own instruction files at its top, which hosts load whole into every session: a
+# rule pointing there ("the Testing section of the root AGENTS.md") would route on all of it.
+WHOLE_PROJECT = {"agents.md", "claude.md", "gemini.md", "readme.md", "readme"}
+# Left to right: a markdown link, whole (its text is no reference of its own), with its target;
+# a `@path` import; a path written bare or in backticks ("Read `docs/lsp.md`", "the root
+# AGENTS.md"), with or without `mdc:`. Each is a run of path characters that no word character,
+# `@`, `/`, `:` or `.` precedes, so an e-mail address or a URL's inner parts are none; what ends in
+# no document suffix (an `@scope/package` import, any other word) is dropped below.
+_PATH = r"((?:\.{1,2}/)*[\w-][\w.-]*(?:/[\w.-]+)*)"
+REFERENCE = re.compile(
+    r"\[[^\]\n]*\]\(\s*<?(?:mdc:)?([^)\s>]+)[^)]*\)" + r"|(?<![\w@/])@" + _PATH + r"|(?<![\w/@:.-])(?:mdc:)?" + _PATH
+)
 
 
 class Document(namedtuple("Document", "rel size mtime_ns ctime_ns")):
@@ -42,12 +52,14 @@ def is_pointer(body: str) -> bool:
 
 
 def references(body: str) -> list[str]:
-    """The document paths a body links to, in order, once each: relative paths with a document
-    suffix, no URL, no anchor or query."""
+    """The document paths a body links to or names, in order, once each: relative paths with a
+    document suffix, no URL, no anchor or query, no change log or licence."""
     out = []
     for match in REFERENCE.finditer(body):
-        target = (match.group(1) or match.group(2)).split("#")[0].split("?")[0].rstrip(".,;:")  # a sentence's end
+        target = next(filter(None, match.groups())).split("#")[0].split("?")[0].rstrip(".,;:")  # a sentence's end
         if "://" in target or target.startswith("/") or not target.lower().endswith(DOCUMENT_SUFFIXES):
+            continue
+        if RECORDS.match(target.rsplit("/", 1)[-1]):
             continue
         if target not in out:
             out.append(target)
@@ -103,17 +115,22 @@ def stat_of(project: str, rel: str) -> Document:
 
 def _places(target: str, memory_folder: str, project: str) -> list[str]:
     """Where a link may lead: beside the memory file (a relative link), then from the project's
-    top (`@docs/x.md`, `mdc:web/README.md`, as Cursor and Claude Code resolve them)."""
-    beside = os.path.normpath(os.path.join(memory_folder, target))
-    from_top = os.path.normpath(os.path.join(project, target))
-    return [beside] if beside == from_top else [beside, from_top]
+    top (`@docs/x.md`, `mdc:web/README.md`, as Cursor and Claude Code resolve them), then, for a
+    link that climbs (`../../docs/x.md`), from the top without its climb: it was written beside the
+    rule's first home (`.claude/rules/`, `.github/instructions/`), two folders down as engram's are
+    three, and moving the file into engram's folder left it one short."""
+    places = [os.path.join(memory_folder, target), os.path.join(project, target)]
+    if target.startswith("../"):
+        places.append(os.path.join(project, re.sub(r"^(?:\.\./)+", "", target)))
+    return list(dict.fromkeys(map(os.path.normpath, places)))
 
 
 def _document(place: str, top: str, memory_folders: list[str]) -> Document | None:
     """The document at ``place``: a regular file inside the project (symlinks followed, then
-    checked) and outside the memory folders, whose files are memories of their own."""
+    checked), outside the memory folders, whose files are memories of their own, and not one of
+    the project's own instruction files at its top (WHOLE_PROJECT)."""
     real = os.path.realpath(place)
     rel = relative_posix(real, top)
-    if rel is None or any(is_inside(real, folder) for folder in memory_folders) or not os.path.isfile(real):
+    if rel is None or rel.lower() in WHOLE_PROJECT or any(is_inside(real, folder) for folder in memory_folders):
         return None
-    return stat_of(top, rel)
+    return stat_of(top, rel) if os.path.isfile(real) else None

@@ -41,6 +41,14 @@ def test_urls_code_packages_and_addresses_are_no_references() -> None:
     assert pointers.references(body) == ["docs/ui.md"]
 
 
+def test_a_path_written_bare_or_in_backticks_is_a_reference_but_a_record_is_not() -> None:
+    assert pointers.references("Read `docs/representations.md`.") == ["docs/representations.md"]
+    assert pointers.references("see the Testing section in the root AGENTS.md file") == ["AGENTS.md"]
+    assert pointers.references("Add an entry to CHANGELOG.md and keep LICENSE.txt") == []
+    # a link's text is no reference of its own: only its target is followed
+    assert pointers.references("See [README.md](mdc:web/rbac/README.md)") == ["web/rbac/README.md"]
+
+
 def test_only_a_short_body_is_a_pointer() -> None:
     assert pointers.is_pointer(POINTER)
     assert not pointers.is_pointer(" ".join(["word"] * pointers.POINTER_WORDS))
@@ -57,6 +65,24 @@ def test_documents_are_found_beside_the_memory_or_from_the_project_top(project: 
     (project / "docs" / "ui.md").write_text("views", encoding="utf-8")
     (project / "docs" / "api.md").write_text("endpoints", encoding="utf-8")
     assert documents(project, "@docs/ui.md and [api](../../../docs/api.md)") == ["docs/ui.md", "docs/api.md"]
+
+
+def test_a_link_written_for_the_rule_s_first_home_still_leads_to_its_document(project: Project) -> None:
+    """`../../docs/x.md` was written in `.claude/rules/`, two folders down; from engram's
+    `.agents/.engram/rules/` it climbs one short, so it is also read from the project's top."""
+    (project / "docs").mkdir()
+    (project / "docs" / "lsp.md").write_text("language server", encoding="utf-8")
+    assert documents(project, "Read [the notes](../../docs/lsp.md#setup).") == ["docs/lsp.md"]
+
+
+def test_the_project_s_own_instruction_files_at_its_top_are_not_followed(project: Project) -> None:
+    """Hosts load the top `AGENTS.md` whole; a rule pointing to a section of it would route on all
+    of it. An area's own `AGENTS.md` is a document like any other."""
+    (project / "AGENTS.md").write_text("everything about the project", encoding="utf-8")
+    (project / "frontend").mkdir()
+    (project / "frontend" / "AGENTS.md").write_text("the frontend's logic", encoding="utf-8")
+    assert documents(project, "See the Testing section in the root AGENTS.md.") == []
+    assert documents(project, "Read `frontend/AGENTS.md`.") == ["frontend/AGENTS.md"]
 
 
 def test_no_document_outside_the_project_or_in_the_memory_root_is_followed(project: Project, tmp_path: Path) -> None:
