@@ -223,9 +223,12 @@ def prepare(source: SourceFile, root: Root, indexed_sha: str | None = None) -> P
 
 
 def _pointed_terms(root: Root, documents: list[pointers.Document]) -> tuple[str, tuple]:
-    """The terms of the documents a pointer memory links to, and a warning when they are not
-    indexed: one that looks like it holds a secret (an index shared with `--output` holds its
+    """The terms of the documents a pointer memory links to, and a warning when there are none
+    to index: every link leads nowhere (a rule moved without its links mended holds nothing to
+    route on), or one looks like it holds a secret (an index shared with `--output` holds its
     terms, not only the people who can read the repository)."""
+    if documents and not any(document.size for document in documents):
+        return "", ((f"it links to {documents[-1].rel}, which is missing or empty: nothing of it to route on", None),)
     text = pointers.read_documents(root.project, documents) if documents else ""
     if label := text and scan_secrets(text):
         return "", ((f"a document it links to looks like it holds a secret ({label}): not routed on", None),)

@@ -143,7 +143,8 @@ def test_an_edited_document_is_routed_on_at_the_next_load(shop: Project) -> None
 def test_a_document_written_after_indexing_is_routed_on(project: Project) -> None:
     project.write("design", "@docs/design-system.md", tags=["design"], directive="Follow the design system.")
     project.write("testing", TESTING, tags=["tests"], directive="Write tests next to the code.")
-    project.index()
+    indexed = project.index()
+    assert "it links to docs/design-system.md, which is missing or empty" in indexed.stdout + indexed.stderr
     assert loaded(project, "which spacing tokens do buttons use") == []
     (project / "docs").mkdir()
     (project / "docs" / "design-system.md").write_text("Buttons use the spacing tokens sm, md and lg.\n")
