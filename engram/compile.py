@@ -213,23 +213,27 @@ def prepare(source: SourceFile, root: Root, indexed_sha: str | None = None) -> P
         memory = parse_memory(text, source.rel)
     except ParseError as exc:
         return Prepared(sha, problems=tuple((error.reason, error.line) for error in exc.problems))
-    documents = pointers.pointed_documents(memory.body, source.fspath, root.project, root.path)
-    pointed, warnings = _pointed_terms(root, documents)
+    links = pointers.pointed_documents(memory.body, source.fspath, root.project, root.path)
+    pointed, warnings = _pointed_terms(root, links)
     fts = fts_values(memory, pointed)
     # the stored name terms are the id's and the tags' term streams together, as `name_terms([id, *tags])` joins them
     name_terms = " ".join(filter(None, fts[:2]))
     row = memory_row(memory, sha, name_terms, pointed)
-    return Prepared(sha, problems=memory.warnings + warnings, row=row, fts=fts, documents=tuple(documents))
+    return Prepared(
+        sha, problems=memory.warnings + warnings, row=row, fts=fts, documents=tuple(pointers.documents_of(links))
+    )
 
 
-def _pointed_terms(root: Root, documents: list[pointers.Document]) -> tuple[str, tuple]:
+def _pointed_terms(root: Root, links: list[pointers.Link]) -> tuple[str, tuple]:
     """The terms of the documents a pointer memory links to, and a warning when there are none
     to index: every link leads nowhere (a rule moved without its links mended holds nothing to
     route on), or one looks like it holds a secret (an index shared with `--output` holds its
     terms, not only the people who can read the repository)."""
-    if documents and not any(document.size for document in documents):
-        return "", ((f"it links to {documents[-1].rel}, which is missing or empty: nothing of it to route on", None),)
-    text = pointers.read_documents(root.project, documents) if documents else ""
+    if links and not any(link.document.size for link in links):
+        return "", (
+            (f"it links to {links[-1].document.rel}, which is missing or empty: nothing of it to route on", None),
+        )
+    text = pointers.read_documents(root.project, links) if links else ""
     if label := text and scan_secrets(text):
         return "", ((f"a document it links to looks like it holds a secret ({label}): not routed on", None),)
     return terms.index_terms(text), ()

@@ -40,9 +40,20 @@ REFERENCE = re.compile(
 )
 
 
+HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.M)
+MAX_DOCUMENT_BYTES = 1024 * 1024  # read to find the section a link names
+
+
 class Document(namedtuple("Document", "rel size mtime_ns ctime_ns")):
     """A document a memory points to: ``rel``, posix and relative to the project; its stat, all
     zero when it is not there (so that its creation counts as a change)."""
+
+    __slots__ = ()
+
+
+class Link(namedtuple("Link", "document section")):
+    """A document as a memory links to it: all of it, or the ``section`` its link names (the
+    heading's anchor, `#rule-4--business-logic`; "" for the whole document)."""
 
     __slots__ = ()
 
@@ -51,57 +62,83 @@ def is_pointer(body: str) -> bool:
     return len(body.split(maxsplit=POINTER_WORDS - 1)) < POINTER_WORDS  # splits no more of a long body
 
 
-def references(body: str) -> list[str]:
-    """The document paths a body links to or names, in order, once each: relative paths with a
-    document suffix, no URL, no anchor or query, no change log or licence."""
+def references(body: str) -> list[tuple[str, str]]:
+    """The documents a body links to or names, in order, once each, as (path, section anchor or
+    ""): relative paths with a document suffix, no URL, no change log or licence."""
     out = []
     for match in REFERENCE.finditer(body):
-        target = next(filter(None, match.groups())).split("#")[0].split("?")[0].rstrip(".,;:")  # a sentence's end
+        written, _, anchor = next(filter(None, match.groups())).split("?")[0].partition("#")
+        target, anchor = written.rstrip(".,;:"), anchor.rstrip(".,;:").lower()  # a sentence's end
         if "://" in target or target.startswith("/") or not target.lower().endswith(DOCUMENT_SUFFIXES):
             continue
         if RECORDS.match(target.rsplit("/", 1)[-1]):
             continue
-        if target not in out:
-            out.append(target)
+        if (target, anchor) not in out:
+            out.append((target, anchor))
     return out
 
 
-def pointed_documents(body: str, memory_path: str, project: str, memory_root: str) -> list[Document]:
-    """The documents a pointer memory links to (at most MAX_DOCUMENTS found), with every place
-    looked at where none was found; [] for a memory that is no pointer."""
+def pointed_documents(body: str, memory_path: str, project: str, memory_root: str) -> list[Link]:
+    """The documents a pointer memory links to (at most MAX_DOCUMENTS links found), with every
+    place looked at where none was found; [] for a memory that is no pointer."""
     if not is_pointer(body):
         return []
     top = os.path.realpath(project)
     memory_folders = [os.path.join(os.path.realpath(memory_root), folder) for folder in MEMORY_FOLDERS]
     folder = os.path.dirname(os.path.realpath(memory_path))
-    found: list[Document] = []
-    missing: list[Document] = []
-    for target in references(body):
+    found: list[Link] = []
+    missing: list[Link] = []
+    for target, section in references(body):
         if len(found) == MAX_DOCUMENTS:
             break
         places = _places(target, folder, top)
         existing = next((place for place in places if os.path.lexists(place)), None)
         if existing is None:  # stat'ed on every freshness check: a document written later counts
-            missing += [Document(rel, 0, 0, 0) for place in places if (rel := relative_posix(place, top))]
+            missing += [Link(Document(rel, 0, 0, 0), "") for place in places if (rel := relative_posix(place, top))]
         elif document := _document(existing, top, memory_folders):  # the first place there decides
-            found.append(document)
+            found.append(Link(document, section))
     return list(dict.fromkeys(found + missing))
 
 
-def read_documents(project: str, documents: list[Document]) -> str:
-    """The text of the documents found, MAX_CHARS at most in all (undecodable bytes replaced); a
-    document that cannot be read now adds nothing."""
+def documents_of(links: list[Link]) -> list[Document]:
+    """The documents of some links, once each, as the index records them."""
+    return list(dict.fromkeys(link.document for link in links))
+
+
+def read_documents(project: str, links: list[Link]) -> str:
+    """The text the links lead to, MAX_CHARS at most in all (undecodable bytes replaced): a
+    document from its start, or the section a link names (from its heading to the next one of
+    its level; all of the document when no heading has that anchor). A document that cannot be
+    read now adds nothing."""
     texts, left = [], MAX_CHARS
-    for document in documents:
+    for document, anchor in links:
         if not document.size or left <= 0:
             continue
         try:
-            text = read_head(os.path.join(project, document.rel), 4 * left).decode("utf-8", "replace")[:left]
+            data = read_head(os.path.join(project, document.rel), MAX_DOCUMENT_BYTES if anchor else 4 * left)
         except OSError:
             continue
+        text = data.decode("utf-8", "replace")
+        text = (section(text, anchor) if anchor else text)[:left]
         texts.append(text)
         left -= len(text)
     return "\n\n".join(texts)
+
+
+def section(text: str, anchor: str) -> str:
+    """The section of a markdown text whose heading has this anchor (as GitHub makes them:
+    lower case, punctuation dropped, spaces as hyphens), up to the next heading of its level or
+    higher; the whole text when none has it."""
+    for heading in HEADING.finditer(text):
+        if _anchor(heading.group(2)) == anchor:
+            level = len(heading.group(1))
+            ends = (later.start() for later in HEADING.finditer(text, heading.end()) if len(later.group(1)) <= level)
+            return text[heading.start() : next(ends, len(text))]
+    return text
+
+
+def _anchor(heading: str) -> str:
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
 def stat_of(project: str, rel: str) -> Document:

@@ -25,11 +25,11 @@ def test_links_imports_and_cursor_links_are_references() -> None:
         " Also [notes](<docs/notes.txt>) and @docs/last.md."
     )
     assert pointers.references(body) == [
-        "web/rbac/README.md",
-        "docs/llm-guides/ui.md",
-        "../../docs/Specs.md",
-        "docs/notes.txt",
-        "docs/last.md",
+        ("web/rbac/README.md", ""),
+        ("docs/llm-guides/ui.md", ""),
+        ("../../docs/Specs.md", "tests"),
+        ("docs/notes.txt", ""),
+        ("docs/last.md", ""),
     ]
 
 
@@ -38,15 +38,23 @@ def test_urls_code_packages_and_addresses_are_no_references() -> None:
         "[site](https://example.com/guide.md) [code](mdc:web/src/root.ts) @cratis/components/DataPage"
         " @/hooks/useApi mail me@team.md [abs](/etc/motd.md) @docs/ui.md @docs/ui.md"
     )
-    assert pointers.references(body) == ["docs/ui.md"]
+    assert pointers.references(body) == [("docs/ui.md", "")]
 
 
 def test_a_path_written_bare_or_in_backticks_is_a_reference_but_a_record_is_not() -> None:
-    assert pointers.references("Read `docs/representations.md`.") == ["docs/representations.md"]
-    assert pointers.references("see the Testing section in the root AGENTS.md file") == ["AGENTS.md"]
+    assert pointers.references("Read `docs/representations.md`.") == [("docs/representations.md", "")]
+    assert pointers.references("see the Testing section in the root AGENTS.md file") == [("AGENTS.md", "")]
     assert pointers.references("Add an entry to CHANGELOG.md and keep LICENSE.txt") == []
     # a link's text is no reference of its own: only its target is followed
-    assert pointers.references("See [README.md](mdc:web/rbac/README.md)") == ["web/rbac/README.md"]
+    assert pointers.references("See [README.md](mdc:web/rbac/README.md)") == [("web/rbac/README.md", "")]
+
+
+def test_a_link_to_a_section_reads_that_section() -> None:
+    text = "# Guide\nintro words\n## Rule 4 — Business logic in kea, not React hooks\nuse disposables\n### Detail\nmore\n## Rule 5\nother\n"
+    assert pointers.section(text, "rule-4--business-logic-in-kea-not-react-hooks") == (
+        "## Rule 4 — Business logic in kea, not React hooks\nuse disposables\n### Detail\nmore\n"
+    )
+    assert pointers.section(text, "no-such-heading") == text
 
 
 def test_only_a_short_body_is_a_pointer() -> None:
@@ -57,7 +65,7 @@ def test_only_a_short_body_is_a_pointer() -> None:
 def documents(project: Project, body: str) -> list[str]:
     memory = project.write("pointer", body)
     found = pointers.pointed_documents(body, str(memory), str(project.path), str(project.root))
-    return [document.rel for document in found if document.size]
+    return [link.document.rel for link in found if link.document.size]
 
 
 def test_documents_are_found_beside_the_memory_or_from_the_project_top(project: Project) -> None:
@@ -98,7 +106,7 @@ def test_no_document_outside_the_project_or_in_the_memory_root_is_followed(proje
 def test_a_missing_document_is_recorded_so_that_its_creation_counts(project: Project) -> None:
     memory = project.write("pointer", "@docs/later.md")
     found = pointers.pointed_documents("@docs/later.md", str(memory), str(project.path), str(project.root))
-    assert pointers.Document("docs/later.md", 0, 0, 0) in found
+    assert pointers.Link(pointers.Document("docs/later.md", 0, 0, 0), "") in found
 
 
 def test_at_most_a_few_documents_are_followed(project: Project) -> None:
@@ -192,3 +200,17 @@ def test_a_global_folder_s_memory_routes_on_a_document_kept_beside_its_memory_fo
     project.write("testing", TESTING, tags=["tests"], directive="Write tests next to the code.")
     project.config({"global_path": str(folder)})
     assert loaded(project, "who is in the pager rotation") == ["incidents"]
+
+
+def test_two_memories_linking_to_two_sections_of_one_document_route_apart(project: Project) -> None:
+    (project / "frontend").mkdir()
+    (project / "frontend" / "AGENTS.md").write_text(
+        "# Frontend\n## Disposables\nEvery logic cleans up timers through disposables.\n"
+        "## Feature flags\nStories mock feature flags with the flag decorator.\n",
+        encoding="utf-8",
+    )
+    project.write("kea-cleanup", "Read [this](../../../frontend/AGENTS.md#disposables).", tags=["kea"])
+    project.write("storybook-flags", "Read [this](../../../frontend/AGENTS.md#feature-flags).", tags=["storybook"])
+    project.write("testing", TESTING, tags=["tests"], directive="Write tests next to the code.")
+    assert loaded(project, "timers leak because the logic never cleans up") == ["kea-cleanup"]
+    assert loaded(project, "mock a flag in the story decorator") == ["storybook-flags"]
