@@ -22,6 +22,7 @@ from engram.layers import open_layers
 from engram.select import options_from_config, pack_options_from_config, select_pack
 from engram.workspace import open_workspace
 
+DOCUMENTS = "docs-tree"  # beside a set's flat rule folder: the project's files its pointer memories link to
 PARTS = "folder-parts"  # fitting's cases over parts of folders (`fit.subset_cases`): they weigh as one set
 TASKS = "all sets"  # every case but the folder parts
 
@@ -38,6 +39,8 @@ class Folder:
             (root / "rules").mkdir(parents=True)
             for path in source.glob("*.md"):
                 shutil.copy(path, root / "rules" / path.name)
+        if (source.parent / DOCUMENTS).is_dir():  # the documents its pointer memories link to, where they were
+            shutil.copytree(source.parent / DOCUMENTS, self.project, dirs_exist_ok=True)
         (self.project / ".git").mkdir()  # the project's top: no folder above is searched
         self.ws = open_workspace(self.project)
         compile_root(self.ws.root, self.ws.config)
