@@ -2,13 +2,16 @@
 
 Teams keep their guidance in documents (`docs/`, an area's `AGENTS.md`, a feature's README) and
 cut their rules down to a line that points there: "See [README.md](mdc:web/src/features/rbac/README.md)
-for details", "@docs/llm-guides/ui.md". Such a memory holds nothing to route on but its name; a
-reader follows the link. A memory whose own body is under POINTER_WORDS words is routed on the
-text of the documents its body links to as well (a markdown link, Cursor's `mdc:` link, a `@path`
-import as Claude Code reads them in `CLAUDE.md`): the compiler adds their terms to the memory's
-body terms (`compile.prepare`). The documents are never printed, so they need no screen; only
-documents inside the project count (never a file of the memory folders, which is a memory of its
-own, never a file outside the project through `..` or a link), and only text documents, not code. Stdlib only: the compiler runs it in its workers.
+for details", "@docs/llm-guides/ui.md", "Read `docs/lsp.md`.". Such a memory holds nothing to
+route on but its name; a reader follows the link. A memory whose own body is under POINTER_WORDS
+words is routed on the text its links lead to as well (a markdown link, Cursor's `mdc:` link, a
+`@path` import as Claude Code reads them in `CLAUDE.md`, a path written bare; the section a link
+names, or a document's start): the compiler adds their terms to the memory's body terms
+(`compile.prepare`). The documents are never printed, so only the secrets check reads them
+there. Only text documents inside the project count: never a file of the memory folders (a
+memory of its own), a file outside the project through `..` or a link, a change log, or the
+project's own instruction files at its top, which hosts load whole. Stdlib only: the compiler
+runs it in its workers, and every freshness check stats what it found (`stat_of`).
 """
 
 from __future__ import annotations
