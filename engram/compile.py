@@ -229,9 +229,9 @@ def _pointed_terms(root: Root, links: list[pointers.Link]) -> tuple[str, tuple]:
     to index: every link leads nowhere (a rule moved without its links mended holds nothing to
     route on), or one looks like it holds a secret (an index shared with `--output` holds its
     terms, not only the people who can read the repository)."""
-    if links and not any(link.document.size for link in links):
+    if not any(link.document.size for link in links) and (broken := [link for link in links if link.explicit]):
         return "", (
-            (f"it links to {links[-1].document.rel}, which is missing or empty: nothing of it to route on", None),
+            (f"it links to {broken[-1].document.rel}, which is missing or empty: nothing of it to route on", None),
         )
     text = pointers.read_documents(root.project, links) if links else ""
     if label := text and scan_secrets(text):

@@ -54,9 +54,10 @@ class Document(namedtuple("Document", "rel size mtime_ns ctime_ns")):
     __slots__ = ()
 
 
-class Link(namedtuple("Link", "document section")):
+class Link(namedtuple("Link", "document section explicit")):
     """A document as a memory links to it: all of it, or the ``section`` its link names (the
-    heading's anchor, `#rule-4--business-logic`; "" for the whole document)."""
+    heading's anchor, `#rule-4--business-logic`; "" for the whole document); ``explicit``: written
+    as a link or an import, not as a path in a sentence ("the vault path is in docs/vault.md")."""
 
     __slots__ = ()
 
@@ -65,9 +66,10 @@ def is_pointer(body: str) -> bool:
     return len(body.split(maxsplit=POINTER_WORDS - 1)) < POINTER_WORDS  # splits no more of a long body
 
 
-def references(body: str) -> list[tuple[str, str]]:
+def references(body: str) -> list[tuple[str, str, bool]]:
     """The documents a body links to or names, in order, once each, as (path, section anchor or
-    ""): relative paths with a document suffix, no URL, no change log or licence."""
+    "", whether written as a link or an import): relative paths with a document suffix, no URL,
+    no change log or licence."""
     out = []
     for match in REFERENCE.finditer(body):
         written, _, anchor = next(filter(None, match.groups())).split("?")[0].partition("#")
@@ -76,8 +78,8 @@ def references(body: str) -> list[tuple[str, str]]:
             continue
         if RECORDS.match(target.rsplit("/", 1)[-1]):
             continue
-        if (target, anchor) not in out:
-            out.append((target, anchor))
+        if (target, anchor, explicit := match.group(3) is None) not in out:
+            out.append((target, anchor, explicit))
     return out
 
 
@@ -91,15 +93,17 @@ def pointed_documents(body: str, memory_path: str, project: str, memory_root: st
     folder = os.path.dirname(os.path.realpath(memory_path))
     found: list[Link] = []
     missing: list[Link] = []
-    for target, section in references(body):
+    for target, section, explicit in references(body):
         if len(found) == MAX_DOCUMENTS:
             break
         places = _places(target, folder, top)
         existing = next((place for place in places if os.path.lexists(place)), None)
         if existing is None:  # stat'ed on every freshness check: a document written later counts
-            missing += [Link(Document(rel, 0, 0, 0), "") for place in places if (rel := relative_posix(place, top))]
+            missing += [
+                Link(Document(rel, 0, 0, 0), "", explicit) for place in places if (rel := relative_posix(place, top))
+            ]
         elif document := _document(existing, top, memory_folders):  # the first place there decides
-            found.append(Link(document, section))
+            found.append(Link(document, section, explicit))
     return list(dict.fromkeys(found + missing))
 
 
@@ -114,7 +118,7 @@ def read_documents(project: str, links: list[Link]) -> str:
     its level; all of the document when no heading has that anchor). A document that cannot be
     read now adds nothing."""
     texts, left = [], MAX_CHARS
-    for document, anchor in links:
+    for document, anchor, _ in links:
         if not document.size or left <= 0:
             continue
         try:

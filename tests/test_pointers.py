@@ -25,11 +25,11 @@ def test_links_imports_and_cursor_links_are_references() -> None:
         " Also [notes](<docs/notes.txt>) and @docs/last.md."
     )
     assert pointers.references(body) == [
-        ("web/rbac/README.md", ""),
-        ("docs/llm-guides/ui.md", ""),
-        ("../../docs/Specs.md", "tests"),
-        ("docs/notes.txt", ""),
-        ("docs/last.md", ""),
+        ("web/rbac/README.md", "", True),
+        ("docs/llm-guides/ui.md", "", True),
+        ("../../docs/Specs.md", "tests", True),
+        ("docs/notes.txt", "", True),
+        ("docs/last.md", "", True),
     ]
 
 
@@ -38,15 +38,15 @@ def test_urls_code_packages_and_addresses_are_no_references() -> None:
         "[site](https://example.com/guide.md) [code](mdc:web/src/root.ts) @cratis/components/DataPage"
         " @/hooks/useApi mail me@team.md [abs](/etc/motd.md) @docs/ui.md @docs/ui.md"
     )
-    assert pointers.references(body) == [("docs/ui.md", "")]
+    assert pointers.references(body) == [("docs/ui.md", "", True)]
 
 
 def test_a_path_written_bare_or_in_backticks_is_a_reference_but_a_record_is_not() -> None:
-    assert pointers.references("Read `docs/representations.md`.") == [("docs/representations.md", "")]
-    assert pointers.references("see the Testing section in the root AGENTS.md file") == [("AGENTS.md", "")]
+    assert pointers.references("Read `docs/representations.md`.") == [("docs/representations.md", "", False)]
+    assert pointers.references("see the Testing section in the root AGENTS.md file") == [("AGENTS.md", "", False)]
     assert pointers.references("Add an entry to CHANGELOG.md and keep LICENSE.txt") == []
     # a link's text is no reference of its own: only its target is followed
-    assert pointers.references("See [README.md](mdc:web/rbac/README.md)") == [("web/rbac/README.md", "")]
+    assert pointers.references("See [README.md](mdc:web/rbac/README.md)") == [("web/rbac/README.md", "", True)]
 
 
 def test_a_link_to_a_section_reads_that_section() -> None:
@@ -106,7 +106,7 @@ def test_no_document_outside_the_project_or_in_the_memory_root_is_followed(proje
 def test_a_missing_document_is_recorded_so_that_its_creation_counts(project: Project) -> None:
     memory = project.write("pointer", "@docs/later.md")
     found = pointers.pointed_documents("@docs/later.md", str(memory), str(project.path), str(project.root))
-    assert pointers.Link(pointers.Document("docs/later.md", 0, 0, 0), "") in found
+    assert pointers.Link(pointers.Document("docs/later.md", 0, 0, 0), "", True) in found
 
 
 def test_at_most_a_few_documents_are_followed(project: Project) -> None:
@@ -151,8 +151,11 @@ def test_an_edited_document_is_routed_on_at_the_next_load(shop: Project) -> None
 def test_a_document_written_after_indexing_is_routed_on(project: Project) -> None:
     project.write("design", "@docs/design-system.md", tags=["design"], directive="Follow the design system.")
     project.write("testing", TESTING, tags=["tests"], directive="Write tests next to the code.")
-    indexed = project.index()
-    assert "it links to docs/design-system.md, which is missing or empty" in indexed.stdout + indexed.stderr
+    project.write("vault", "Read keys from the environment; the vault path is in docs/vault.md.", tags=["vault"])
+    result = project.index()
+    indexed = result.stdout + result.stderr
+    assert "design.md: it links to docs/design-system.md, which is missing or empty" in indexed
+    assert "vault.md:" not in indexed  # a path in a sentence is followed when it is there, no link to mend
     assert loaded(project, "which spacing tokens do buttons use") == []
     (project / "docs").mkdir()
     (project / "docs" / "design-system.md").write_text("Buttons use the spacing tokens sm, md and lg.\n")
