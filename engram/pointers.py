@@ -25,6 +25,7 @@ from .sources import MEMORY_FOLDERS
 
 POINTER_WORDS = 50  # a body shorter than this is a pointer: its own words are too few to route on
 MAX_DOCUMENTS = 3  # documents followed per memory
+MAX_REFERENCES = 3 * MAX_DOCUMENTS  # looked at per memory: each one leading nowhere is stat'ed by every load
 MAX_CHARS = 8_000  # of their text, in all: about what a long rule holds
 DOCUMENT_SUFFIXES = (".md", ".mdc", ".markdown", ".txt", ".rst")
 # Records, not guidance: "add an entry to CHANGELOG.md" points to no subject of its own.
@@ -93,7 +94,7 @@ def pointed_documents(body: str, memory_path: str, project: str, memory_root: st
     folder = os.path.dirname(os.path.realpath(memory_path))
     found: list[Link] = []
     missing: list[Link] = []
-    for target, section, explicit in references(body):
+    for target, section, explicit in references(body)[:MAX_REFERENCES]:
         if len(found) == MAX_DOCUMENTS:
             break
         places = _places(target, folder, top)

@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engram import pointers
 from helpers import Project
@@ -217,3 +219,32 @@ def test_two_memories_linking_to_two_sections_of_one_document_route_apart(projec
     project.write("testing", TESTING, tags=["tests"], directive="Write tests next to the code.")
     assert loaded(project, "timers leak because the logic never cleans up") == ["kea-cleanup"]
     assert loaded(project, "mock a flag in the story decorator") == ["storybook-flags"]
+
+
+PIECES = st.sampled_from(["a", "b", ".", "/", "-", "_", "@", "#", ":", "(", ")", "[", "]", "<", ">", " ", "`", "\n",
+                          "\u00e9", "\u4e2d", "docs/", ".md", "mdc:", "../", "https://", "?x"])  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(body=st.lists(PIECES, max_size=60).map("".join))
+def test_any_body_gives_references_with_a_document_suffix_and_never_raises(body: str) -> None:
+    for target, _, _ in pointers.references(body):
+        assert target.lower().endswith(pointers.DOCUMENT_SUFFIXES) and "://" not in target
+
+
+def test_a_link_to_a_fifo_or_a_folder_or_a_loop_is_no_document_and_hangs_nothing(project: Project) -> None:
+    (project / "docs").mkdir()
+    os.mkfifo(project / "docs" / "pipe.md")
+    (project / "docs" / "folder.md").mkdir()
+    os.symlink(project / "docs" / "loop.md", project / "docs" / "loop.md")
+    body = "@docs/pipe.md @docs/folder.md @docs/loop.md"
+    assert documents(project, body) == []
+    project.write("pointer", body, tags=["pointer"])
+    assert project.index().returncode == 0
+
+
+def test_a_body_of_links_to_nowhere_records_a_bounded_number_of_places(project: Project) -> None:
+    body = " ".join(f"@docs/missing-{n}.md" for n in range(40))
+    memory = project.write("pointer", body)
+    found = pointers.pointed_documents(body, str(memory), str(project.path), str(project.root))
+    assert len(found) <= 2 * pointers.MAX_REFERENCES
