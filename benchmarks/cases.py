@@ -39,13 +39,22 @@ class Folder:
             (root / "rules").mkdir(parents=True)
             for path in source.glob("*.md"):
                 shutil.copy(path, root / "rules" / path.name)
-        if (source.parent / DOCUMENTS).is_dir():  # the documents its pointer memories link to, where they were
-            shutil.copytree(source.parent / DOCUMENTS, self.project, dirs_exist_ok=True)
+        for files in _project_files(source):  # the documents its pointer memories link to, where they were
+            copy = shutil.copytree if files.is_dir() else shutil.copy
+            copy(files, self.project / files.name)
         (self.project / ".git").mkdir()  # the project's top: no folder above is searched
         self.ws = open_workspace(self.project)
         compile_root(self.ws.root, self.ws.config)
         self.layers = open_layers(self.ws, None, [])
         self.source = source
+
+
+def _project_files(source: Path) -> list[Path]:
+    """The files of the project a memory folder belongs to: beside a bundled project's
+    `.agents/.engram`, or in a `docs-tree/` beside a set's flat rule folder."""
+    if source.name == ".engram" and source.parent.name == ".agents":
+        return [path for path in source.parent.parent.iterdir() if path.name != ".agents"]
+    return list((source.parent / DOCUMENTS).iterdir()) if (source.parent / DOCUMENTS).is_dir() else []
 
 
 class Case:
