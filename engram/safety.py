@@ -287,6 +287,9 @@ _PATH_START = ("/", "~", "./", "../")
 _FILE_PATH = LazyPattern(r"\.?[\w.-]*/[\w./-]*\.[a-z]{1,5}$")  # `.cache/sso.txt`: where a secret goes, not one
 
 
+_SETTING = LazyPattern(r"[A-Za-z_][A-Za-z0-9_.]*=(?P<value>.*)")
+
+
 def _looks_like_real_value(value: str, quoted: bool) -> bool:
     """A literal that could be a live password or key, not a stand-in or an expression."""
     if len(value) < 6 or value.isdigit() or value.startswith(_PATH_START) or _FILE_PATH.match(value):
@@ -295,6 +298,8 @@ def _looks_like_real_value(value: str, quoted: bool) -> bool:
         return False
     if _PLACEHOLDER.search(value) or _CIPHERTEXT.match(value) or (not quoted and _CODE_EXPRESSION.match(value)):
         return False
+    if setting := _SETTING.match(value):  # `AUTH_LOCAL_ENABLED=false` names a setting: its value decides
+        return _looks_like_real_value(setting["value"], quoted=False)
     has_digit = any("0" <= c <= "9" for c in value)
     has_symbol = any(not (c.isalnum() or c in "_-.") for c in value)
     if has_digit or has_symbol:

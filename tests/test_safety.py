@@ -190,6 +190,7 @@ SECRETS = [
     ("Пароль от Redis на стенде: `q8R!x2#Lm0`.", "secret: password in prose"),
     ("测试库密码：Hq7!xP2#kd，仅供内部使用。", "secret: password in prose"),
     ("検証サーバーのパスワードは `Rk3#v9!Wq` です。", "secret: password in prose"),
+    ("Staging password: `ADMIN_PASS=Tr0ub4dor&3`.", "secret: password in prose"),  # a setting whose value is one
     ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAuvqdt7s8Stqcbnr3yBdGBLEPH1qhT61q\n", "secret: private key"),
     ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n", "secret: private key"),
     ("aws_access_key_id = AKIAQ3EGJXUT7MZLW2PN", "secret: aws access key"),
@@ -655,6 +656,8 @@ FALSE_ALARMS = [
     'PROXMOX_VE_API_TOKEN="root@pam!<token>=<value>"',
     'NEXTAUTH_SECRET="generate-with-openssl-rand-base64-32"',
     "**Never use `npx`.** It is considered dangerous because it can silently fetch and execute arbitrary packages.",
+    # a setting named after "password", its value no secret
+    "Local password login can be switched off with `HARBOR_AUTH_LOCAL_ENABLED=false`; keep break-glass admin working.",
     # a generated file's banner naming the file it comes from (a real team's rules)
     "<!-- Generated from lib/AGENTS.md. Edit that file instead, then run: uv run python scripts/gen.py -->",
     "<!-- Generated from .claude/agents/AGENTS.md. Edit that file instead, then run: make rules -->",
