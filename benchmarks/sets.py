@@ -57,8 +57,9 @@ def bundled() -> list[TaskSet]:
     )
     for name in ("small-shop", "ledgerly"):
         sets.append(TaskSet(name, bench / f"{name}.json", _one(FIXTURES / "folders" / name / ".agents" / ".engram")))
-    tidewater = FIXTURES / "folders" / "tidewater" / ".agents" / ".engram"
-    sets.append(TaskSet("tidewater", bench / "tidewater.json", _one(tidewater), held_out_whole=True))
+    for name in ("tidewater", "harbor"):  # written to judge, never fitted on
+        root = FIXTURES / "folders" / name / ".agents" / ".engram"
+        sets.append(TaskSet(name, bench / f"{name}.json", _one(root), held_out_whole=True))
     return sets
 
 
