@@ -5,6 +5,7 @@ they change."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -248,3 +249,16 @@ def test_a_body_of_links_to_nowhere_records_a_bounded_number_of_places(project: 
     memory = project.write("pointer", body)
     found = pointers.pointed_documents(body, str(memory), str(project.path), str(project.root))
     assert len(found) <= 2 * pointers.MAX_REFERENCES
+
+
+HARBOR = Path(__file__).resolve().parents[1] / "fixtures" / "folders" / "harbor"
+
+
+@pytest.mark.installed
+def test_the_bundled_pointer_folder_routes_on_its_documents(project: Project) -> None:
+    """`fixtures/folders/harbor`: its pointer rules hold a line each, the words of these tasks are
+    their documents' alone (its own cases, `fixtures/bench/harbor.json`, are held out)."""
+    shutil.copytree(HARBOR, project.path, dirs_exist_ok=True)
+    project.index()
+    assert loaded(project, "verify the digest of each blob in the s3 driver")[:1] == ["blob-io"]
+    assert loaded(project, "customers over quota after a plan change")[:1] == ["hosted-limits"]
