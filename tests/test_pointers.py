@@ -261,4 +261,4 @@ def test_the_bundled_pointer_folder_routes_on_its_documents(project: Project) ->
     shutil.copytree(HARBOR, project.path, dirs_exist_ok=True)
     project.index()
     assert loaded(project, "verify the digest of each blob in the s3 driver")[:1] == ["blob-io"]
-    assert loaded(project, "customers over quota after a plan change")[:1] == ["hosted-limits"]
+    assert loaded(project, "proration amounts shown in cents are wrong")[:1] == ["hosted-limits"]
