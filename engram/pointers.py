@@ -11,7 +11,8 @@ names, or a document's start): the compiler adds their terms to the memory's bod
 there. Only text documents inside the project count: never a file of the memory folders (a
 memory of its own), a file outside the project through `..` or a link, a change log, or the
 project's own instruction files at its top, which hosts load whole. Stdlib only: the compiler
-runs it in its workers, and every freshness check stats what it found (`stat_of`).
+runs it in its workers, and every freshness check stats what it found (`stat_of`): its patterns
+are compiled on first use (`lazyre`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import os
 import re
 from collections import namedtuple
 
+from .lazyre import LazyPattern
 from .paths import is_inside, read_head, relative_posix
 from .sources import MEMORY_FOLDERS
 
@@ -29,7 +31,7 @@ MAX_REFERENCES = 3 * MAX_DOCUMENTS  # looked at per memory: each one leading now
 MAX_CHARS = 8_000  # of their text, in all: about what a long rule holds
 DOCUMENT_SUFFIXES = (".md", ".mdc", ".markdown", ".txt", ".rst")
 # Records, not guidance: "add an entry to CHANGELOG.md" points to no subject of its own.
-RECORDS = re.compile(r"(?i)^(?:change_?log|changes|history|news|releases|licen[cs]e|copying|notice)\b")
+RECORDS = LazyPattern(r"(?i)^(?:change_?log|changes|history|news|releases|licen[cs]e|copying|notice)\b")
 # The project's own instruction files at its top, which hosts load whole into every session: a
 # rule pointing there ("the Testing section of the root AGENTS.md") would route on all of it.
 WHOLE_PROJECT = {"agents.md", "claude.md", "gemini.md", "readme.md", "readme"}
@@ -39,12 +41,10 @@ WHOLE_PROJECT = {"agents.md", "claude.md", "gemini.md", "readme.md", "readme"}
 # `@`, `/`, `:` or `.` precedes, so an e-mail address or a URL's inner parts are none; what ends in
 # no document suffix (an `@scope/package` import, any other word) is dropped below.
 _PATH = r"((?:\.{1,2}/)*[\w-][\w.-]*(?:/[\w.-]+)*)"
-REFERENCE = re.compile(
+REFERENCE = LazyPattern(
     r"\[[^\]\n]*\]\(\s*<?(?:mdc:)?([^)\s>]+)[^)]*\)" + r"|(?<![\w@/])@" + _PATH + r"|(?<![\w/@:.-])(?:mdc:)?" + _PATH
 )
-
-
-HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.M)
+HEADING = LazyPattern(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.M)
 MAX_DOCUMENT_BYTES = 1024 * 1024  # read to find the section a link names
 
 
