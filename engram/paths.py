@@ -23,13 +23,10 @@ def read_bytes(path: str, limit: int) -> bytes:
     Opened without blocking, so a FIFO is refused at once instead of waiting for a writer, and
     read in chunks, so a file that grows (or /dev/zero behind a link) never exhausts memory.
     """
-    chunks, size = [], 0
-    for chunk in _chunks(path):
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > limit:
-            raise UnreadableFile(f"{os.path.basename(path)} is larger than {limit} bytes")
-    return b"".join(chunks)
+    data = read_head(path, limit + 1)
+    if len(data) > limit:
+        raise UnreadableFile(f"{os.path.basename(path)} is larger than {limit} bytes")
+    return data
 
 
 def sha256_file(path: str) -> str:
