@@ -101,7 +101,7 @@ def omission_text(cand: Candidate, routing: Routing) -> str:
     ``(relevance) relevance 0.12, lacks kafka, zebra``."""
     if cand.judged is None:
         return f"({cand.omission})"
-    lacks = cand.lacks(routing.scoring, routing.idf)
+    lacks = cand.lacks(routing)
     return gate.line(
         f"({cand.omission}) relevance {cand.relevance:.2f}" + (f", lacks {', '.join(lacks)}" if lacks else "")
     )
@@ -216,7 +216,7 @@ def _omitted_json(cand: Candidate, routing: Routing, carded: bool) -> dict:
     out: dict = {"id": gate.memory_id(cand.id), "scope": cand.scope, "reason": cand.omission}
     if cand.judged is not None:
         out["relevance"] = cand.judged_relevance
-        out["lacks"] = cand.lacks(routing.scoring, routing.idf)
+        out["lacks"] = cand.lacks(routing)
     if carded:
         out["shown"] = "card"
     return out

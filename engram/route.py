@@ -11,6 +11,7 @@ no thousands of Python objects. Stdlib only.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 import time
@@ -249,11 +250,12 @@ class Candidate:
             return None
         return set(terms.index_terms(rows[0][0]).split()), set(rows[0][1].split())
 
-    def lacks(self, anchors: list[Anchor], evidence_idf: list[float]) -> list[str]:
-        """The most specific query words the folder knows that the memory does not hold."""
+    def lacks(self, routing: Routing) -> list[str]:
+        """The query words the folder knows that the memory does not hold: first those some memory
+        is named or tagged for (`postgresql`, not a body's `spent`), then the most specific."""
         held = self.judged.found.counts if self.judged else {}
-        missing = [i for i, weight in enumerate(evidence_idf) if weight and i not in held]
-        return [anchors[i].text for i in sorted(missing, key=lambda i: -evidence_idf[i])[:LACKS_LISTED]]
+        missing = (i for i in routing.lack_order() if i not in held)
+        return [routing.scoring[i].text for i in itertools.islice(missing, LACKS_LISTED)]
 
 
 class Options:
@@ -300,7 +302,20 @@ class Routing:
         self.unlisted = 0  # candidates omitted but not listed (beyond the window)
         self.narrow_tags: list[str] = []
         self.idf: list[float] = []  # per anchor, its IDF in the first index holding it (0: none does)
+        self.subjects: set[int] = set()  # the anchors some memory is named or tagged for
+        self._lack_order: list[int] | None = None
         self.paths: list[str] = []  # the paths the task writes (`globs.paths_in`)
+
+    def lack_order(self) -> list[int]:
+        """The anchors some memory holds, in the order an omitted memory is said to lack them
+        (`Candidate.lacks`): subjects first, then the most specific; not a part of a longer word
+        some memory holds (`postgre` of `PostgreSQL`)."""
+        if self._lack_order is None:
+            texts = [anchor.text for anchor in self.scoring]
+            known = [i for i, weight in enumerate(self.idf) if weight]
+            parts = {i for i in known if any(_part_of(texts[i], texts[j]) for j in known)}
+            self._lack_order = sorted(set(known) - parts, key=lambda i: (i not in self.subjects, -self.idf[i]))
+        return self._lack_order
 
 
 # --- visibility --------------------------------------------------------------------------------
@@ -412,9 +427,17 @@ def gather(layers: list[Layer], query: str, options: Options) -> tuple[Routing, 
     found = [m for layer in layers if (m := match_layer(layer, scoring, options, skill_query, options.everything))]
     routing.total_related = sum(m.admitted_count for m in found)
     routing.idf = [next((m.evidence.idf[i] for m in found if m.evidence.df[i]), 0.0) for i in range(len(scoring))]
+    routing.subjects = {i for m in found for i, holders in m.evidence.name_holders.items() if holders}
     # a two-word name no memory has is no anchor worth listing: most adjacent words form none
     routing.anchors = [a for a, weight in zip(scoring, routing.idf) if not a.pair or weight]
     return routing, found
+
+
+def _part_of(part: str, word: str) -> bool:
+    """``part`` starts or ends a longer word (`postgre` and `sql` of `postgresql`), as the words
+    inside an identifier the task wrote are anchors of their own; a two-word name (`django-4`)
+    is no word."""
+    return part != word and word.isalnum() and (word.startswith(part) or word.endswith(part))
 
 
 def _largest(layers: list[Layer]) -> int:

@@ -793,6 +793,25 @@ def test_refinement_keeps_half_matches_out_unless_a_strong_field_matches(project
     assert entry_ids(project.load_json("deploy kafka"))[:1] == ["ship-notes"]
 
 
+def test_an_omitted_memory_is_said_to_lack_the_subjects_first(project):
+    """What an omitted memory lacks, as its author would act on it: the words some memory is
+    named or tagged for (`kafka`) before rarer words a body happens to hold (`brokers`)."""
+    for n in range(10):
+        project.write(f"filler-{n}", f"# Filler {n}\nNotes on subject{n}.", tags=[f"t{n}"])
+    project.write("kafka-zebra", "# KZ\nKafka brokers.", tags=["kafka", "zebra"], directive="Kafka zebra first.")
+    project.write("kafka-ops", "# Ops\nKafka topics.", tags=["kafka"])
+    project.write("long-notes", "# Notes\n" + "Unrelated platform notes. " * 30 + "A zebra once.")
+    payload = project.load_json("kafka brokers zebra")
+    lacks = {o["id"]: o.get("lacks") for o in payload["omitted"]}
+    assert lacks["long-notes"][:2] == ["kafka", "brokers"]
+    # the words inside an identifier are no words of their own beside it, unless it is unknown
+    project.write("kafka-consumer", "# KC\nKafkaConsumer offsets.", tags=["consumer"])
+    lacks = {o["id"]: o.get("lacks") for o in project.load_json("KafkaConsumer zebra")["omitted"]}
+    assert lacks["kafka-ops"] == ["kafkaconsumer", "zebra"]  # not `consumer`
+    lacks = {o["id"]: o.get("lacks") for o in project.load_json("KafkaBroker zebra")["omitted"]}
+    assert "broker" in lacks["kafka-consumer"]  # no memory holds `kafkabroker`
+
+
 HOMONYM_QUERY = "how do I improve my flutter kick in freestyle swimming"
 
 
