@@ -15,6 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import gate
 from .errors import EngramError
 from .layers import Layer, open_layers
 from .render import miss_reasons
@@ -45,7 +46,7 @@ class Scores:
             self.negatives += 1
             self.silent_negatives += not pack_ids
             if pack_ids:
-                self._miss(f"off-topic loaded {','.join(pack_ids)}: {case['query']}", explain, pack_ids)
+                self._miss(f"off-topic loaded {','.join(pack_ids)}: {gate.redacted(case['query'])}", explain, pack_ids)
             return
         self.positives += 1
         found = [i for i in pack_ids if i in expect]
@@ -59,7 +60,7 @@ class Scores:
             self.precision += sum(i in relevant for i in pack_ids) / len(pack_ids)
         if not found:
             self._miss(
-                f"missed {','.join(sorted(expect))} (got {','.join(pack_ids) or 'nothing'}): {case['query']}",
+                f"missed {','.join(sorted(expect))} (got {','.join(pack_ids) or 'nothing'}): {gate.redacted(case['query'])}",
                 explain,
                 sorted(expect),
             )

@@ -95,6 +95,47 @@ def _flagged(value: str) -> bool:
     return scan(value) is not None or (words != value and scan(words) is not None)
 
 
+# The most whitespace-separated parts a secret is looked for in: a key alone, or with the words
+# that make it one ("password: hunter2", "token = abc...").
+SECRET_WINDOW = 3
+
+
+def secret_parts(task: str) -> tuple[str, ...]:
+    """The parts of a task (split at whitespace, lowered) the screen flags as a secret, alone or
+    in the fewest neighbours that make one; every part when only the whole task is flagged. The
+    task's words shown back (dry-run's anchors, what a memory lacks) are withheld inside them: a
+    key pasted into a prompt, lowered, no longer looks like one."""
+    from .safety import scan_secrets
+
+    if scan_secrets(task) is None:
+        return ()
+    parts = task.split()
+    flagged: set[int] = set()
+    for size in range(1, SECRET_WINDOW + 1):
+        for start in range(len(parts) - size + 1):
+            window = range(start, start + size)
+            if flagged.isdisjoint(window) and scan_secrets(" ".join(parts[start : start + size])):
+                flagged.update(window)
+    return tuple(parts[i].lower() for i in sorted(flagged or range(len(parts))))
+
+
+def task_word(word: str, secrets: tuple[str, ...]) -> str:
+    """A word of the task as printed: WITHHELD when it is inside one of its ``secret_parts``, or
+    holds one (a two-word name glued to a key)."""
+    if any(word in part or part.strip(_PUNCTUATION) in word for part in secrets):
+        return WITHHELD
+    return word
+
+
+def redacted(task: str) -> str:
+    """A task as one printed line, each part the screen flags as a secret withheld."""
+    secrets = set(secret_parts(task))
+    return line(" ".join(WITHHELD if part.lower() in secrets else part for part in task.split()))
+
+
+_PUNCTUATION = "\"'`.,;:!?()[]{}<>="
+
+
 def names(values: list[str]) -> list[str]:
     """The ids or tags of a list that ``name`` prints as they are; the others are left out."""
     return [value for value in values if name(value) == value]

@@ -87,11 +87,12 @@ def source_path(cand: Candidate) -> str:
     return f"{prefix}{gate.path(cand.row['rel'])}"
 
 
-def reasons(cand: Candidate, anchors: list[Anchor]) -> list[str]:
+def reasons(cand: Candidate, routing: Routing) -> list[str]:
     """Why a candidate matched: anchors and their fields, then the multipliers applied."""
     if cand.prerequisite_of:
         return [f"prerequisite of {cand.prerequisite_of} (depends_on)"]
-    out = [f"{anchor} -> {', '.join(fields)}" for anchor, fields in cand.matched_fields(anchors).items()]
+    matched = cand.matched_fields(routing.scoring).items()
+    out = [f"{routing.shown(anchor)} -> {', '.join(fields)}" for anchor, fields in matched]
     out += [f"x{factor:g} {name}" for name, factor in cand.multipliers]
     return out
 
@@ -133,7 +134,7 @@ def miss_reasons(routing: Routing, ids: list[str]) -> list[str]:
 
 def render_dry_run(routing: Routing, pack: Pack) -> str:
     lines = [f"Routed memories ({len(pack.selected)} of {pack.total_related})"]
-    anchors = ", ".join(f"{a.text} (from {a.source})" if a.source else a.text for a in routing.anchors) or "(none)"
+    anchors = ", ".join(_anchor_text(a, routing) for a in routing.anchors) or "(none)"
     unused = f" (and {routing.unused_words} later words, not anchors)" if routing.unused_words else ""
     lines.append(f"anchors: {anchors}{unused}")
     if routing.admitted and not routing.pack and routing.off_topic:
@@ -145,7 +146,7 @@ def render_dry_run(routing: Routing, pack: Pack) -> str:
         # a prerequisite was never judged against the task: its reason line says what it is
         judged = f"relevance {cand.relevance:.2f}" if cand.judged else "not judged"
         lines.append(f"{position}. {cand.id} [{cand.scope}] score {cand.score:.3f} {judged} ({entry.shown})")
-        lines += [f"   {reason}" for reason in reasons(cand, routing.scoring)]
+        lines += [f"   {reason}" for reason in reasons(cand, routing)]
     for cand in _omitted_once(pack):
         lines.append(f"omitted: {gate.memory_id(cand.id)} [{cand.scope}] {omission_text(cand, routing)}")
     if routing.unlisted:
@@ -154,6 +155,11 @@ def render_dry_run(routing: Routing, pack: Pack) -> str:
     if routing.narrow_tags:
         lines.append(f"Narrow with tags: {', '.join(gate.names(routing.narrow_tags))}")
     return gate.text("\n".join(lines) + "\n")
+
+
+def _anchor_text(anchor: Anchor, routing: Routing) -> str:
+    shown = routing.shown(anchor.text)
+    return f"{shown} (from {routing.shown(anchor.source)})" if anchor.source else shown
 
 
 def _omitted_once(pack: Pack) -> list[Candidate]:
@@ -201,7 +207,7 @@ def _entry_json(entry: Entry, routing: Routing) -> dict:
         "authority": cand.row["authority"],
         "score": round(cand.score, 4),
         "relevance": cand.judged_relevance,
-        "reasons": reasons(cand, routing.scoring),
+        "reasons": reasons(cand, routing),
         "shown": entry.shown,
         "stale": cand.stale,
         "requires": entry.requires,

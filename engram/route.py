@@ -17,7 +17,7 @@ import sqlite3
 import time
 from collections import Counter
 
-from . import relevance, terms
+from . import gate, relevance, terms
 from .evidence import COLUMNS, FIELD_OF, WINDOW, holders, memory_count
 from .globs import holds_a_path, literal_length, matches, paths_in
 from .index import HIDDEN_SQL
@@ -255,7 +255,7 @@ class Candidate:
         is named or tagged for (`postgresql`, not a body's `spent`), then the most specific."""
         held = self.judged.found.counts if self.judged else {}
         missing = (i for i in routing.lack_order() if i not in held)
-        return [routing.scoring[i].text for i in itertools.islice(missing, LACKS_LISTED)]
+        return [routing.shown(routing.scoring[i].text) for i in itertools.islice(missing, LACKS_LISTED)]
 
 
 class Options:
@@ -304,7 +304,15 @@ class Routing:
         self.idf: list[float] = []  # per anchor, its IDF in the first index holding it (0: none does)
         self.subjects: set[int] = set()  # the anchors some memory is named or tagged for
         self._lack_order: list[int] | None = None
+        self.task = ""  # as routed
+        self._secrets: tuple[str, ...] | None = None
         self.paths: list[str] = []  # the paths the task writes (`globs.paths_in`)
+
+    def shown(self, word: str) -> str:
+        """A word of the task as printed (`gate.task_word`): withheld inside a secret it holds."""
+        if self._secrets is None:
+            self._secrets = gate.secret_parts(self.task)
+        return gate.task_word(word, self._secrets)
 
     def lack_order(self) -> list[int]:
         """The anchors some memory holds, in the order an omitted memory is said to lack them
@@ -416,6 +424,7 @@ def gather(layers: list[Layer], query: str, options: Options) -> tuple[Routing, 
         anchors = [a for a in anchors if not a.concept]  # many stacks' rules name concepts in passing
     scoring = [a for a in anchors if not a.is_type_word]
     routing = Routing(scoring, [], [])
+    routing.task = query
     routing.unused_words = unused_words
     routing.paths = paths_in(query) if "/" in query else []
     if not scoring:

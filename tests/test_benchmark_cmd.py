@@ -252,3 +252,22 @@ def test_the_bundled_fixtures_keep_their_hit(bundled_numbers, fixture):
 @pytest.mark.parametrize("fixture", sorted(HIT_FLOORS))
 def test_the_bundled_fixtures_stay_silent_off_topic(bundled_numbers, fixture):
     assert bundled_numbers(fixture)["off_topic_silent"] >= SILENCE_FLOOR
+
+
+AWS_KEY = "AKIA" + "Q7XZ3PLM5RT2WB4N"
+GITHUB_TOKEN = "ghp_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
+
+
+def test_a_secret_pasted_into_a_task_is_never_printed_back(four_rules, tmp_path):
+    """dry-run lists the task's words, JSON what each memory lacks, `benchmark --misses` the task:
+    a key pasted into it, lowered or split into parts, is withheld everywhere, the rest is shown."""
+    task = f"cypress tests fail in CI with key {AWS_KEY} and token {GITHUB_TOKEN}, flutter docker too"
+    dry = four_rules.load("--dry-run", task).stdout
+    assert "cypress" in dry.splitlines()[1] and "(withheld)" in dry.splitlines()[1]
+    shown = dry + json.dumps(four_rules.load_json(task))
+    fixture = _write_fixture(tmp_path / "cases.json", [{"query": task, "expect": ["docker-slim"], "accept": []}])
+    shown += four_rules.run("benchmark", fixture, "--misses", "--json").stdout
+    for secret in (AWS_KEY, GITHUB_TOKEN):
+        for part in (secret, secret.lower(), secret[4:].lower(), secret[4:]):
+            assert part not in shown
+    assert "(withheld)" in shown
