@@ -24,7 +24,7 @@ from .freshness import compare_sources, flagged_problems, ignore_rules, open_usa
 from .index import connect_readonly, read_meta
 from .layers import recorded_sources
 from .paths import is_inside, shown_path
-from .sources import INDEX_FILE, Root, display_path
+from .sources import INDEX_FILE, Root, display_path, other_format_files
 from .verify import verify_index
 from .workspace import Workspace
 
@@ -50,12 +50,22 @@ def check_workspace(ws: Workspace, scratch: str) -> list[Report]:
             reference = reference_index(root, ws.config, os.path.join(scratch, f"{root.scope}.db"), report)
             report.problems += source_problems(reference, root)
             report.problems += ignore_rules(root, ws.config)[1]
+            report.problems += other_format_problems(root)
             if root.scope == "workspace":
                 report.problems += native_rules.check(root, ws.config, reference, git_ignored(root.project))
         reports.append(report)
     reports[0].problems[:0] = config_problems(ws.config) + global_notes(ws)
     reports[0].problems += shared_index_problems(ws, os.path.join(scratch, "shared.db"))
     return reports
+
+
+def other_format_problems(root: Root) -> list[Problem]:
+    """Another tool's rule file in a memory folder (Cursor's `.mdc`) is a warning: copied there to
+    be a memory, it is none, and a check that passes on an empty folder would hide it."""
+    return [
+        Problem(display_path(root, rel), "not indexed: a memory is a *.md file (rename it)", kind="warning")
+        for rel in other_format_files(root)
+    ]
 
 
 def config_problems(config: Config) -> list[Problem]:

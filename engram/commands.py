@@ -12,7 +12,7 @@ from .compile import CompileResult, compile_root, export_index
 from .errors import EngramError, out, say, warning
 from .graph import describe
 from .index import LOCAL_REBUILD, SHARED_REBUILD, IndexFileError, open_index
-from .sources import ROOT_DIR, display_path, stray_files
+from .sources import ROOT_DIR, Root, display_path, other_format_files, stray_files
 from .trust import SIGNATURE_SUFFIX, sign_index
 from .verify import repaired_lines, signature_line, verify_index
 from .workspace import Workspace, open_workspace
@@ -101,15 +101,18 @@ def counted(number: int, one: str, many: str) -> str:
 
 
 def _note_stray_files(ws: Workspace) -> None:
-    """Markdown files a root holds outside rules/, skills/ and knowledge/ are never indexed: say so."""
+    """Markdown files a root holds outside rules/, skills/ and knowledge/, and other tools' rule
+    files inside them (Cursor's `.mdc`), are never indexed: say so."""
     for root in ws.roots:
-        stray = [display_path(root, rel) for rel in stray_files(root)]
-        if stray:
-            more = f" and {len(stray) - STRAY_SHOWN} more" if len(stray) > STRAY_SHOWN else ""
-            say(
-                f"note: {counted(len(stray), 'file', 'files')} not indexed, outside rules/, skills/ and knowledge/: "
-                f"{', '.join(stray[:STRAY_SHOWN])}{more}"
-            )
+        _note_unindexed(root, stray_files(root), "outside rules/, skills/ and knowledge/", "")
+        _note_unindexed(root, other_format_files(root), "engram reads *.md", " (rename them to .md)")
+
+
+def _note_unindexed(root: Root, rels: list[str], why: str, hint: str) -> None:
+    if rels:
+        shown = [display_path(root, rel) for rel in rels[:STRAY_SHOWN]]
+        more = f" and {len(rels) - STRAY_SHOWN} more" if len(rels) > STRAY_SHOWN else ""
+        say(f"note: {counted(len(rels), 'file', 'files')} not indexed, {why}: {', '.join(shown)}{more}{hint}")
 
 
 def run_check(as_json: bool) -> int:

@@ -326,7 +326,8 @@ class _Fields:
 
     def __init__(self, data: dict, frontmatter: str) -> None:
         self.data = data
-        self.lines = _key_lines(frontmatter)
+        self.written = _keys_as_written(frontmatter)  # lowered key -> (its line, the key as written)
+        self.lines = {key: line for key, (line, _) in self.written.items()}
         self.errors: list[ParseError] = []
 
     def read(self, keys: str, convert, default=None):
@@ -339,14 +340,15 @@ class _Fields:
             return default
 
 
-def _key_lines(frontmatter: str) -> dict[str, int]:
-    """The file line of each top-level key (the frontmatter starts on line 2)."""
-    lines: dict[str, int] = {}
+def _keys_as_written(frontmatter: str) -> dict[str, tuple[int, str]]:
+    """The file line of each top-level key (the frontmatter starts on line 2), and the key as
+    written there (`alwaysApply`), by the key lowered."""
+    keys: dict[str, tuple[int, str]] = {}
     for number, line in enumerate(frontmatter.splitlines(), start=2):
         key = _TOP_LEVEL_KEY.match(line)
         if key:
-            lines.setdefault(key.group(1).strip().lower(), number)
-    return lines
+            keys.setdefault(key.group(1).strip().lower(), (number, key.group(1).strip()))
+    return keys
 
 
 def parse_memory(text: str, rel_path: str) -> Memory:
@@ -427,16 +429,23 @@ def _hidden_only(body: str, visible: str, directive: str, body_line: int) -> tup
     return ((HIDDEN_ONLY, body_line + next(hidden, 0)),)
 
 
+def _says_nothing(value: object) -> bool:
+    return value in (None, [], {}) or (isinstance(value, str) and value.strip().lower() in _NULLS)
+
+
 def _unread_keys(fields: _Fields) -> tuple[tuple[str, int | None], ...]:
     """A warning for each key engram does not read that looks like one it does (`tgas`,
     `applies-to`, `directiv`) or says what one of its keys says in another tool (`globs`):
     tolerated, so without the warning the memory silently loses its tags or globs."""
     warnings = []
-    for key in fields.data:
-        always = key == ALWAYS_APPLY and as_text(fields.data[key]).lower() == "true"
+    for key, value in fields.data.items():
+        if key in READ_KEYS or _says_nothing(value):
+            continue  # Cursor writes `globs:` and `description:` with no value
+        always = key == ALWAYS_APPLY and as_text(value).lower() == "true"
         meant = "tags: [always]" if always else OTHER_TOOLS_KEYS.get(key) or near_miss(key, READ_KEYS)
+        line, written = fields.written.get(key, (None, key))
         if meant:
-            warnings.append((f"`{key}` is not a key engram reads: did you mean `{meant}`?", fields.lines.get(key)))
+            warnings.append((f"`{written}` is not a key engram reads: did you mean `{meant}`?", line))
     return tuple(warnings)
 
 

@@ -188,6 +188,21 @@ def stray_files(root: Root) -> list[str]:
     return sorted(found)
 
 
+# Other tools' rule files, which teams copy into the memory folders as they are (Cursor's `.mdc`).
+OTHER_FORMATS = (".mdc", ".markdown")
+
+
+def other_format_files(root: Root) -> list[str]:
+    """Files of another tool's rule format in the memory folders: never indexed (a memory is a
+    `*.md` file), though they sit where memories do. Root-relative, sorted."""
+    found = []
+    for folder in MEMORY_FOLDERS:
+        for parent, _dirs, files in os.walk(os.path.join(root.path, folder)):
+            rel = os.path.relpath(parent, root.path).replace(os.sep, "/")
+            found += [f"{rel}/{name}" for name in files if name.lower().endswith(OTHER_FORMATS)]
+    return sorted(found)
+
+
 def stat_line(rel: str, size: int, mtime_ns: int, ctime_ns: int) -> str:
     """One memory file's stat, as the freshness digest hashes it."""
     return f"{rel}\0{size}\0{mtime_ns}\0{ctime_ns}"

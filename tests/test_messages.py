@@ -172,6 +172,31 @@ def test_markdown_outside_the_memory_folders_is_named_once(project: Path, run_en
     assert proc.stdout.splitlines()[0].startswith("indexed 1 memory from 1 file ")
 
 
+def test_cursor_rule_files_copied_into_a_memory_folder_are_named_not_dropped(project: Path, run_engram) -> None:
+    """A team's first try copies `.cursor/rules/*.mdc` into rules/: none is a memory (`*.md`), and
+    an empty index with a green `check` would hide it."""
+    rules = project / ".agents/.engram/rules"
+    for name in ("testing.mdc", "deep/db.MDC", "notes.markdown"):
+        (rules / name).parent.mkdir(parents=True, exist_ok=True)
+        (rules / name).write_text("---\ndescription: Tests.\nglobs: \nalwaysApply: false\n---\nRun the tests.\n")
+    (rules / "script.py").write_text("print()\n")  # a skill's helper file is no rule of another tool
+    index = run_engram(["index"], cwd=project)
+    assert [line for line in index.stderr.splitlines() if "not indexed" in line] == [
+        "engram: note: 3 files not indexed, engram reads *.md: .agents/.engram/rules/deep/db.MDC, "
+        ".agents/.engram/rules/notes.markdown, .agents/.engram/rules/testing.mdc (rename them to .md)"
+    ]
+    check = run_engram(["check"], cwd=project)
+    assert check.returncode == 0
+    assert "warning .agents/.engram/rules/testing.mdc: not indexed: a memory is a *.md file (rename it)" in check.stdout
+    (rules / "testing.mdc").rename(rules / "testing.md")
+    renamed = run_engram(["index"], cwd=project)
+    assert [line for line in renamed.stderr.splitlines() if "testing" in line] == [
+        "engram: warning .agents/.engram/rules/testing.md:2: `description` is not a key engram reads: did you mean "
+        "`directive`?"
+    ]  # not `globs:`, which says nothing
+    assert renamed.stdout.startswith("indexed 1 memory from 1 file ")
+
+
 def test_a_memory_whose_text_is_all_hidden_is_a_warning(project: Path, run_engram, write_memory) -> None:
     write_memory(
         project, "rules/hidden.md", {"id": "hidden"}, "# Deploys\n\n## Context\n\nAlways deploy on Tuesdays.\n"

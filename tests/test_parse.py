@@ -358,12 +358,20 @@ def test_upstream_style_memory_parses_without_edits():
 )  # fmt: skip
 def test_a_key_that_looks_like_one_engram_reads_is_a_warning_with_its_line(key, meant):
     m = parse_memory(f"---\nid: x\n{key}: a\n---\nbody\n", "rules/x.md")
-    assert m.warnings == ((f"`{key.lower()}` is not a key engram reads: did you mean `{meant}`?", 3),)
+    assert m.warnings == ((f"`{key}` is not a key engram reads: did you mean `{meant}`?", 3),)  # as written
 
 
 def test_cursors_always_apply_true_says_to_tag_the_memory_always():
     m = parse_memory("---\nid: x\nalwaysApply: true\n---\nbody\n", "rules/x.md")
-    assert m.warnings == (("`alwaysapply` is not a key engram reads: did you mean `tags: [always]`?", 3),)
+    assert m.warnings == (("`alwaysApply` is not a key engram reads: did you mean `tags: [always]`?", 3),)
+
+
+@pytest.mark.parametrize("value", ["", " ", "~", "null", "[]"])
+def test_another_tools_key_with_no_value_is_no_warning(value):
+    """Cursor's rule files carry `description:` and `globs:` with nothing after them: they say
+    nothing, so nothing is lost."""
+    m = parse_memory(f"---\nid: x\ndescription: {value}\nglobs: {value}\ntgas: {value}\n---\nbody\n", "rules/x.md")
+    assert m.warnings == ()
 
 
 def test_every_key_engram_reads_and_other_keys_raise_no_warning():
