@@ -341,9 +341,23 @@ class Silent(EngramError):
     """Nothing to do for this call; the message is the debug reason."""
 
 
+USAGE = """usage: engram hook --host claude|codex|gemini|cursor
+
+The command `engram link <host>` writes into the host's hook config; the host runs it on its
+events. It reads the event as JSON on stdin (the event's name is inside it, as the host sends
+it) and prints exactly one JSON object: the memories for that prompt or file in the host's
+reply shape, or {} when there is nothing to add. It always exits 0, so a hook never blocks or
+breaks the agent: bad input, an unknown host and any error print {} (ENGRAM_DEBUG=1 says why on
+stderr). docs/hosts.md lists each host's events.
+
+Try one by hand, in a project with memories:
+  echo '{"hook_event_name": "UserPromptSubmit", "prompt": "fix the login test"}' | engram hook --host claude
+"""
+
+
 def main(argv: list[str]) -> int:
     if ("-h" in argv or "--help" in argv) and (_at_terminal() or not _host_argument(argv)):
-        sys.stdout.write("\n\n".join((__doc__ or "").split("\n\n")[:2]) + "\n")
+        sys.stdout.write(USAGE)
         return 0  # a person asked; a host (its command always names --host) pipes JSON and gets JSON
     stray = io.StringIO()
     try:

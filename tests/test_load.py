@@ -1180,6 +1180,12 @@ def test_id_unknown(project):
     assert partial.returncode == 0
     assert "engram: not found: x" in partial.stderr.splitlines()
     assert heading_ids(partial.stdout) == ["alpha"]
+    (project.root / "rules" / "broken.md").write_text("---\ntags: [a\n---\nBody.\n")  # no id: its stem
+    invalid = project.load("--id", "broken")
+    assert invalid.returncode == 1
+    assert invalid.stderr.splitlines()[-1] == (
+        "engram: not found: broken (rules/broken.md is not valid: `engram check` says why)"
+    )
 
 
 def test_json_id_is_one_object_naming_how_each_id_is_shown(project):

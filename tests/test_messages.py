@@ -86,14 +86,14 @@ def test_hook_help_is_for_a_terminal_and_a_host_still_gets_json(project: Path) -
         while chunk := os.read(fd, 4096):
             shown += chunk
     os.waitpid(pid, 0)
-    assert shown.decode().startswith("`engram hook --host claude|codex|gemini|cursor`: the host hook adapter")
+    assert shown.decode().startswith("usage: engram hook --host claude|codex|gemini|cursor\r\n")
     piped = subprocess.run(
         [ENGRAM_BIN, "hook", "--host", "claude", "--help"], input=b"{}", capture_output=True, cwd=project
     )
     assert piped.stdout == b"{}\n"  # a host's command always names its host
     for asked in (["-h"], ["--help"]):  # no --host: a person, even with stdin from /dev/null or a pipe
         shown_piped = subprocess.run([ENGRAM_BIN, "hook", *asked], input=b"", capture_output=True, cwd=project)
-        assert shown_piped.stdout.decode().startswith("`engram hook --host claude|codex|gemini|cursor`")
+        assert shown_piped.stdout.decode().startswith("usage: engram hook --host claude|codex|gemini|cursor\n")
 
 
 # --- field errors -------------------------------------------------------------------------------
