@@ -427,6 +427,16 @@ def test_a_memory_named_for_the_task_makes_it_on_topic_in_a_small_folder_when_li
     assert decide(0.9, relevance.SMALL_FOLDER, (0.9, 0.0))
 
 
+def test_a_sure_candidate_makes_the_task_on_topic_in_a_small_folder() -> None:
+    """A new user's "the response count on the survey summary page is really slow for big surveys,
+    can you speed it up?" had its memory at relevance 0.98 and was told nothing in the folder was
+    about it: below SMALL_FOLDER memories a candidate from SURE_SMALL decides."""
+    decide = functools.partial(relevance.off_topic, 0.1, gated_from=8, on_topic=0.8, sure=1.01, select=0.1)
+    assert not decide(relevance.SURE_SMALL, 20, (0.0, 0.0))
+    assert decide(0.9, 20, (0.0, 0.0))  # the best of any set's small-folder task called off-topic: 0.86
+    assert decide(0.98, relevance.SMALL_FOLDER, (0.0, 0.0))  # a big folder: the task model decides
+
+
 def test_an_implied_technology_s_memory_packs_where_the_task_model_doubts(rules, monkeypatch) -> None:
     """The task model calls this short report off-topic (its words are mostly no rule's); the
     `hibernate` it implies names `java-springboot-jpa`, which decides."""
