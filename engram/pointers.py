@@ -29,7 +29,7 @@ POINTER_WORDS = 50  # a body shorter than this is a pointer: its own words are t
 MAX_DOCUMENTS = 3  # documents followed per memory
 MAX_REFERENCES = 3 * MAX_DOCUMENTS  # looked at per memory: each one leading nowhere is stat'ed by every load
 MAX_CHARS = 8_000  # of their text, in all: about what a long rule holds
-DOCUMENT_SUFFIXES = (".md", ".mdc", ".markdown", ".txt", ".rst")
+DOCUMENT_SUFFIXES = (".md", ".mdc", ".mdx", ".markdown", ".txt", ".rst")  # .mdx: a docs site's pages
 # Records, not guidance: "add an entry to CHANGELOG.md" points to no subject of its own.
 RECORDS = LazyPattern(r"(?i)^(?:change_?log|changes|history|news|releases|licen[cs]e|copying|notice)\b")
 # The project's own instruction files at its top, which hosts load whole into every session: a

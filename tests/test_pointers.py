@@ -25,7 +25,7 @@ TESTING = "Every feature has unit tests; run them with pnpm test before pushing,
 def test_links_imports_and_cursor_links_are_references() -> None:
     body = (
         "See [the guide](mdc:web/rbac/README.md), @docs/llm-guides/ui.md, [specs](../../docs/Specs.md#tests)."
-        " Also [notes](<docs/notes.txt>) and @docs/last.md."
+        " Also [notes](<docs/notes.txt>) and @docs/last.md, and the [tables](content/ui-patterns/tables.mdx) page."
     )
     assert pointers.references(body) == [
         ("web/rbac/README.md", "", True),
@@ -33,6 +33,7 @@ def test_links_imports_and_cursor_links_are_references() -> None:
         ("../../docs/Specs.md", "tests", True),
         ("docs/notes.txt", "", True),
         ("docs/last.md", "", True),
+        ("content/ui-patterns/tables.mdx", "", True),  # a docs site's page
     ]
 
 
