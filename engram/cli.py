@@ -34,7 +34,10 @@ app = typer.Typer(
 
 ROOT_GITIGNORE = "".join(f"{name}\n" for name in GENERATED_FILES)
 HOST_NAMES = ", ".join(HOSTS)
-ENGRAMIGNORE = "# Memories matched here (gitignore syntax, relative to the memory root) are never shown.\n"
+ENGRAMIGNORE = (
+    "# Memories matched here are never shown. Gitignore syntax, matched against a memory's path\n"
+    "# inside .agents/.engram/ (knowledge/old-*.md), not against project paths.\n"
+)
 
 NEXT_STEPS = """
 next steps:
