@@ -41,7 +41,7 @@ from .globs import expand_braces
 from .hosts import HOSTS
 from .hosts.base import Host
 from .layers import Layer
-from .pack import checked_body
+from .pack import checked_body, one_line_of
 from .paths import is_inside, read_bytes, shown_path, write_atomic
 from .render import with_directive
 from .route import visible_candidates
@@ -230,7 +230,7 @@ def rule_texts(root: Root, config: Config, index_path: str) -> list[RuleText] | 
             globs = host_globs(json.loads(row["applies_to"]))
             if not globs:
                 continue  # only comments or blanks: nothing a host could match
-            description = row["directive"] or row["summary"] or row["title"] or row["id"]
+            description = one_line_of(row, body)
             head = marker(display_path(root, row["rel"]))
             rules.append(RuleText(row["id"], description, globs, head, with_directive(row["directive"], body)))
         return rules

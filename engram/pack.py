@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from . import gate
 from .gate import Screen
+from .memory_format import ATX_HEADING
 from .relevance import BODY_TIER, OUT
 from .route import Candidate, Options, Routing, candidate_by_id
 from .safety import scan
@@ -41,8 +42,19 @@ class Entry:
 
     @property
     def card_text(self) -> str:
-        row = self.cand.row
-        return row["directive"] or row["summary"] or row["title"] or row["id"]
+        return one_line_of(self.cand.row, self.body)
+
+
+def one_line_of(row, body: str) -> str:
+    """What a memory says in one line (a card, a generated Cursor rule's `description`): its
+    directive, else its summary, its title, the first heading of its checked ``body`` (an author
+    who starts at `###`), its id."""
+    return row["directive"] or row["summary"] or row["title"] or _first_heading(body) or row["id"]
+
+
+def _first_heading(body: str) -> str:
+    heading = next(filter(None, map(ATX_HEADING.match, body.splitlines())), None)
+    return heading.group(2).strip() if heading else ""
 
 
 class Skipped:

@@ -98,9 +98,13 @@ def test_card_shows_directive_else_summary(project):
     project.write(
         "with-summary", "# Title two\nDeploy body.", type="knowledge", tags=["deploy"], summary="Only a summary here."
     )
+    project.write("with-title", "# Title three\nDeploy body.", tags=["deploy"])
+    project.write("with-heading", "### Deploy overview\n- Deploy body.", tags=["deploy"])  # no level-1 heading
     result = project.load("deploy")
     assert "- with-directive [rule] Use the directive." in result.lines
     assert "- with-summary [knowledge] Only a summary here." in result.lines
+    assert "- with-title [rule] Title three" in result.lines
+    assert "- with-heading [rule] Deploy overview" in result.lines  # not its id a second time
 
 
 def test_at_most_five_omitted_candidates_become_cards(project):
