@@ -199,6 +199,23 @@ def test_a_user_file_is_never_touched(indexed: Path, write_memory, run_engram) -
     assert "warning .claude/rules/engram/http-retries.md" in check.stdout
 
 
+def test_a_team_s_own_rule_left_beside_engram_s_of_the_same_name_is_named(indexed: Path, run_engram) -> None:
+    """A team moved `.cursor/rules/http-retries.mdc` into a memory and kept the original: Cursor
+    would load both. `index` and `check` say so and leave the file alone."""
+    original = indexed / CURSOR.parent / "http-retries.mdc"
+    original.write_text("---\nglobs: src/http/**\n---\nRetry with backoff.\n", encoding="utf-8")
+    (indexed / CURSOR.parent / "other.mdc").write_text("---\nglobs: x/**\n---\nOther.\n", encoding="utf-8")
+    proc = run_engram("index", indexed)
+    assert proc.stderr.splitlines() == [
+        "engram: warning: .cursor/rules/http-retries.mdc: the host also loads engram's file of this name for the "
+        "same memory; remove this one (docs/adopting.md)"
+    ]
+    check = run_engram("check", indexed)
+    assert check.returncode == 0
+    assert "warning .cursor/rules/http-retries.mdc: the host also loads" in check.stdout
+    assert "other.mdc" not in check.stdout and original.is_file()
+
+
 def test_path_rules_hook_removes_generated_files_and_writes_none(indexed: Path, run_engram) -> None:
     own = indexed / CURSOR / "mine.mdc"
     own.write_text("---\nglobs: a/**\n---\nMine.\n", encoding="utf-8")
