@@ -326,8 +326,8 @@ def fetch(layers: list[Layer], ids: list[str], ws: Workspace, state: sqlite3.Con
 
 def _fetch_one(layers: list[Layer], memory_id: str, options: Options, screen: Screen) -> Fetched:
     cand = _find(layers, memory_id, options)
-    if cand is None:
-        return Fetched(memory_id, None, "missing", None)
+    if cand is None:  # the id as asked, unless it is no id or the screen flags it (a pasted token)
+        return Fetched(gate.memory_id(memory_id), None, "missing", None)
     if cand.omission in HIDDEN_REASONS:
         return Fetched(
             memory_id, cand, "hidden", f"hidden {gate.memory_id(memory_id)}: {HIDDEN_REASONS[cand.omission]}"

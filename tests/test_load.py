@@ -1186,6 +1186,10 @@ def test_id_unknown(project):
     assert invalid.stderr.splitlines()[-1] == (
         "engram: not found: broken (rules/broken.md is not valid: `engram check` says why)"
     )
+    token = "ghp_" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+    echoed = project.load("--id", f"Bad ID,{token}")
+    assert echoed.stderr.splitlines() == ["engram: not found: (withheld)"] * 2  # no id: never echoed
+    assert token.lower() not in project.load("--json", "--id", token).stdout
 
 
 def test_json_id_is_one_object_naming_how_each_id_is_shown(project):
