@@ -19,7 +19,7 @@ import json
 import sqlite3
 from collections.abc import Callable
 
-from .index import PRINTED_COLUMNS, printed_digest
+from .index import LOCAL_REBUILD, PRINTED_COLUMNS, printed_digest
 from .lazyre import LazyPattern
 from .memory_format import AUTHORITIES, ID_PATTERN, MAX_ID_CHARS, TYPES
 from .sources import MEMORY_FOLDERS
@@ -211,24 +211,27 @@ def screened_text(columns: dict[str, str]) -> str:
     )
 
 
-def check_memory(conn: sqlite3.Connection, row: sqlite3.Row, screen: Screen) -> tuple[str, str | None, str]:
+def check_memory(
+    conn: sqlite3.Connection, row: sqlite3.Row, screen: Screen, rebuild: str = LOCAL_REBUILD
+) -> tuple[str, str | None, str]:
     """(body, None, "") when the memory may be printed; else ("", reason, label) with reason
-    `hash` (invalid or altered stored fields) or `safety` (the screen flagged it)."""
+    `hash` (invalid or altered stored fields, ``rebuild`` saying what mends them) or `safety`
+    (the screen flagged it)."""
     if row["safety"]:
         return "", "safety", label(row["safety"])
     field = invalid_field(row)
     if field:
-        return "", "hash", f"stored {field} is not valid; run `engram index`"
+        return "", "hash", f"stored {field} is not valid; {rebuild}"
     stored = conn.execute(
         f"SELECT {', '.join(PRINTED_COLUMNS)}, text_sha256 FROM memories WHERE rowid = ?", (row["rowid"],)
     ).fetchone()
     columns = dict(zip(PRINTED_COLUMNS, stored))
     lists = (_string_list(columns["tags"]), _string_list(columns["applies_to"]))
     if not all(isinstance(v, str) for v in columns.values()) or None in lists:
-        return "", "hash", "stored fields are not valid; run `engram index`"
+        return "", "hash", f"stored fields are not valid; {rebuild}"
     digest = printed_digest(columns)
     if digest != stored[-1]:
-        return "", "hash", "stored text does not match its hash; run `engram index`"
+        return "", "hash", f"stored text does not match its hash; {rebuild}"
     found = screen(digest, screened_text(columns))
     if found:
         return "", "safety", label(found)

@@ -27,7 +27,7 @@ from .freshness import (
     stored_file,
     watcher_vouches,
 )
-from .index import SHARED_REBUILD, AnotherVersion, IndexFileError, open_index, read_meta
+from .index import LOCAL_REBUILD, SHARED_REBUILD, AnotherVersion, IndexFileError, open_index, read_meta
 from .paths import sqlite_uri
 from .reads import reads_for
 from .sources import MEMORY_FOLDERS, Root, source_file
@@ -57,6 +57,7 @@ class Layer:
         self.index_path = index_path
         self.source_root = source_root  # where its sources are, when present
         self.check_sources = check_sources  # True when the index may be behind its sources
+        self.rebuild = LOCAL_REBUILD  # what mends a memory stored wrong here (SHARED_REBUILD: a shared file)
         self.shadowed: set[int] = set()  # rowids whose id a layer above holds: hidden here
         self._stale: dict[str, bool] = {}
 
@@ -145,7 +146,9 @@ def open_prebuilt(
     if mismatch:
         conn.close()
         raise IndexFileError(f"{path}: {mismatch}; {SHARED_REBUILD}")
-    return Layer(scope, conn, path, recorded_sources(path, meta), True, exported_tables=exported.present(conn))
+    layer = Layer(scope, conn, path, recorded_sources(path, meta), True, exported_tables=exported.present(conn))
+    layer.rebuild = SHARED_REBUILD
+    return layer
 
 
 def recorded_sources(index_path: str, meta: dict[str, str]) -> str | None:

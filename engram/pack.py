@@ -194,7 +194,7 @@ def requires_of(cand: Candidate) -> list[str]:
 def checked_body(cand: Candidate, screen: Screen = screen_text) -> tuple[str, Skipped | None]:
     """The stored body if the memory passes the output gate (fields, hash, safety screen), else
     "" and why it is skipped."""
-    body, reason, label = gate.check_memory(cand.layer.conn, cand.row, screen)
+    body, reason, label = gate.check_memory(cand.layer.conn, cand.row, screen, cand.layer.rebuild)
     return (body, None) if reason is None else ("", Skipped(cand, reason, label))
 
 
@@ -232,6 +232,9 @@ def _disclose(pack: Pack, routing: Routing, pack_options: PackOptions) -> None:
         body, skip = checked_body(cand, pack_options.screen)
         if skip is None:
             pack.entries.append(Entry(cand, selected=False, body=body))
+        else:  # said, as for a body: a tampered or flagged memory is never dropped unseen
+            cand.omission = skip.reason
+            pack.skipped.append(skip)
 
 
 def _demotion_rank(entries: list[Entry]) -> Callable[[Entry], tuple[int, bool]]:
