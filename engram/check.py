@@ -21,10 +21,11 @@ from .compile import compile_to
 from .config import Config
 from .errors import Problem
 from .freshness import compare_sources, flagged_problems, ignore_rules, open_usable, recorded_problems
-from .index import connect_readonly, read_meta
-from .layers import recorded_sources
+from .index import IndexFileError, connect_readonly, read_meta
+from .layers import open_prebuilt, recorded_sources
 from .paths import is_inside, shown_path
 from .sources import INDEX_FILE, Root, display_path, other_format_files
+from .trust import Pin
 from .verify import verify_index
 from .workspace import Workspace
 
@@ -140,29 +141,64 @@ def git_ignored(project: str) -> Callable[[list[Path]], set[Path]]:
 
 
 def shared_index_problems(ws: Workspace, scratch_path: str) -> list[Problem]:
-    """A shared index this project holds (`global_index` inside the project) that is not what
-    `engram index --output` builds from its sources now. A shared index from elsewhere, or one
-    whose sources are not here, can only be checked for integrity."""
+    """The shared index `global_index` names. One this project builds (inside it, from its
+    sources) must be what `engram index --output` builds from them now. One copied in from
+    elsewhere (its sources not here) is checked for integrity only, and must not be rebuilt from
+    this project's memories. Any that `load` would not use (unreadable, or failing its pin) is a
+    warning, as `load` says."""
     path = ws.global_index_path
-    if path is None or not is_inside(path, os.path.realpath(ws.root.project)):
+    if path is None:
         return []
     shown = shown_path(path, ws.root.project)
-    if not os.path.isfile(path):
-        return [Problem(shown, "named by global_index in config, but there is no such file", kind="missing")]
-    # the command run where check runs: from a subfolder, a project-relative path would write a stray file there
-    rebuild = f"engram index --output {shlex.quote(shown_path(path, os.getcwd()))}"
-    findings = verify_index(path, f"rebuild it with `{rebuild}` and commit it")
-    if findings:
-        return [Problem(shown, finding.removeprefix(f"{path}: "), kind="stale") for finding in findings]
+    inside = is_inside(path, os.path.realpath(ws.root.project))
+    if not os.path.isfile(path):  # one from elsewhere is a path on someone's machine: `load` says so
+        return (
+            [Problem(shown, "named by global_index in config, but there is no such file", kind="missing")]
+            if inside
+            else []
+        )
+    sources = recorded_sources(path, read_meta_of(path))
+    own = inside and sources is not None and is_inside(sources, os.path.realpath(ws.root.project))
+    if inside:
+        findings = verify_index(path, _mend(path, own))
+        if findings:
+            return [Problem(shown, finding.removeprefix(f"{path}: "), kind="stale") for finding in findings]
+    problems = _unusable(ws, path, shown)
+    if own and sources is not None:
+        problems += _stale_export(ws, path, shown, sources, scratch_path)
+    return problems
+
+
+def _mend(path: str, own: bool) -> str:
+    """What mends a committed shared index: rebuilding it where this project's memories are its
+    sources (the command as run where check runs: from a subfolder, a project-relative path would
+    write a stray file there), else a good copy of the file it came from."""
+    if not own:
+        return "copy it again from where the shared index is published and commit it"
+    return f"rebuild it with `{_rebuild_command(path)}` and commit it"
+
+
+def _rebuild_command(path: str) -> str:
+    return f"engram index --output {shlex.quote(shown_path(path, os.getcwd()))}"
+
+
+def _unusable(ws: Workspace, path: str, shown: str) -> list[Problem]:
+    """A warning when `load` would leave the shared index out (its pin failed, or it cannot be read)."""
+    pin = Pin(ws.config.get("global_index_key"), ws.config.get("global_index_sha256"))
+    try:
+        open_prebuilt(path, "global", pin).conn.close()
+    except IndexFileError as exc:
+        return [Problem(shown, f"global index not used: {str(exc).removeprefix(f'{path}: ')}", kind="warning")]
+    return []
+
+
+def _stale_export(ws: Workspace, path: str, shown: str, sources: str, scratch_path: str) -> list[Problem]:
     meta = read_meta_of(path)
-    sources = recorded_sources(path, meta)
-    if sources is None:
-        return []
     project = ws.root.project if sources == ws.root.path else sources
     compile_to(Root(sources, meta.get("scope", "workspace"), project), ws.config, scratch_path, None)
     if _content_key(meta) == _content_key(read_meta_of(scratch_path)):
         return []
-    reason = f"not what `{rebuild}` writes now (its sources changed); rebuild it and commit it"
+    reason = f"not what `{_rebuild_command(path)}` writes now (its sources changed); rebuild it and commit it"
     return [Problem(shown, reason, kind="stale")]
 
 

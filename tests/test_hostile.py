@@ -1027,6 +1027,19 @@ def test_a_signed_shared_index_edited_with_its_hash_recomputed_is_refused(
         json.dumps({"global_index": str(shared / "team.db"), "global_index_key": key})
     )
     assert "ORIGINALBODY" in run_engram(["load", "--all", "deploy"], cwd=other).stdout
+    # the same file committed into the project that uses it: built from another project's memories,
+    # it is checked, never called stale against this project's (whose rebuild would replace it)
+    vendored = tmp_path / "vendored"
+    shutil.copytree(other, vendored)
+    (vendored / "pinned").mkdir()
+    for name in ("team.db", "team.db.sig"):
+        shutil.copy(project / name, vendored / "pinned" / name)
+    (vendored / ROOT_REL / "engram.config.json").write_text(
+        json.dumps({"global_index": "pinned/team.db", "global_index_key": key})
+    )
+    with open(project / ROOT_REL / "rules" / "deploy-rollback.md", "a") as source:  # its team edits on
+        source.write("Keep two releases.\n")
+    assert run_engram(["check"], cwd=vendored).stdout.splitlines() == ["engram check: fresh"]
 
     columns = ", ".join(PRINTED_COLUMNS)
     with sqlite3.connect(shared / "team.db") as conn:
@@ -1046,6 +1059,15 @@ def test_a_signed_shared_index_edited_with_its_hash_recomputed_is_refused(
     assert "global index not used" in loaded.stderr and "changed since it was signed" in loaded.stderr
     out, _ = _hook(run_engram, other, "claude", "UserPromptSubmit", prompt="how do we deploy")
     assert "OWNBODY" in _context(out) and "EDITEDBODY" not in _context(out)
+    for user in (other, vendored):  # `check` says what `load` says, and passes as for a missing global folder
+        if user is vendored:
+            shutil.copy(shared / "team.db", vendored / "pinned" / "team.db")
+        checked = run_engram(["check"], cwd=user)
+        assert checked.returncode == 0, checked.stdout
+        assert [line for line in checked.stdout.splitlines() if "changed since it was signed" in line][0].startswith(
+            "warning "
+        ), checked.stdout
+        assert "--output" not in checked.stdout
 
 
 # --- class 4: generated host files ------------------------------------------------------------------------
