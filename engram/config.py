@@ -61,7 +61,7 @@ def user_config_dir() -> str:
 def read_json(path: str, problems: list[str]) -> dict:
     try:
         raw = read_text(path, MAX_CONFIG_BYTES)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no config there (a global "folder" that is a file is said once)
         return {}
     except UnicodeDecodeError:
         problems.append(f"{path}: cannot read config (not UTF-8 text)")

@@ -39,7 +39,8 @@ class Workspace:
                 f"the global layer is the index {self.global_index_path}, not the folder {folder}"
             ]
         if not os.path.isdir(folder):
-            return [f"global folder not used: {folder} ({named_by}) does not exist"]
+            what = "is not a folder" if os.path.lexists(folder) else "does not exist"
+            return [f"global folder not used: {folder} ({named_by}) {what}"]
         return []
 
 

@@ -161,16 +161,20 @@ def test_a_relative_global_path_is_relative_to_the_project(three, tmp_path, run_
         assert "Patch within 72 hours." in fetched.stdout
 
 
-@pytest.mark.parametrize("how", ["env", "config"])
-def test_a_missing_global_folder_is_one_warning(three, tmp_path, run_engram, how):
+@pytest.mark.parametrize("how, kind", [("env", "missing"), ("config", "missing"), ("env", "a file")])
+def test_a_missing_global_folder_is_one_warning(three, tmp_path, run_engram, how, kind):
     missing = tmp_path / "orgs"
+    if kind == "a file":
+        missing.write_text("not a folder\n")
     env = None
     if how == "env":
         env = {"ENGRAM_GLOBAL_DIR": str(missing)}
     else:
         (three / ".agents/.engram/engram.config.json").write_text(json.dumps({"global_path": "../orgs"}))
     named_by = "$ENGRAM_GLOBAL_DIR" if how == "env" else "global_path"
-    said = f"global folder not used: {missing} ({named_by}) does not exist"
+    said = f"global folder not used: {missing} ({named_by}) " + (
+        "is not a folder" if missing.exists() else "does not exist"
+    )
     for command in (["load", "semantic versioning"], ["index"]):
         proc = run_engram(command, cwd=three, env=env)
         assert proc.returncode == 0, proc.stderr
@@ -179,7 +183,7 @@ def test_a_missing_global_folder_is_one_warning(three, tmp_path, run_engram, how
     check = run_engram(["check"], cwd=three, env=env)
     assert check.returncode == 0, check.stdout
     assert check.stdout.splitlines() == [f"warning {said}", "engram check: fresh"]
-    assert not missing.exists()
+    assert missing.is_file() == (kind == "a file")
 
 
 # --- index ------------------------------------------------------------------------------------
