@@ -63,7 +63,7 @@ NAMES: dict[str, tuple[str, ...]] = {
     'calendar': ('calendar', 'eventscalendar', 'book', 'appointment'),
     'cdn': ('cdn', 'edg', 'edgecach'),
     'certificates': ('certificat', 'tls', 'ssl', 'http', 'cert'),
-    'changelog': ('changelog', 'releasenot', 'chang'),
+    'changelog': ('changelog', 'releasenot'),
     'charts': ('chart', 'datavisualization', 'graph', 'visualization', 'dataviz'),
     'chat': ('chat', 'messagingui', 'conversation', 'directmessag'),
     'ci': ('ci', 'continuousintegration', 'pipelin', 'cicd', 'workflow'),

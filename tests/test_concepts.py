@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engram import concepts, relevance
+from engram import concepts, relevance, terms
 from engram.compile import compile_root
 from engram.layers import open_layers
 from engram.route import Options, anchors_of, gather, route
@@ -53,6 +53,14 @@ def test_a_concept_is_looked_for_by_the_names_the_task_does_not_write() -> None:
     assert anchors == {"release": tuple(name for name in concepts.NAMES["release"] if name != "ship")}
     written = {a.text: a.word.terms for a in anchors_of("write the migrations for a nullable column")[0] if a.concept}
     assert "migration" not in written["migrations"]  # the task's own word finds what it names already
+
+
+def test_no_name_of_a_concept_is_an_everyday_word_of_rules() -> None:
+    """`changes`, an alias of `changelog`, stems to `chang`: every directive saying "Any change
+    touching auth needs a review" held the concept's name, and a task about a changelog entry
+    found that rule for it (a team-flow audit)."""
+    everyday = {terms.stem(word) for word in ("change", "changes", "rule", "use", "code", "make", "need", "always")}
+    assert not {name for names in concepts.NAMES.values() for name in names} & everyday
 
 
 def test_a_long_report_signals_at_most_a_few_concepts() -> None:
