@@ -13,6 +13,7 @@ is imported only when the shared file changed. Stdlib only at import.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import sqlite3
@@ -124,10 +125,23 @@ def check_pinned(index_path: str, pin: Pin, state: sqlite3.Connection | None) ->
         raise IndexFileError(f"{index_path}: cannot read index ({exc.strerror or exc})") from None
     if pin.sha256 is not None and digest != pin.sha256:
         raise IndexFileError(f"{index_path}: its SHA-256 is not the pinned global_index_sha256")
-    if pin.key is None or _remembered(state, digest, pin.key):
+    if pin.key is None:
+        return
+    # a verdict holds for this file with this signature: one removed or replaced since is checked
+    # again, as a fresh clone (CI) would check it
+    signed = f"{digest} {_signature_digest(index_path)}"
+    if _remembered(state, signed, pin.key):
         return
     check_signature(index_path, digest, pin.key)
-    _remember(state, digest, pin.key)
+    _remember(state, signed, pin.key)
+
+
+def _signature_digest(index_path: str) -> str:
+    try:
+        with open(signature_path(index_path), "rb") as signature:
+            return hashlib.sha256(signature.read(MAX_SIGNATURE_BYTES + 1)).hexdigest()
+    except OSError:
+        return "none"
 
 
 def _remembered(state: sqlite3.Connection | None, digest: str, key: str) -> bool:

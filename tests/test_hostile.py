@@ -999,6 +999,32 @@ def signing_key(tmp_path) -> Path:
     return key
 
 
+def test_a_signature_removed_after_it_was_checked_is_missed_at_once(deploy_project, run_engram, signing_key):
+    """A verdict is remembered for the file with its signature: with the `.sig` gone or replaced,
+    a machine that checked it before refuses the index as a fresh clone does."""
+    project = deploy_project
+    signed = run_engram(["index", "--output", "team.db", "--sign-key", signing_key], cwd=project)
+    key = re.search(r'"global_index_key": "([^"]+)"', signed.stdout).group(1)
+    other = project / "consumer"
+    (other / ROOT_REL / "rules").mkdir(parents=True)
+    (other / ROOT_REL / "rules" / "own.md").write_text("---\nid: own\ntags: [deploy]\n---\nOWNBODY deploy.\n")
+    (other / ROOT_REL / "engram.config.json").write_text(
+        json.dumps({"global_index": str(project / "team.db"), "global_index_key": key})
+    )
+    assert "ORIGINALBODY" in run_engram(["load", "--all", "deploy"], cwd=other).stdout  # checked, remembered
+    signature = (project / "team.db.sig").read_bytes()
+    for damage in (b"", b"{}"):
+        if damage:
+            (project / "team.db.sig").write_bytes(damage)
+        else:
+            (project / "team.db.sig").unlink()
+        refused = run_engram(["load", "--all", "deploy"], cwd=other)
+        assert "ORIGINALBODY" not in refused.stdout and "OWNBODY" in refused.stdout
+        assert "global index not used" in refused.stderr
+    (project / "team.db.sig").write_bytes(signature)
+    assert "ORIGINALBODY" in run_engram(["load", "--all", "deploy"], cwd=other).stdout
+
+
 def test_a_signed_shared_index_edited_with_its_hash_recomputed_is_refused(
     deploy_project, run_engram, signing_key, tmp_path
 ):
