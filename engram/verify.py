@@ -11,7 +11,16 @@ from pathlib import Path
 from . import exported, gate
 from .freshness import built_by_another_version
 from .graph import references, related_edges
-from .index import LOCAL_REBUILD, PRINTED_COLUMNS, IndexFileError, fingerprint, open_index, printed_digest, read_meta
+from .index import (
+    LOCAL_REBUILD,
+    PRINTED_COLUMNS,
+    IndexFileError,
+    create_index,
+    fingerprint,
+    open_index,
+    printed_digest,
+    read_meta,
+)
 from .paths import sha256_file
 from .sources import CORRUPT_SUFFIX
 from .trust import check_signature, read_signature
@@ -32,6 +41,26 @@ def verify_index(path: str | os.PathLike[str], rebuild: str = LOCAL_REBUILD) -> 
         return [f"{path}: corrupt index ({exc}); {rebuild}"]
     finally:
         conn.close()
+
+
+def _schema_findings(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> list[str]:
+    """Every table, index, trigger and view definition engram writes, as this version writes it:
+    the stored SQL is what SQLite runs (a column's default, a constraint, a trigger's body)."""
+    expected = sqlite3.connect(":memory:")
+    try:
+        create_index(expected)
+        if exported.present(conn):
+            expected.executescript(exported.SCHEMA)
+        wanted = dict(expected.execute(_DEFINITIONS).fetchall())
+    finally:
+        expected.close()
+    stored = dict(conn.execute(_DEFINITIONS).fetchall())
+    return [
+        f"{path}: the definition of {name} is not engram's" for name, sql in wanted.items() if stored.get(name) != sql
+    ]
+
+
+_DEFINITIONS = "SELECT name, sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY name"
 
 
 def _findings(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> list[str]:
@@ -62,6 +91,7 @@ def _findings(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> list[st
     if orphans:
         findings.append(f"{path}: {orphans} memories have no source record")
     findings += _edge_findings(conn, path)
+    findings += _schema_findings(conn, path)
     findings += _fts_findings(conn, path)
     findings += [f"{path}: {finding}" for finding in exported.findings(conn)]
     return findings

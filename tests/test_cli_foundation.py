@@ -378,6 +378,24 @@ def test_verify_fails_when_the_fingerprint_does_not_match(three, run_engram):
     assert "team.db" in proc.stdout + proc.stderr
 
 
+@pytest.mark.parametrize("exported", [False, True])
+def test_verify_fails_when_a_stored_definition_was_changed(three, run_engram, exported):
+    """The schema is stored SQL that SQLite runs: a byte changed there (a constraint, a trigger,
+    an index's filter) changes what the file does without touching a row."""
+    assert run_engram(["index", "--output", "team.db"], cwd=three).returncode == 0
+    if not exported:  # an index as a root keeps it, without the readers' tables
+        shutil.copyfile(three / ".agents/.engram/index.db", three / "team.db")
+    conn = sqlite3.connect(three / "team.db")
+    conn.execute("PRAGMA writable_schema = ON")
+    (sql,) = conn.execute("SELECT sql FROM sqlite_schema WHERE name = 'files'").fetchone()
+    conn.execute("UPDATE sqlite_schema SET sql = ? WHERE name = 'files'", (sql.replace("'invalid'", "'invalie'"),))
+    conn.commit()
+    conn.close()
+    proc = run_engram(["verify", "--index", "team.db"], cwd=three)
+    assert proc.returncode == 1
+    assert "team.db: the definition of files is not engram's" in proc.stdout
+
+
 # --- ignore rules at load time ----------------------------------------------------------------
 
 
