@@ -98,14 +98,28 @@ def reasons(cand: Candidate, routing: Routing) -> list[str]:
 
 
 def omission_text(cand: Candidate, routing: Routing) -> str:
-    """An omitted candidate's reason, then its relevance and what it lacks when it was judged:
-    ``(relevance) relevance 0.12, lacks kafka, zebra``."""
+    """An omitted candidate's reason, then its relevance, its most specific words of the task and
+    where it holds them, and what it lacks, when it was judged:
+    ``(relevance) relevance 0.12, holds login (body), test (tags); lacks kafka, zebra``."""
     if cand.judged is None:
         return f"({cand.omission})"
+    holds = ", ".join(f"{routing.shown(word)} ({'/'.join(fields)})" for word, fields in _held(cand, routing))
     lacks = cand.lacks(routing)
     return gate.line(
-        f"({cand.omission}) relevance {cand.relevance:.2f}" + (f", lacks {', '.join(lacks)}" if lacks else "")
+        f"({cand.omission}) relevance {cand.relevance:.2f}"
+        + (f", holds {holds}" if holds else "")
+        + (f"; lacks {', '.join(lacks)}" if lacks else "")
     )
+
+
+HELD_LISTED = 3  # words an omitted candidate holds, named in dry-run
+
+
+def _held(cand: Candidate, routing: Routing) -> list[tuple[str, list[str]]]:
+    """The omitted candidate's most specific words of the task, with the fields holding each."""
+    idf = {anchor.text: weight for anchor, weight in zip(routing.scoring, routing.idf)}
+    held = cand.matched_fields(routing.scoring)
+    return sorted(held.items(), key=lambda item: -idf.get(item[0], 0.0))[:HELD_LISTED]
 
 
 def _off_topic_reason(routing: Routing) -> str:
@@ -222,6 +236,7 @@ def _omitted_json(cand: Candidate, routing: Routing, carded: bool) -> dict:
     out: dict = {"id": gate.memory_id(cand.id), "scope": cand.scope, "reason": cand.omission}
     if cand.judged is not None:
         out["relevance"] = cand.judged_relevance
+        out["holds"] = {routing.shown(word): fields for word, fields in _held(cand, routing)}
         out["lacks"] = cand.lacks(routing)
     if carded:
         out["shown"] = "card"
