@@ -17,7 +17,8 @@ from pathlib import Path
 
 from . import gate
 from .errors import EngramError
-from .layers import Layer, open_layers
+from .layers import Layer, invalid_note, open_layers
+from .pack import Pack
 from .render import miss_reasons
 from .route import Routing
 from .select import options_from_config, pack_options_from_config, select_pack
@@ -58,12 +59,11 @@ class Scores:
             self.packs += 1
             relevant = expect | set(case.get("accept", []))
             self.precision += sum(i in relevant for i in pack_ids) / len(pack_ids)
-        if not found:
-            self._miss(
-                f"missed {','.join(sorted(expect))} (got {','.join(pack_ids) or 'nothing'}): {gate.redacted(case['query'])}",
-                explain,
-                sorted(expect),
-            )
+        missing = sorted(expect.difference(found))
+        if missing:  # a hit that left some expected memory out is listed too: recall is what it lost
+            what = "missed" if not found else "partly missed"
+            got = ",".join(pack_ids) or "nothing"
+            self._miss(f"{what} {','.join(missing)} (got {got}): {gate.redacted(case['query'])}", explain, missing)
 
     def _miss(self, line: str, explain, ids: list[str]) -> None:
         self.misses.append(line)
@@ -84,11 +84,10 @@ class Scores:
         }
 
 
-def routed(layers: list[Layer], ws: Workspace, query: str) -> tuple[Routing, list[str]]:
-    """The routing of the query and the ids `engram load` would select for it."""
+def routed(layers: list[Layer], ws: Workspace, query: str) -> tuple[Routing, Pack]:
+    """The routing of the query and the pack `engram load` would select for it."""
     options = options_from_config(ws.config, explain=True)
-    routing, pack = select_pack(layers, query, options, pack_options_from_config(ws.config))
-    return routing, [e.cand.id for e in pack.selected]
+    return select_pack(layers, query, options, pack_options_from_config(ws.config))
 
 
 class FixtureError(EngramError):
@@ -152,8 +151,9 @@ def run_benchmark(fixture: Path) -> dict:
         raise FixtureError(f"no memories to route over in {ws.root.path}: run it in the workspace the fixture is for")
     groups: dict[str, Scores] = defaultdict(Scores)
     for case in cases:
-        routing, ids = routed(layers, ws, case["query"])
-        groups["all"].add(case, ids, lambda wanted, routing=routing: miss_reasons(routing, wanted))
+        routing, pack = routed(layers, ws, case["query"])
+        ids = [e.cand.id for e in pack.selected]
+        groups["all"].add(case, ids, lambda wanted, routing=routing, pack=pack: miss_reasons(routing, pack, wanted))
         if "lang" in case:
             groups[case["lang"]].add(case, ids)
     named = {i for case in cases for key in ("expect", "accept") for i in case.get(key, [])}
@@ -162,7 +162,8 @@ def run_benchmark(fixture: Path) -> dict:
         "results": {name: scores.summary() for name, scores in groups.items()},
         "misses": groups["all"].misses,
         "miss_reasons": groups["all"].miss_reasons,
-        "unknown_ids": sorted(named - known),  # labels this workspace cannot satisfy: a wrong folder, or a typo
+        # labels this workspace cannot satisfy: a wrong folder, a typo, or a memory file that is not valid
+        "unknown_ids": [f"{i}{invalid_note(layers, i)}" for i in sorted(named - known)],
     }
 
 

@@ -265,9 +265,15 @@ def unlink(
 
 @app.command()
 def benchmark(
-    fixture: Path = typer.Argument(..., help="JSON list of {query, expect, accept}."),
+    fixture: Path = typer.Argument(
+        ...,
+        help="JSON list of {query, expect, accept}: expect, the ids that must load (empty: an off-topic task, silent"
+        " only when nothing loads); accept, ids also fine to load (counted as relevant by precision).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the numbers as JSON."),
-    show_misses: bool = typer.Option(False, "--misses", help="List the queries that missed, and why."),
+    show_misses: bool = typer.Option(
+        False, "--misses", help="List the queries that missed an expected id, or loaded one off-topic, and why."
+    ),
 ) -> None:
     """Routing quality on labelled queries: hit@pack, recall@pack, MRR, precision, off-topic silence."""
     from .benchmark import format_report, run_benchmark

@@ -114,6 +114,17 @@ def open_layers(
     return layers
 
 
+def invalid_note(layers: list[Layer], memory_id: str) -> str:
+    """`` (rules/x.md is not valid: ...)`` when the memory file named for ``memory_id`` (its stem:
+    the id of a file that did not parse is unknown) is left out of an index as not valid; else ""."""
+    for layer in layers:
+        with contextlib.suppress(sqlite3.Error):  # a shared index holds no file table
+            for (rel,) in layer.conn.execute("SELECT rel FROM files WHERE status = 'invalid'"):
+                if isinstance(rel, str) and rel.rsplit("/", 1)[-1].lower() == f"{memory_id}.md":
+                    return f" ({gate.path(rel)} is not valid: `engram check` says why)"
+    return ""
+
+
 def _same_folder(path: str | None, other: str) -> bool:
     return path is not None and os.path.realpath(path) == os.path.realpath(other)
 

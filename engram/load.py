@@ -14,7 +14,7 @@ from .autowatch import start_watcher
 from .config import BUDGET_RANGE, user_config_dir
 from .errors import EngramError, say, warning
 from .index import LOCAL_REBUILD, SHARED_REBUILD, IndexFileError
-from .layers import Layer, open_layers
+from .layers import Layer, invalid_note, open_layers
 from .pack import Entry, Pack, Screen, checked_body, requires_of, screen_text
 from .render import (
     body_block,
@@ -287,23 +287,11 @@ def _fetch(layers: list[Layer], ids: list[str], ws: Workspace, state: sqlite3.Co
         return code
     for item in found:
         if item.shown == "missing":
-            invalid = _invalid_file(layers, item.id)
-            say(f"not found: {item.id}" + (f" ({invalid} is not valid: `engram check` says why)" if invalid else ""))
+            say(f"not found: {item.id}{invalid_note(layers, item.id)}")
     blocks = [item.block for item in found if item.block]
     if blocks:
         sys.stdout.write(gate.text("\n".join(blocks) + "\n"))
     return code
-
-
-def _invalid_file(layers: list[Layer], memory_id: str) -> str | None:
-    """The memory file named for ``memory_id`` (its stem: the id of a file that did not parse is
-    unknown) that is left out of an index as not valid, as printed; None when there is none."""
-    for layer in layers:
-        with contextlib.suppress(sqlite3.Error):  # a shared index holds no file table
-            for (rel,) in layer.conn.execute("SELECT rel FROM files WHERE status = 'invalid'"):
-                if isinstance(rel, str) and rel.rsplit("/", 1)[-1].lower() == f"{memory_id}.md":
-                    return gate.path(rel)
-    return None
 
 
 class Fetched(namedtuple("Fetched", "id cand shown block")):

@@ -11,7 +11,7 @@ from . import gate
 from .index import RETIRED
 from .memory_format import ATX_HEADING
 from .pack import Entry, Pack
-from .route import Anchor, Candidate, Routing
+from .route import Candidate, Routing
 
 
 def count_line(pack: Pack) -> str:
@@ -92,7 +92,7 @@ def reasons(cand: Candidate, routing: Routing) -> list[str]:
     if cand.prerequisite_of:
         return [f"prerequisite of {cand.prerequisite_of} (depends_on)"]
     matched = cand.matched_fields(routing.scoring).items()
-    out = [f"{routing.shown(anchor)} -> {', '.join(fields)}" for anchor, fields in matched]
+    out = [f"{routing.label(routing.scoring[index])} -> {', '.join(fields)}" for index, fields in matched]
     out += [f"x{factor:g} {name}" for name, factor in cand.multipliers]
     return out
 
@@ -103,7 +103,7 @@ def omission_text(cand: Candidate, routing: Routing) -> str:
     ``(relevance) relevance 0.12, holds login (body), test (tags); lacks kafka, zebra``."""
     if cand.judged is None:
         return f"({cand.omission})"
-    holds = ", ".join(f"{routing.shown(word)} ({'/'.join(fields)})" for word, fields in _held(cand, routing))
+    holds = ", ".join(f"{word} in {'/'.join(fields)}" for word, fields in _held(cand, routing))
     lacks = cand.lacks(routing)
     return gate.line(
         f"({cand.omission}) relevance {cand.relevance:.2f}"
@@ -116,10 +116,10 @@ HELD_LISTED = 3  # words an omitted candidate holds, named in dry-run
 
 
 def _held(cand: Candidate, routing: Routing) -> list[tuple[str, list[str]]]:
-    """The omitted candidate's most specific words of the task, with the fields holding each."""
-    idf = {anchor.text: weight for anchor, weight in zip(routing.scoring, routing.idf)}
-    held = cand.matched_fields(routing.scoring)
-    return sorted(held.items(), key=lambda item: -idf.get(item[0], 0.0))[:HELD_LISTED]
+    """The omitted candidate's most specific words of the task, as dry-run names them, with the
+    fields holding each."""
+    held = sorted(cand.matched_fields(routing.scoring).items(), key=lambda item: -routing.idf[item[0]])
+    return [(routing.label(routing.scoring[index]), fields) for index, fields in held[:HELD_LISTED]]
 
 
 def _off_topic_reason(routing: Routing) -> str:
@@ -130,30 +130,41 @@ def _off_topic_reason(routing: Routing) -> str:
     return f"under {routing.topic_bar:.2f}, so nothing packs"
 
 
-def miss_reasons(routing: Routing, ids: list[str]) -> list[str]:
+def miss_reasons(routing: Routing, pack: Pack, ids: list[str]) -> list[str]:
     """For a benchmark miss: what the routing said of each memory named (expected, or loaded
     although the task is off-topic), as dry-run says it."""
+    packed = {e.cand.id: e.cand for e in pack.selected}
     found = {c.id: c for c in [*routing.admitted, *routing.omitted]}
     lines = [f"on-topic {routing.on_topic:.2f}" + (f" ({_off_topic_reason(routing)})" if routing.off_topic else "")]
     for memory_id in ids:
-        cand, name = found.get(memory_id), gate.memory_id(memory_id)
+        cand, name = packed.get(memory_id) or found.get(memory_id), gate.memory_id(memory_id)
         if cand is None:
             lines.append(f"{name}: holds no word of the task")
-        elif cand.omission:
+        elif cand.prerequisite_of:
+            lines.append(f"{name}: packed as a prerequisite of {gate.memory_id(cand.prerequisite_of)} (depends_on)")
+        elif memory_id not in packed:
             lines.append(f"{name}: {omission_text(cand, routing)}")
         else:
-            lines.append(f"{name}: packed; relevance {cand.relevance:.2f} ({cand.tier})")
+            lines.append(f"{name}: packed; relevance {cand.relevance:.2f}, tier {cand.tier}")
     return [gate.line(line) for line in lines]
+
+
+UNKNOWN_LISTED = 8  # words of the task no memory holds, named in dry-run
 
 
 def render_dry_run(routing: Routing, pack: Pack) -> str:
     lines = [f"Routed memories ({len(pack.selected)} of {pack.total_related})"]
-    anchors = ", ".join(_anchor_text(a, routing) for a in routing.anchors) or "(none)"
+    anchors = ", ".join(map(routing.label, routing.anchors)) or "(none)"
     unused = f" (and {routing.unused_words} later words, not anchors)" if routing.unused_words else ""
     lines.append(f"anchors: {anchors}{unused}")
+    unknown = [routing.label(a) for a, weight in zip(routing.scoring, routing.idf) if not weight and not a.pair]
+    if unknown:  # what an author would add to the memory that should have matched
+        more = f" and {len(unknown) - UNKNOWN_LISTED} more" if len(unknown) > UNKNOWN_LISTED else ""
+        lines.append(f"no memory holds: {', '.join(unknown[:UNKNOWN_LISTED])}{more}")
     if routing.admitted and not routing.pack and routing.off_topic:
         lines.append(
-            f"off-topic: nothing here is about this task (on-topic {routing.on_topic:.2f}; {_off_topic_reason(routing)})"
+            f"off-topic: the task as a whole is judged not about this folder (on-topic {routing.on_topic:.2f}; "
+            f"{_off_topic_reason(routing)})"
         )
     for position, entry in enumerate(pack.selected, 1):
         cand = entry.cand
@@ -169,11 +180,6 @@ def render_dry_run(routing: Routing, pack: Pack) -> str:
     if routing.narrow_tags:
         lines.append(f"Narrow with tags: {', '.join(gate.names(routing.narrow_tags))}")
     return gate.text("\n".join(lines) + "\n")
-
-
-def _anchor_text(anchor: Anchor, routing: Routing) -> str:
-    shown = routing.shown(anchor.text)
-    return f"{shown} (from {routing.shown(anchor.source)})" if anchor.source else shown
 
 
 def _omitted_once(pack: Pack) -> list[Candidate]:
@@ -236,7 +242,7 @@ def _omitted_json(cand: Candidate, routing: Routing, carded: bool) -> dict:
     out: dict = {"id": gate.memory_id(cand.id), "scope": cand.scope, "reason": cand.omission}
     if cand.judged is not None:
         out["relevance"] = cand.judged_relevance
-        out["holds"] = {routing.shown(word): fields for word, fields in _held(cand, routing)}
+        out["holds"] = dict(_held(cand, routing))
         out["lacks"] = cand.lacks(routing)
     if carded:
         out["shown"] = "card"

@@ -227,8 +227,9 @@ class Candidate:
     def tags(self) -> list[str]:
         return json.loads(self.row["tags"])
 
-    def matched_fields(self, anchors: list[Anchor]) -> dict[str, list[str]]:
-        """For each anchor the memory holds, the fields it holds it in (for dry-run reasons)."""
+    def matched_fields(self, anchors: list[Anchor]) -> dict[int, list[str]]:
+        """For each anchor the memory holds (by its index), the fields it holds it in (for dry-run
+        reasons)."""
         if self.judged is None:
             return {}
         linked = self._linked_terms()
@@ -239,7 +240,7 @@ class Candidate:
                 held = set(anchors[index].word.terms)
                 place = [name for name, found in zip(("body", "linked document"), linked) if held & found]
                 fields[fields.index("body") : fields.index("body") + 1] = place or ["body"]
-            out[anchors[index].text] = fields
+            out[index] = fields
         return out
 
     def _linked_terms(self) -> tuple[set[str], set[str]] | None:
@@ -255,7 +256,7 @@ class Candidate:
         is named or tagged for (`postgresql`, not a body's `spent`), then the most specific."""
         held = self.judged.found.counts if self.judged else {}
         missing = (i for i in routing.lack_order() if i not in held)
-        return [routing.shown(routing.scoring[i].text) for i in itertools.islice(missing, LACKS_LISTED)]
+        return [routing.label(routing.scoring[i]) for i in itertools.islice(missing, LACKS_LISTED)]
 
 
 class Options:
@@ -313,6 +314,12 @@ class Routing:
         if self._secrets is None:
             self._secrets = gate.secret_parts(self.task)
         return gate.task_word(word, self._secrets)
+
+    def label(self, anchor: Anchor) -> str:
+        """An anchor as dry-run names it: its word, and where a name, an implied technology or a
+        concept came from (`django (from django admin)`: not the word `django` itself)."""
+        shown = self.shown(anchor.text)
+        return f"{shown} (from {self.shown(anchor.source)})" if anchor.source else shown
 
     def lack_order(self) -> list[int]:
         """The anchors some memory holds, in the order an omitted memory is said to lack them

@@ -132,7 +132,7 @@ def _everything_printed(project: Path, index: Path, values: dict) -> list[str]:
     pack = build_pack(routing, options, PackOptions(limit=3, expand_top=1))
     printed = [render.render_text(pack), render.render_dry_run(routing, pack), render.render_json(routing, pack)]
     printed += [render.omission_text(cand, routing) for cand in routing.admitted]
-    printed += render.miss_reasons(routing, [c.id for c in routing.admitted] + ["wren-2", "nope"])
+    printed += render.miss_reasons(routing, pack, [c.id for c in routing.admitted] + ["wren-2", "nope"])
     blocks = [
         load._fetch_one([layer], i, Options(), screen_text).block or ""
         for i in ("wren-0", "wren-1", "wren-2", "wren-3")

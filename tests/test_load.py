@@ -401,8 +401,12 @@ def test_dry_run_says_the_bar_an_off_topic_task_is_under(project):
     shown = project.load("--dry-run", "celery task ran twice after a redeploy of the billing worker with new settings")
     [line] = [line for line in shown.lines if line.startswith("off-topic: ")]
     assert re.fullmatch(
-        r"off-topic: nothing here is about this task \(on-topic 0\.\d\d; under 0\.\d\d, so nothing packs\)", line
+        r"off-topic: the task as a whole is judged not about this folder \(on-topic 0\.\d\d; under 0\.\d\d, so "
+        r"nothing packs\)",
+        line,
     )
+    # the words an author would add to the memory that should have matched
+    assert "no memory holds: ran, twice, redeploy, billing, worker, settings" in shown.lines
 
 
 def test_a_committed_shared_index_built_from_this_project_serves_nothing_its_sources_retired(project):
@@ -808,13 +812,17 @@ def test_an_omitted_memory_is_said_to_lack_the_subjects_first(project):
     assert held["long-notes"] == {"zebra": ["body"]}  # and where: what an author can move to a tag
     dry = project.load("--dry-run", "kafka brokers zebra").lines
     assert "omitted: long-notes [workspace] (relevance) relevance" in next(line for line in dry if "long-notes" in line)
-    assert next(line for line in dry if "long-notes" in line).endswith(", holds zebra (body); lacks kafka, brokers")
+    assert next(line for line in dry if "long-notes" in line).endswith(", holds zebra in body; lacks kafka, brokers")
     # the words inside an identifier are no words of their own beside it, unless it is unknown
     project.write("kafka-consumer", "# KC\nKafkaConsumer offsets.", tags=["consumer"])
     lacks = {o["id"]: o.get("lacks") for o in project.load_json("KafkaConsumer zebra")["omitted"]}
     assert lacks["kafka-ops"] == ["kafkaconsumer", "zebra"]  # not `consumer`
     lacks = {o["id"]: o.get("lacks") for o in project.load_json("KafkaBroker zebra")["omitted"]}
     assert "broker" in lacks["kafka-consumer"]  # no memory holds `kafkabroker`
+    # a name, an implied technology or a concept is said with where it came from, never as the bare word
+    project.write("react-hooks", "# Hooks\nEffects clean up.", tags=["react"])
+    reasons = project.load("--dry-run", "useEffect runs twice, zebra").stdout
+    assert "lacks react (from useeffect)" in reasons  # not "react", a word the task never wrote
 
 
 HOMONYM_QUERY = "how do I improve my flutter kick in freestyle swimming"
