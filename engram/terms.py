@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import AnyStr
 
-TOKENIZER_VERSION = "engram-terms-10"
+TOKENIZER_VERSION = "engram-terms-11"
 
 _WORD = re.compile(r"[^\W_]+")
 _CJK_SPLIT = LazyPattern(
@@ -550,6 +550,8 @@ def _stem(word: str) -> str:
         word = word[:-1]
     if word.endswith("ing") and len(word) >= 6 and _has_vowel(word[:-3]):
         word = _undouble(word[:-3])
+    elif word.endswith("ied") and len(word) > 4:  # retried, queried: the stem of retries and queries
+        word = word[:-3] + "y"
     elif word.endswith("ed") and not word.endswith("eed") and len(word) >= 5 and _has_vowel(word[:-2]):
         word = _undouble(word[:-2])
     if word.endswith("e") and len(word) > 3:

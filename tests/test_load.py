@@ -764,6 +764,9 @@ def test_light_stemming_matches_inflections(project):
     project.write("deploy-steps", "# Deploy\nDeploys go through staging.", tags=["deployment"])
     for query in ("deploying", "deployed", "deploys", "DEPLOY"):
         assert entry_ids(project.load_json(query)) == ["deploy-steps"], query
+    project.write("job-retries", "# Retries\nJobs back off.", tags=["retries"])
+    for query in ("the job was retried", "it retries", "retry it"):  # -ied and -ies stem alike
+        assert entry_ids(project.load_json(query)) == ["job-retries"], query
 
 
 def test_wider_pool_is_refined_into_a_compact_pack(project):
