@@ -100,7 +100,7 @@ def reasons(cand: Candidate, routing: Routing) -> list[str]:
 def omission_text(cand: Candidate, routing: Routing) -> str:
     """An omitted candidate's reason, then its relevance, its most specific words of the task and
     where it holds them, and what it lacks, when it was judged:
-    ``(relevance) relevance 0.12, holds login (body), test (tags); lacks kafka, zebra``."""
+    ``(relevance) relevance 0.12, holds login in body, test in tags; lacks kafka, zebra``."""
     if cand.judged is None:
         return f"({cand.omission})"
     holds = ", ".join(f"{word} in {'/'.join(fields)}" for word, fields in _held(cand, routing))

@@ -137,9 +137,10 @@ def check_pinned(index_path: str, pin: Pin, state: sqlite3.Connection | None) ->
 
 
 def _signature_digest(index_path: str) -> str:
+    """The digest of the index's signature file, "none" when it cannot be read (a FIFO or a
+    folder there is refused at once, never waited on)."""
     try:
-        with open(signature_path(index_path), "rb") as signature:
-            return hashlib.sha256(signature.read(MAX_SIGNATURE_BYTES + 1)).hexdigest()
+        return hashlib.sha256(read_bytes(signature_path(index_path), MAX_SIGNATURE_BYTES)).hexdigest()
     except OSError:
         return "none"
 

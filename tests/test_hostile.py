@@ -1013,14 +1013,16 @@ def test_a_signature_removed_after_it_was_checked_is_missed_at_once(deploy_proje
     )
     assert "ORIGINALBODY" in run_engram(["load", "--all", "deploy"], cwd=other).stdout  # checked, remembered
     signature = (project / "team.db.sig").read_bytes()
-    for damage in (b"", b"{}"):
-        if damage:
-            (project / "team.db.sig").write_bytes(damage)
-        else:
-            (project / "team.db.sig").unlink()
+    for damage in ("gone", "{}", "fifo"):  # a FIFO is refused at once, never waited on
+        (project / "team.db.sig").unlink(missing_ok=True)
+        if damage == "fifo":
+            os.mkfifo(project / "team.db.sig")
+        elif damage != "gone":
+            (project / "team.db.sig").write_text(damage)
         refused = run_engram(["load", "--all", "deploy"], cwd=other)
         assert "ORIGINALBODY" not in refused.stdout and "OWNBODY" in refused.stdout
         assert "global index not used" in refused.stderr
+    (project / "team.db.sig").unlink()
     (project / "team.db.sig").write_bytes(signature)
     assert "ORIGINALBODY" in run_engram(["load", "--all", "deploy"], cwd=other).stdout
 
