@@ -385,6 +385,17 @@ _PROSE_SECRET_WORDS_OTHER = tuple(
         "пароль",
         "密码",
         "密碼",
+        "密钥",  # a key, as Chinese and Japanese write it: 密钥, 秘钥, 私钥, 令牌, キー, トークン
+        "密鑰",
+        "秘钥",
+        "秘鑰",
+        "私钥",
+        "私鑰",
+        "令牌",
+        "秘密鍵",
+        "キー",
+        "トークン",
+        "シークレット",
         "パスワード",
         "비밀번호",
         "mật khẩu",
@@ -400,7 +411,8 @@ _VALUE = r"""(?:["'`«「“][ \t]*(?P<quoted>[^"'`»」”\n]{1,200}?)[ \t]*["'
 _IS = r"[ \t]+(?:is|was|lautet|ist|es|est|é|era|è|là|jest|är|je)[ \t]+"
 _PROSE_PASSWORD = LazyPattern(
     r"""(?:password|passphrase|passwort|kennwort|contrase[ñn]a|clave|senha|mot[ \t]+de[ \t]+passe|wachtwoord
-        |parola|[sş]ifre(?:si)?|has[łl]o|l[öo]senord|heslo|m[ậa]t[ \t]+kh[ẩa]u|пароль|密码|密碼|パスワード|비밀번호|كلمة[ \t]+المرور|पासवर्ड)
+        |parola|[sş]ifre(?:si)?|has[łl]o|l[öo]senord|heslo|m[ậa]t[ \t]+kh[ẩa]u|пароль|密码|密碼|パスワード|비밀번호|كلمة[ \t]+المرور|पासवर्ड
+        |密钥|密鑰|秘钥|秘鑰|私钥|私鑰|令牌|秘密鍵|キー|トークン|シークレット)
     (?:[ \t]+[^\s:=,'"`«「“]{1,24}){0,10}?
     (?:"""
     + _IS
@@ -409,7 +421,9 @@ _PROSE_PASSWORD = LazyPattern(
     re.I | re.X,
 )
 # A token's or a secret's only with a verb: "Token budgets: `chars/4`" is a heading.
-_PROSE_TOKEN = LazyPattern(r"(?:secret|token)(?:[ \t]+[^\s'\"`]{1,24}){0,5}?" + _IS + _VALUE, re.I | re.X)
+_PROSE_TOKEN = LazyPattern(
+    r"(?:secret|token)(?:[ \t]+[^\s'\"`]{1,24}){0,5}?(?:" + _IS + r"|[ \t]*(?:は|는|은|是)[ \t]*)" + _VALUE, re.I | re.X
+)
 
 
 def _prose_password(text: str, lowered: bytes) -> str | None:

@@ -190,6 +190,9 @@ SECRETS = [
     ("Пароль от Redis на стенде: `q8R!x2#Lm0`.", "secret: password in prose"),
     ("测试库密码：Hq7!xP2#kd，仅供内部使用。", "secret: password in prose"),
     ("検証サーバーのパスワードは `Rk3#v9!Wq` です。", "secret: password in prose"),
+    ("微信支付 APIv3 密钥：a8F3kL9mQ2xR7tW4nP6vB1cZ5yH0jD8s", "secret: password in prose"),  # a key, in Chinese
+    ("WeChat Pay の APIv3 キーは a8F3kL9mQ2xR7tW4nP6vB1cZ5yH0jD8s です", "secret: password in prose"),
+    ("企业微信机器人的 token 是 a8F3kL9mQ2xR7tW4nP6vB1cZ5yH0jD8s", "secret: password in prose"),
     ("Staging password: `ADMIN_PASS=Tr0ub4dor&3`.", "secret: password in prose"),  # a setting whose value is one
     ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAuvqdt7s8Stqcbnr3yBdGBLEPH1qhT61q\n", "secret: private key"),
     ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n", "secret: private key"),
@@ -628,6 +631,10 @@ FALSE_ALARMS = [
     "The password policy is strict: at least 12 characters.",
     "Passwörter stehen im Tresor; das Passwort ist `${DB_PASSWORD}` aus der Umgebung.",
     "密码：请从 Vault 读取，不要写在这里。",
+    "密钥请从 Vault 读取，不要写在这里。",
+    "主キーは order_id です。",
+    "令牌桶算法用于限流。",
+    "トークンは 30 分で失効する。",
     "A sha256 of the release: `9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08`.",
     "See [](#top) to go back up.",
     "Our CI agent pushes release tags to main after the changelog job.",
