@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import AnyStr
 
-TOKENIZER_VERSION = "engram-terms-11"
+TOKENIZER_VERSION = "engram-terms-12"
 
 _WORD = re.compile(r"[^\W_]+")
 _CJK_SPLIT = LazyPattern(
@@ -303,6 +303,37 @@ CJK_STOP_BIGRAMS = frozenset(
         "何",
         "方法",
         "场合",
+        # modal and function words a team's Chinese rules are full of ("不要写 Options API", "必须",
+        # "所有"), as everyday questions are ("要不要带伞", "孩子上学必须穿校服吗"): a multilingual
+        # team's audit found these loading rules for the weather
+        "不要",
+        "要不",
+        "必须",
+        "所有",
+        "怎么",
+        "如果",
+        "因为",
+        "所以",
+        "但是",
+        "还是",
+        "已经",
+        "没有",
+        "不能",
+        "是否",
+        "一下",
+        "一些",
+        "我们",
+        "你们",
+        "他们",
+        "可能",
+        "的话",
+        "时候",
+        "这样",
+        "这些",
+        "那些",
+        "为了",
+        "或者",
+        "不是",
     ]
 )
 # The generic memory words in Japanese and Chinese (simplified and traditional or Japanese

@@ -1531,3 +1531,15 @@ def test_a_state_db_that_cannot_be_migrated_only_costs_a_screen(project):
     for _ in range(2):
         result = project.load("deploy")
         assert result.returncode == 0 and "STUCKBODY" in result.stdout, result.stderr
+
+
+def test_chinese_function_words_do_not_route_everyday_questions_to_chinese_rules(project):
+    """A team's Chinese rules are full of 不要 ("don't") and 必须 ("must"), as everyday questions are:
+    those are no words to route on (a multilingual team's audit had the weather load a Vue rule)."""
+    for n in range(10):
+        project.write(f"filler-{n}", f"# 规范 {n}\n关于主题{n}的说明。", tags=[f"t{n}"])
+    project.write("vue3-composition", "# Vue 3\n不要写 Options API，必须用 Composition API。", tags=["vue"])
+    project.write("api-format", "# 接口\n所有接口必须返回统一的 JSON 格式。", tags=["api"])
+    for question in ("明天上海天气怎么样，要不要带伞？", "孩子上学必须穿校服吗", "医生说感冒不要吃辣的"):
+        assert entry_ids(project.load_json(question)) == [], question
+    assert entry_ids(project.load_json("Vue 组件不要用 Options API 吗"))[:1] == ["vue3-composition"]
