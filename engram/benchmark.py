@@ -75,6 +75,8 @@ class Scores:
 
         return {
             "queries": self.positives + self.negatives,
+            "on_topic": self.positives,
+            "off_topic": self.negatives,
             "hit_at_pack": ratio(self.hits, self.positives),
             "recall_at_pack": ratio(self.recall, self.positives),
             "mrr": ratio(self.reciprocal_rank, self.positives),
@@ -178,5 +180,17 @@ def table_line(name: str, cells) -> str:
 def format_report(report: dict) -> str:
     lines = [table_line("group", COLUMNS)]
     for name, summary in report["results"].items():
-        lines.append(table_line(name, (summary[c] for c in COLUMNS)))
+        lines.append(table_line(name, (_cell(summary, c) for c in COLUMNS)))
     return "\n".join(lines) + "\n"
+
+
+OFF_TOPIC_COLUMNS = ("off_topic_silent",)  # the rest but `queries` are measured on the on-topic cases
+
+
+def _cell(summary: dict, column: str):
+    """A number, or n/a where the group has no case it is measured on (a language's on-topic
+    tasks alone: its silence is no 0.0)."""
+    if column == "queries":
+        return summary[column]
+    cases = summary["off_topic"] if column in OFF_TOPIC_COLUMNS else summary["on_topic"]
+    return summary[column] if cases else "n/a"

@@ -46,6 +46,8 @@ def expected_numbers(cases: list[dict], packs: list[list[str]]) -> dict:
 
     return {
         "queries": len(cases),
+        "on_topic": len(positive),
+        "off_topic": len(negative),
         "hit_at_pack": ratio(sum(bool(set(c["expect"]) & set(p)) for c, p in positive), len(positive)),
         "recall_at_pack": ratio(
             sum(len(set(c["expect"]) & set(p)) / len(c["expect"]) for c, p in positive), len(positive)
@@ -295,3 +297,11 @@ def test_misses_say_a_memory_was_packed_as_a_prerequisite(project, tmp_path):
     assert any(line.strip().startswith("off-topic loaded ") for line in lines), lines
     assert "      base: packed as a prerequisite of deploy-recipe (depends_on)" in lines
     assert any(line.startswith("      deploy-recipe: packed; relevance ") for line in lines)
+
+
+def test_a_group_without_off_topic_cases_says_n_a_for_its_silence(four_rules, tmp_path):
+    """A language whose cases are all on-topic has no silence to measure: not 0.0."""
+    cases = [{"query": "cypress", "expect": ["cypress-e2e"], "lang": "a"}, {"query": "plan a trip", "expect": []}]
+    table = four_rules.run("benchmark", _write_fixture(tmp_path / "cases.json", cases)).lines
+    assert table[1].split()[0:3] == ["all", "2", "1.0"] and table[1].split()[-1] == "1.0"
+    assert table[2].split()[0:3] == ["a", "1", "1.0"] and table[2].split()[-1] == "n/a"
