@@ -157,7 +157,8 @@ def shared_index_problems(ws: Workspace, scratch_path: str) -> list[Problem]:
             if inside
             else []
         )
-    sources = recorded_sources(path, read_meta_of(path))
+    meta = read_meta_of(path)
+    sources = recorded_sources(path, meta)
     own = inside and sources is not None and is_inside(sources, os.path.realpath(ws.root.project))
     if inside:
         findings = verify_index(path, _mend(path, own))
@@ -165,7 +166,7 @@ def shared_index_problems(ws: Workspace, scratch_path: str) -> list[Problem]:
             return [Problem(shown, finding.removeprefix(f"{path}: "), kind="stale") for finding in findings]
     problems = _unusable(ws, path, shown)
     if own and sources is not None:
-        problems += _stale_export(ws, path, shown, sources, scratch_path)
+        problems += _stale_export(ws, path, meta, sources, scratch_path)
     return problems
 
 
@@ -192,14 +193,14 @@ def _unusable(ws: Workspace, path: str, shown: str) -> list[Problem]:
     return []
 
 
-def _stale_export(ws: Workspace, path: str, shown: str, sources: str, scratch_path: str) -> list[Problem]:
-    meta = read_meta_of(path)
+def _stale_export(ws: Workspace, path: str, meta: dict[str, str], sources: str, scratch_path: str) -> list[Problem]:
+    """This project's own export (its ``meta`` read once), compared with a build of its sources now."""
     project = ws.root.project if sources == ws.root.path else sources
     compile_to(Root(sources, meta.get("scope", "workspace"), project), ws.config, scratch_path, None)
     if _content_key(meta) == _content_key(read_meta_of(scratch_path)):
         return []
     reason = f"not what `{_rebuild_command(path)}` writes now (its sources changed); rebuild it and commit it"
-    return [Problem(shown, reason, kind="stale")]
+    return [Problem(shown_path(path, ws.root.project), reason, kind="stale")]
 
 
 def _content_key(meta: dict[str, str]) -> tuple:

@@ -379,23 +379,15 @@ _PROSE_SECRET_WORDS_ASCII = (
     "losenord",
     "mat khau",
 )  # each one a search of the whole text: the other languages' words only where their letters are
+# A key or a token as Chinese and Japanese write it (simplified and traditional): "密钥：X", "APIv3 キーは X".
+_CJK_KEY_WORDS = ("密钥", "密鑰", "秘钥", "秘鑰", "私钥", "私鑰", "令牌", "秘密鍵", "キー", "トークン", "シークレット")
 _PROSE_SECRET_WORDS_OTHER = tuple(
     form
     for word in (
         "пароль",
         "密码",
         "密碼",
-        "密钥",  # a key, as Chinese and Japanese write it: 密钥, 秘钥, 私钥, 令牌, キー, トークン
-        "密鑰",
-        "秘钥",
-        "秘鑰",
-        "私钥",
-        "私鑰",
-        "令牌",
-        "秘密鍵",
-        "キー",
-        "トークン",
-        "シークレット",
+        *_CJK_KEY_WORDS,
         "パスワード",
         "비밀번호",
         "mật khẩu",
@@ -409,20 +401,25 @@ _PROSE_SECRET_WORDS_OTHER = tuple(
 )
 _VALUE = r"""(?:["'`«「“][ \t]*(?P<quoted>[^"'`»」”\n]{1,200}?)[ \t]*["'`»」”]|(?P<bare>[^\s'"`,;、。)]{1,200}))"""
 _IS = r"[ \t]+(?:is|was|lautet|ist|es|est|é|era|è|là|jest|är|je)[ \t]+"
+_IS_CJK = r"[ \t]*(?:は|는|은|是)[ \t]*"  # "is" in Japanese, Korean and Chinese: no spaces needed
 _PROSE_PASSWORD = LazyPattern(
     r"""(?:password|passphrase|passwort|kennwort|contrase[ñn]a|clave|senha|mot[ \t]+de[ \t]+passe|wachtwoord
         |parola|[sş]ifre(?:si)?|has[łl]o|l[öo]senord|heslo|m[ậa]t[ \t]+kh[ẩa]u|пароль|密码|密碼|パスワード|비밀번호|كلمة[ \t]+المرور|पासवर्ड
-        |密钥|密鑰|秘钥|秘鑰|私钥|私鑰|令牌|秘密鍵|キー|トークン|シークレット)
+        |"""
+    + "|".join(_CJK_KEY_WORDS)
+    + r""")
     (?:[ \t]+[^\s:=,'"`«「“]{1,24}){0,10}?
     (?:"""
     + _IS
-    + r"""|[ \t]*[:=][ \t]*|[ \t]*(?:は|는|은|是)[ \t]*|[ \t]+(?=["'`«「“]))"""
+    + r"""|[ \t]*[:=][ \t]*|"""
+    + _IS_CJK
+    + r"""|[ \t]+(?=["'`«「“]))"""
     + _VALUE,
     re.I | re.X,
 )
 # A token's or a secret's only with a verb: "Token budgets: `chars/4`" is a heading.
 _PROSE_TOKEN = LazyPattern(
-    r"(?:secret|token)(?:[ \t]+[^\s'\"`]{1,24}){0,5}?(?:" + _IS + r"|[ \t]*(?:は|는|은|是)[ \t]*)" + _VALUE, re.I | re.X
+    r"(?:secret|token)(?:[ \t]+[^\s'\"`]{1,24}){0,5}?(?:" + _IS + "|" + _IS_CJK + ")" + _VALUE, re.I | re.X
 )
 
 
