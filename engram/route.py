@@ -100,7 +100,9 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
         seen.add(word.terms)
         joined = (glued.get(position - 1), glued.get(position))
         words.append(Anchor(word, tuple(term for term in joined if term and term not in word.terms)))
-    for part in terms.identifier_parts(query):
+    from . import signatures  # its tables take about 9 ms to load: file and session events never need it
+
+    for part in terms.identifier_parts(query, signatures.TECHNOLOGIES_NAMED):
         word = terms.meaningful(part)
         if word is not None and word.terms not in seen:
             seen.add(word.terms)
@@ -121,8 +123,6 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
             anchors[-1].foreign = kept[first.terms].foreign or bool(second and kept[second.terms].foreign)
     for compound in compounds:
         _spell_compound(anchors, compound, seen)
-    from . import signatures  # its tables take about 9 ms to load: file and session events never need it
-
     # the technologies the query's identifiers imply or it names, each by the names it does not write
     implied: dict[str, Anchor] = {}
     for tech, names, source in (

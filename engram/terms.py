@@ -18,7 +18,7 @@ from .lazyre import LazyPattern
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Container, Iterable
     from typing import AnyStr
 
 TOKENIZER_VERSION = "engram-terms-12"
@@ -665,13 +665,27 @@ _CAMEL = LazyPattern(r"\b[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]+|[A-Z]+(?![a-z]))+[A-
 _CAMEL_PART = LazyPattern(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
 
-def identifier_parts(text: str) -> list[Word]:
+# Products whose names are written in PascalCase but are one word: their parts name other
+# subjects (`java` of JavaScript, `git` of GitHub). Technology names are known to `signatures`.
+PRODUCT_NAMES = frozenset({
+    "actionscript", "applescript", "bigquery", "bitbucket", "chatgpt", "clickhouse", "cockroachdb",
+    "cocoapods", "coffeescript", "cosmosdb", "datadog", "devops", "digitalocean", "github", "gitlab",
+    "gitops", "hashicorp", "intellij", "ios", "ipad", "iphone", "javascript", "jetbrains", "linkedin",
+    "macos", "mlops", "nuget", "oauth", "onedrive", "openapi", "opensearch", "pagerduty", "paypal",
+    "playstation", "powerpoint", "pypi", "scipy", "sharepoint", "sonarqube", "stackoverflow", "testng",
+    "tiktok", "vscode", "wechat", "whatsapp", "youtube", "zeromq",
+})  # fmt: skip
+
+
+def identifier_parts(text: str, names: Container[str] = PRODUCT_NAMES) -> list[Word]:
     """The words inside camelCase and PascalCase identifiers (`LazyInitializationException` ->
-    lazy, initialization, exception): a memory may spell out what an error name runs together."""
+    lazy, initialization, exception): a memory may spell out what an error name runs together.
+    An identifier whose stem is one of ``names`` (PostgreSQL, JavaScript) is a name, not split."""
     out = []
     for identifier in _CAMEL.findall(text):
         parts = _CAMEL_PART.findall(identifier)
-        if len(parts) > 1:
+        whole = identifier.lower()
+        if len(parts) > 1 and whole not in PRODUCT_NAMES and stem(whole) not in names:
             out += [Word(part.lower(), (stem(part.lower()),), False) for part in parts]
     return out
 

@@ -126,9 +126,7 @@ def test_a_report_naming_its_stack_by_another_name_reaches_it(rules, report: str
     assert packed(rules, report)[:1] == [stack]
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the PostgreSQL rule it also names leads; the Django one falls under the relative cut"
-)
+@pytest.mark.xfail(strict=True, reason="under the task decision: relevance 0.79 against the 0.80 bar (docs/routing.md)")
 def test_a_300_word_bug_report_naming_two_stacks_packs_both(rules) -> None:
     assert DJANGO_REPORT.count("Django ") == 1
     assert "python-django-best-practices" in packed(rules, DJANGO_REPORT)

@@ -451,3 +451,20 @@ def test_vietnamese_typed_without_marks_is_vietnamese_text() -> None:
     words = devwords.foreign_words("lam sao de toi uu truy van postgres khi bang lon")
     assert words["truy"] and words["van"] and words["lam"] is False  # truy vấn, matched without marks
     assert "postgres" not in words and "bang" not in words  # bảng: no syllable of the list, no phrase
+
+
+def _anchor_texts(task: str) -> set[str]:
+    return {anchor.text for anchor in route.anchors_of(task)[0]}
+
+
+def test_an_identifier_is_split_into_its_words_but_a_product_name_is_not() -> None:
+    """`LazyInitializationException` holds words a memory may spell out; `JavaScript` and
+    `PostgreSQL` are names, whose parts (`java`, `sql`) name other subjects."""
+    assert {"lazy", "initialization", "exception"} <= _anchor_texts("LazyInitializationException thrown")
+    for task, name, part in (
+        ("the JavaScript bundle", "javascript", "java"),
+        ("PostgreSQL timeouts", "postgresql", "sql"),
+        ("GitHub Actions", "github", "git"),
+    ):
+        anchors = _anchor_texts(task)
+        assert name in anchors and part not in anchors, anchors
