@@ -63,7 +63,8 @@ class Scores:
         if missing:  # a hit that left some expected memory out is listed too: recall is what it lost
             what = "missed" if not found else "partly missed"
             got = ",".join(pack_ids) or "nothing"
-            self._miss(f"{what} {','.join(missing)} (got {got}): {gate.redacted(case['query'])}", explain, missing)
+            shown = ",".join(map(gate.name, missing))  # a fixture's ids are text like the query: screened
+            self._miss(f"{what} {shown} (got {got}): {gate.redacted(case['query'])}", explain, missing)
 
     def _miss(self, line: str, explain, ids: list[str]) -> None:
         self.misses.append(line)
@@ -165,7 +166,7 @@ def run_benchmark(fixture: Path) -> dict:
         "misses": groups["all"].misses,
         "miss_reasons": groups["all"].miss_reasons,
         # labels this workspace cannot satisfy: a wrong folder, a typo, or a memory file that is not valid
-        "unknown_ids": [f"{i}{invalid_note(layers, i)}" for i in sorted(named - known)],
+        "unknown_ids": [f"{gate.name(i)}{invalid_note(layers, i)}" for i in sorted(named - known)],
     }
 
 

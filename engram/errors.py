@@ -25,17 +25,19 @@ class EngramError(Exception):
 
 
 def say(message: str, prefix: str = "engram") -> None:
-    """The one way engram writes to stderr: ``<prefix>: <message>``, one line through the output gate."""
-    from .gate import line  # a message can quote a file name holding anything
+    """The one way engram writes to stderr: ``<prefix>: <message>``, one line through the output gate,
+    a secret in it withheld (a message quotes what the user typed: an argument, a path, a setting)."""
+    from .gate import redacted  # a message can quote a file name holding anything
 
-    print(f"{prefix}: {line(message)}", file=sys.stderr)
+    print(f"{prefix}: {redacted(message)}", file=sys.stderr)
 
 
 def out(message: str = "", end: str = "\n") -> None:
-    """A command's own output on stdout, through the output gate: paths and reports can hold anything."""
-    from .gate import text
+    """A command's own output on stdout, through the output gate, a secret in it withheld: paths and
+    reports can hold anything."""
+    from .gate import secrets_withheld, text
 
-    print(text(message), end=end)
+    print(text(secrets_withheld(message)), end=end)
 
 
 def error(message: str) -> None:

@@ -128,9 +128,19 @@ def task_word(word: str, secrets: tuple[str, ...]) -> str:
 
 
 def redacted(task: str) -> str:
-    """A task as one printed line, each part the screen flags as a secret withheld."""
-    secrets = set(secret_parts(task))
-    return line(" ".join(WITHHELD if part.lower() in secrets else part for part in task.split()))
+    """A task (or any message) as one printed line, each part the screen flags as a secret withheld."""
+    return line(secrets_withheld(task))
+
+
+def secrets_withheld(value: str) -> str:
+    """The text with each part the screen flags as a secret (`secret_parts`) withheld, its layout kept."""
+    secrets = set(secret_parts(value))
+    if not secrets:
+        return value
+    return "".join(WITHHELD if part.lower() in secrets else part for part in _SPACES.split(value))
+
+
+_SPACES = LazyPattern(r"(\s+)")  # split keeping the spaces and line breaks
 
 
 _PUNCTUATION = "\"'`.,;:!?()[]{}<>="

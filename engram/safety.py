@@ -30,6 +30,7 @@ import re
 from collections import namedtuple
 from collections.abc import Callable
 
+from .gate import text as printed  # the output's own cleaning: the screen reads what is printed
 from .lazyre import LazyPattern
 from .terms import non_ascii_chars, occurrences
 
@@ -207,6 +208,13 @@ _TOKEN_FORMATS = (
         _matching(LazyPattern(r"do[por]_v1_[a-f0-9]{64}(?![a-f0-9])"), "secret: digitalocean token"),
     ),
     _TokenFormat(("AC", "SK"), _matching(LazyPattern(r"(?:AC|SK)[0-9a-f]{32}(?![0-9A-Za-z])"), "secret: twilio key")),
+    _TokenFormat(
+        ("shpat_", "shpss_", "shpca_", "shppa_"),
+        _matching(LazyPattern(r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}(?![A-Za-z0-9])"), "secret: shopify token"),
+    ),
+    _TokenFormat(
+        ("dapi",), _matching(LazyPattern(r"dapi[a-f0-9]{32}(?:-\d)?(?![A-Za-z0-9])"), "secret: databricks token")
+    ),
     _TokenFormat(("AGE-SECRET-KEY-1",), _matching(LazyPattern(r"AGE-SECRET-KEY-1[0-9A-Z]{58}"), "secret: age key")),
     _TokenFormat(("hf_",), _matching(LazyPattern(r"hf_[A-Za-z0-9]{34,}(?![A-Za-z0-9])"), "secret: hugging face token")),
     _TokenFormat(("AA",), _telegram_token),
@@ -231,17 +239,34 @@ _TOKEN_PREFIXES = tuple(prefix for token in _TOKEN_FORMATS for prefix in token.p
 
 
 def _provider_token(text: str, runs: list[tuple[int, int]]) -> str | None:
-    for start, end in runs:
-        if not text.startswith(_TOKEN_PREFIXES, start):
-            continue
-        wrapped = _continuation(text, end)
-        for token in _TOKEN_FORMATS:
-            if not text.startswith(token.prefixes, start):
-                continue
-            label = token.check(text, start) or (wrapped and token.check(text[start:end] + wrapped, 0))
-            if label:
-                return label
+    for run_start, end in runs:
+        for start in _token_starts(text, run_start, end):
+            wrapped = _continuation(text, end)
+            for token in _TOKEN_FORMATS:
+                if not text.startswith(token.prefixes, start):
+                    continue
+                label = token.check(text, start) or (wrapped and token.check(text[start:end] + wrapped, 0))
+                if label:
+                    return label
     return None
+
+
+# A separator inside a token run, before a letter: a token may start there (`s3://bucket/AKIA...`,
+# `https://ghp_...@github.com`, `/v1/sk_live_.../prices`).
+_INNER_START = LazyPattern(r"[/+_-](?=[A-Za-z])")
+
+
+def _token_starts(text: str, start: int, end: int) -> list[int]:
+    """Where a provider token may start in a run: its start, and after each separator inside it;
+    not where a placeholder is written (`ghp_XXXX...`, `sk_live_xxxx...`: one or two characters
+    repeated after the prefix)."""
+    starts = [start] + [match.end() for match in _INNER_START.finditer(text, start, end)]
+    return [index for index in starts if text.startswith(_TOKEN_PREFIXES, index) and not _placeholder(text, index, end)]
+
+
+def _placeholder(text: str, start: int, end: int) -> bool:
+    prefix = max((p for p in _TOKEN_PREFIXES if text.startswith(p, start)), key=len)
+    return len(set(text[start + len(prefix) : end].lower())) <= 2
 
 
 _CONTINUATION = LazyPattern(r"[ \t]*\r?\n[ \t]*([A-Za-z0-9_+/-]+)")
@@ -288,11 +313,12 @@ _FILE_PATH = LazyPattern(r"\.?[\w.-]*/[\w./-]*\.[a-z]{1,5}$")  # `.cache/sso.txt
 
 
 _SETTING = LazyPattern(r"[A-Za-z_][A-Za-z0-9_.]*=(?P<value>.*)")
+_NUMBER = LazyPattern(r"[0-9][0-9.,:_-]*")  # a count, a rate, a version, an address, a date: `pass_rate: 0.9500`
 
 
 def _looks_like_real_value(value: str, quoted: bool) -> bool:
     """A literal that could be a live password or key, not a stand-in or an expression."""
-    if len(value) < 6 or value.isdigit() or value.startswith(_PATH_START) or _FILE_PATH.match(value):
+    if len(value) < 6 or _NUMBER.fullmatch(value) or value.startswith(_PATH_START) or _FILE_PATH.match(value):
         return False
     if any(c.isspace() for c in value):
         return False
@@ -310,15 +336,20 @@ def _looks_like_real_value(value: str, quoted: bool) -> bool:
 
 
 _ASSIGNMENT = LazyPattern(
-    r"""(?P<name>pass(?:word|wd|phrase)|pwd|secret|token|key|credentials?)
+    r"""(?P<name>pass(?:word|wd|phrase)?|pwd|pw|secret|token|key|credentials?)(?:[_-][A-Za-z0-9]{1,12}){0,2}
     ['"]?[ \t]*(?::=|=>|[:=])[ \t]*
     (?:[bru]?"(?P<double>[^"\n]{0,200})"|[bru]?'(?P<single>[^'\n]{0,200})'|(?P<bare>[^\s,;'"`)\]}]{1,200}))""",
     re.I | re.X,
 )
-# A bare `key` is a secret only as api_key, accessKey, SECRET_ACCESS_KEY, ...
+# A bare `key` is a secret only as api_key, accessKey, SECRET_ACCESS_KEY, signing_key, ...
 _SECRET_KEY_PREFIXES = tuple(
-    word + separator for word in (b"api", b"access", b"private", b"secret", b"auth") for separator in (b"", b"_", b"-")
+    word + separator
+    for word in (b"api", b"access", b"private", b"secret", b"auth", b"signing", b"encryption", b"master", b"hmac")
+    for separator in (b"", b"_", b"-")
 )
+# `pass` and `pw` name a password as a whole word or an identifier's last part (ADMIN_PASS, db_pw),
+# not inside another word (bypass, compass).
+_SHORT_PASSWORD_NAMES = ("pass", "pw")
 _IDENTIFIER_BYTES = b"abcdefghijklmnopqrstuvwxyz0123456789_.-"
 
 
@@ -331,11 +362,14 @@ def _inside_reference(lowered: bytes, index: int) -> bool:
 
 
 def _password_assignment(text: str, lowered: bytes) -> str | None:
-    for index in occurrences(lowered, (b"pass", b"pwd", b"secret", b"token", b"key", b"credential")):
+    for index in occurrences(lowered, (b"pass", b"pwd", b"pw", b"secret", b"token", b"key", b"credential")):
         match = _ASSIGNMENT.match(text, index)
         if not match or _inside_reference(lowered, index):
             continue
-        if match["name"].lower() == "key" and not lowered[max(0, index - 8) : index].endswith(_SECRET_KEY_PREFIXES):
+        name = match["name"].lower()
+        if name == "key" and not lowered[max(0, index - 11) : index].endswith(_SECRET_KEY_PREFIXES):
+            continue
+        if name in _SHORT_PASSWORD_NAMES and lowered[index - 1 : index].isalnum():
             continue
         if match["bare"] is not None:
             # A trailing ! or ? is a type or non-null marker (String!, process.env.X!).
@@ -348,11 +382,13 @@ def _password_assignment(text: str, lowered: bytes) -> str | None:
     return None
 
 
-# A secret handed to a command: `--password X`, `--token=X`, `mysql -pX`, `sshpass -p X`, `curl -u user:X`.
+# A secret handed to a command: `--password X`, `--token=X`, `mysql -pX`, `sshpass -p X`, `curl -u user:X`,
+# `redis-cli -a X`, `htpasswd -b FILE USER X`.
 _COMMAND_SECRET = LazyPattern(
     r"""(?:--(?:password|passwd|pass|token|secret|api[-_]?key|auth[-_]?token)(?:=|[ \t]+)
         |(?<![\w-])(?-i:-p)(?=[^\s-])
         |sshpass[ \t]+-p[ \t]*|docker[ \t]+login\b[^\n]{0,80}?[ \t]-p[ \t]+
+        |redis-cli\b[^\n]{0,80}?[ \t]-a[ \t]+|htpasswd(?:[ \t]+-[A-Za-z]+)*[ \t]+-[A-Za-z]*b[A-Za-z]*(?:[ \t]+-[A-Za-z]+)*[ \t]+\S+[ \t]+\S+[ \t]+
         |(?<![\w-])(?:-u|--user)[ \t]+[^\s:'"`]{1,64}:)
     (?:"(?P<double>[^"\n]{1,200})"|'(?P<single>[^'\n]{1,200})'|`?(?P<bare>[^\s'"`]{1,200}))""",
     re.I | re.X,
@@ -381,6 +417,8 @@ _PROSE_SECRET_WORDS_ASCII = (
 )  # each one a search of the whole text: the other languages' words only where their letters are
 # A key or a token as Chinese and Japanese write it (simplified and traditional): "密钥：X", "APIv3 キーは X".
 _CJK_KEY_WORDS = ("密钥", "密鑰", "秘钥", "秘鑰", "私钥", "私鑰", "令牌", "秘密鍵", "キー", "トークン", "シークレット")
+# ... and as German, French, Korean and Russian do: "API-Schlüssel lautet X", "La clé API est X".
+_KEY_WORDS_OTHER = ("schlüssel", "clé", "키", "ключ")
 _PROSE_SECRET_WORDS_OTHER = tuple(
     form
     for word in (
@@ -388,6 +426,7 @@ _PROSE_SECRET_WORDS_OTHER = tuple(
         "密码",
         "密碼",
         *_CJK_KEY_WORDS,
+        *_KEY_WORDS_OTHER,
         "パスワード",
         "비밀번호",
         "mật khẩu",
@@ -400,18 +439,24 @@ _PROSE_SECRET_WORDS_OTHER = tuple(
     for form in {word, word.capitalize()}
 )
 _VALUE = r"""(?:["'`«「“][ \t]*(?P<quoted>[^"'`»」”\n]{1,200}?)[ \t]*["'`»」”]|(?P<bare>[^\s'"`,;、。)]{1,200}))"""
-_IS = r"[ \t]+(?:is|was|lautet|ist|es|est|é|era|è|là|jest|är|je)[ \t]+"
-_IS_CJK = r"[ \t]*(?:は|는|은|是)[ \t]*"  # "is" in Japanese, Korean and Chinese: no spaces needed
+# "is", and the value after it on the same line or a paragraph below ("The password is\n\nX")
+_IS = r"[ \t]+(?:is|was|lautet|ist|es|est|é|era|è|là|jest|är|je|هي|هو)\s+"
+_IS_CJK = r"[ \t]*(?:は|는|은|是|为|為)[ \t]*"  # "is" in Japanese, Korean and Chinese: no spaces needed
+_EMPHASIS = r"(?:\*{1,2}|_{1,2})?"  # `**Password:** X`
 _PROSE_PASSWORD = LazyPattern(
     r"""(?:password|passphrase|passwort|kennwort|contrase[ñn]a|clave|senha|mot[ \t]+de[ \t]+passe|wachtwoord
         |parola|[sş]ifre(?:si)?|has[łl]o|l[öo]senord|heslo|m[ậa]t[ \t]+kh[ẩa]u|пароль|密码|密碼|パスワード|비밀번호|كلمة[ \t]+المرور|पासवर्ड
         |"""
-    + "|".join(_CJK_KEY_WORDS)
+    + "|".join(_CJK_KEY_WORDS + _KEY_WORDS_OTHER)
     + r""")
-    (?:[ \t]+[^\s:=,'"`«「“]{1,24}){0,10}?
+    (?:[ \t]+[^\s:=,"`«「“]{1,24}){0,10}?
     (?:"""
     + _IS
-    + r"""|[ \t]*[:=][ \t]*|"""
+    + r"""|"""
+    + _EMPHASIS
+    + r"""[ \t]*[:=][ \t]*"""
+    + _EMPHASIS
+    + r"""[ \t]*|"""
     + _IS_CJK
     + r"""|[ \t]+(?=["'`«「“]))"""
     + _VALUE,
@@ -478,6 +523,8 @@ _COMMAND_SECRET_DETECTOR = _Detector(
         b"--user",
         b"sshpass",
         b"docker login",
+        b"redis-cli",
+        b"htpasswd",
     ),
     _command_secret,
 )
@@ -509,9 +556,20 @@ _AZURE_SECRET = _Detector(
     ),
 )
 _SLACK_WEBHOOK = _Detector(
-    (b"hooks.slack.com/services/",),
+    (b"hooks.slack.com/services/", b"hooks.slack.com/workflows/"),
     _matching(
-        LazyPattern(r"hooks\.slack\.com/services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{16,}"), "secret: slack webhook"
+        LazyPattern(
+            r"hooks\.slack\.com/(?:services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}|workflows/T[A-Z0-9]{6,}/A[A-Z0-9]{6,}/\d{6,})"
+            r"/[A-Za-z0-9]{16,}"
+        ),
+        "secret: slack webhook",
+    ),
+)
+# An Azure shared access signature: the URL's `sig=` grants what the token allows until it expires.
+_AZURE_SAS = _Detector(
+    (b"sig=",),
+    _near(
+        LazyPattern(r"[?&]sig=[A-Za-z0-9%/+]{30,}(?:%3D|=)*(?![A-Za-z0-9%/+])"), "secret: azure sas signature", 1, 80
     ),
 )
 
@@ -586,10 +644,21 @@ def _looks_random(token: str) -> bool:
     return _shannon_entropy(token) >= _MIN_ENTROPY
 
 
+# A key published to check signatures with: `"global_index_key": "<base64>"` is engram's own pin.
+_PUBLIC_KEY_NAME = LazyPattern(
+    rb"(?:public|pub|verify|verification|global_index)[ _-]?key['\"]?(?:[ \t]*(?::=|[:=])[ \t]*['\"]?|[ \t]+)\Z"
+)
+# AWS's documentation writes its example keys so (`wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`).
+_DOCUMENTED_EXAMPLE = ("EXAMPLEKEY", "EXAMPLE")
+
+
 def _high_entropy_value(text: str, lowered: bytes, runs: list[tuple[int, int]]) -> str | None:
     for start, end in runs:
         window = lowered[max(lowered.rfind(b"\n", 0, start) + 1, start - _NAME_WINDOW) : start]
-        if _NAME_BEFORE_VALUE.search(window) and _looks_random(text[start:end]):
+        value = text[start:end]
+        if _PUBLIC_KEY_NAME.search(window) or value.endswith(_DOCUMENTED_EXAMPLE):
+            continue
+        if _NAME_BEFORE_VALUE.search(window) and _looks_random(value):
             return "secret: high-entropy value"
     return None
 
@@ -606,6 +675,7 @@ def _find_secret(text: str, lowered: bytes, decode: bool = True) -> str | None:
         or _NETRC_DETECTOR.run(text, lowered)
         or _SENDGRID_KEY.run(text, lowered)
         or _SLACK_WEBHOOK.run(text, lowered)
+        or _AZURE_SAS.run(text, lowered)
         or _WEBHOOK_URL.run(text, lowered)
         or _OKTA_TOKEN.run(text, lowered)
         or _SESSION_COOKIE.run(text, lowered)
@@ -634,7 +704,8 @@ _OVERRIDE = LazyPattern(
 )
 # An override phrase quoted as an example ("text like "ignore previous instructions" is data") is advice.
 _EXAMPLE_LEAD = LazyPattern(
-    r"(?:like|such\s+as|e\.g\.,?|phrases?|saying|says|strings?|фраз[аyу]|текст|comme|wie|como|come|typu|jak|例如|比如)\s*$",
+    r"(?:like|such\s+as|e\.g\.,?|phrases?|saying|says|strings?|фраз[аyу]|текст|comme|wie|como|come|typu|jak|例如|比如"
+    r"|paste|type|enter|(?:message|input|prompt|payload)\s+(?:is|was|of))\s*$",  # a test's input: `paste "..." into the chat`
     re.I,
 )
 _QUOTES = {'"': '"', "\u201c": "\u201d", "\u201e": "\u201d", "'": "'", "\u00ab": "\u00bb", "\u300c": "\u300d"}
@@ -1196,7 +1267,8 @@ _SELF_PRIORITY = LazyPattern(
     r"""(?:overrides?|supersedes?|takes?\s+precedence\s+over|outranks?)\s+(?:the\s+|your\s+)?
         (?:system\s+prompt|any\s+(?:other\s+)?instructions?|(?:all\s+)?(?:other|previous|prior)\s+instructions
         |(?:user|developer|human|operator)'?s?\s+(?:\w+\s+)?(?:instructions|requests?|messages?|wishes)
-        |(?:whatever|anything|what)\s+the\s+user\s+(?:types|says|asks|writes|wants))""",
+        |(?:whatever|anything|what)\s+the\s+user\s+(?:types|says|asks|writes|wants)
+        |(?:instructions?|requests?|messages?)\s+(?:\w+\s+){0,2}?(?:in\s+the\s+chat|(?:from|by)\s+the\s+user))""",
     re.I | re.X,
 )
 _VOIDED = LazyPattern(
@@ -1288,7 +1360,12 @@ def _empty_link_title(text: str, index: int) -> str | None:
     if link is None:
         return None
     title = link.group(2)
-    return "injection: hidden html instruction" if _TO_THE_AGENT.search(title) or _COMMENT_ORDER.search(title) else None
+    hidden = _TO_THE_AGENT.search(title) or _COMMENT_ORDER.search(title) or _ROLE_TITLE.search(title)
+    return "injection: hidden html instruction" if hidden else None
+
+
+# A title no reader sees that speaks as a role or re-casts the agent: `[](# "system: you are now root")`.
+_ROLE_TITLE = LazyPattern(r"^\s*(?:system|assistant|developer)\s*:|\byou\s+are\s+now\b|\bact\s+as\b", re.I)
 
 
 def _hidden_element(text: str, index: int) -> str | None:
@@ -1325,6 +1402,11 @@ _HARMFUL_ACTIONS = (
     ((b"crontab",), 4, r"\|\s*crontab\b|crontab\s+(?!-l\b)-"),
     ((b"hookspath",), 0, r"hookspath\s+/tmp"),
     ((b"bashrc", b"zshrc", b"profile", b"bashprofile"), 12, r">>\s*~?/?\.(?:bashrc|zshrc|profile|bash_?profile)\b"),
+    (
+        (b"bashrc", b"zshrc", b"bashprofile"),
+        160,
+        r"\b(?:append|add)\w*\s+[^\n]{0,140}?\bto\s+(?:the\s+|your\s+)?~?/?\.(?:bashrc|zshrc|bash_?profile)\b",
+    ),
     (
         (b"your own",),
         30,
@@ -1398,6 +1480,9 @@ _KEPT_FROM_USER = LazyPattern(
         [^.\n]{0,60}?\b(?:user|human|developer|reviewer|people|anyone|whoever|them|summary|changelog|commit|pr\b
         |report|chat|repl(?:y|ies)|commands\s+you\s+ran|history)
     |(?:leave|keep)\s+(?:\w+\s+){1,3}out\s+of\b|do\s+not\s+surface|don'?t\s+surface
+    |(?:don'?t|do\s+not|never|no\s+need\s+to)\s+(?:mention|report|flag|bring\s+up)\s+(?:it|this|that)\s*(?:[.;!]|$)
+    |(?:user|human|developer)s?\s+(?:doesn'?t|does\s+not|don'?t|do\s+not|needn'?t)\s+(?:need\s+to\s+)?(?:know|hear|be\s+told)
+    |\b(?:secretly|covertly)\b|(?:do|run|add|apply)\s+(?:this|it|that)\s+(?:silently|quietly)
     |(?:don'?t|do\s+not|never)\s+comment\s+on|nie\s+komentuj|jangan\s+(?:laporkan|sebutkan)|vermeld\s+(?:dit|het)\s+niet
     |n'en\s+parle[sz]?\s+pas|en\s+silence|不要在.{0,12}(?:说明|提及|提到|说)|בלי\s+לדווח|אל\s+תספר|אל\s+תדווח
     |senza\s+(?:segnalarlo|dirlo|menzionarlo|comunicarlo|avvisare)|non\s+(?:dirlo|segnalarlo|menzionarlo)
@@ -1703,8 +1788,16 @@ def _find_injection(text: str, lowered: bytes, decode: bool = True) -> str | Non
     if label:
         return label
     plain, plain_lowered = _without_emphasis(text), lowered.translate(None, _EMPHASIS_BYTES)  # still aligned
-    if b"<!--" in plain_lowered:  # `Ign<!-- -->ore`: an empty comment splits a word for the screen, not the model
-        plain, plain_lowered = _as_read(plain, plain_lowered, _EMPTY_COMMENT.sub("", plain))
+    readings = [(plain, plain_lowered)]
+    if b"<!--" in plain_lowered:  # an empty comment splits a word (`Ign<!-- -->ore`) or stands between two
+        readings = list(
+            dict.fromkeys(_as_read(plain, plain_lowered, _EMPTY_COMMENT.sub(gap, plain)) for gap in ("", " "))
+        )
+    return next(filter(None, (_injection_read(*reading) for reading in readings)), None)
+
+
+def _injection_read(plain: str, plain_lowered: bytes) -> str | None:
+    """The injection detectors on one reading of the text (emphasis removed)."""
     if _letter_spaced(plain_lowered):  # `I G N O R E   T H E ...`: spaced out for the screen, read by the model
         plain, plain_lowered = _as_read(plain, plain_lowered, _LETTER_SPACED.sub(_unspaced, plain))
     words = _Words(plain_lowered)
@@ -1829,6 +1922,8 @@ _INVISIBLE = dict.fromkeys(
     )
 )
 _INVISIBLE.update(dict.fromkeys(range(0xE0000, 0xE0080)))  # Unicode tag characters
+# Variation selectors: they change how a character is drawn, not what the model reads.
+_INVISIBLE.update(dict.fromkeys((*range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0))))
 # Cyrillic and Greek letters that look like Latin ones, folded inside words that mix them.
 _LOOKALIKES = "аеорсухіјѕԁһԛԝАВЕКМНОРСТХІЈЅαεοριτυνκχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ"
 _HOMOGLYPHS = str.maketrans(_LOOKALIKES, "aeopcyxijsdhqwABEKMHOPCTXIJSaeopitvvkxABEZHIKMNOPTYX")
@@ -1840,8 +1935,10 @@ _TAG_RUN = LazyPattern(f"(?<!\U0001f3f4)[{_TAG_FIRST}-{_TAG_LAST}]{{4,}}")  # no
 
 
 def normalise(text: str) -> str:
-    """The text as the model reads it: NFKC (fullwidth letters, ligatures), invisible characters
-    removed, look-alike letters folded. ASCII text is returned as it is, at no cost."""
+    """The text as the model reads it: as printed (`gate.text`: escape sequences and control
+    characters removed, so a DEL inside a key or a phrase hides nothing), NFKC (fullwidth letters,
+    ligatures), invisible characters removed, look-alike letters folded."""
+    text = printed(text)
     if text.isascii():
         return text
     import unicodedata

@@ -117,7 +117,7 @@ def signature_line(path: Path, pinned_key: str | None) -> tuple[str | None, str 
         key = check_signature(str(path), sha256_file(str(path)), pinned_key)
     except (IndexFileError, OSError) as exc:
         return None, f"{gate.line(str(exc))}"
-    return f"signature valid, key {key}", None
+    return f"signature valid, public key {key}", None
 
 
 def repaired_lines(root_path: str) -> list[str]:

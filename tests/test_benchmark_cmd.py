@@ -273,12 +273,18 @@ GITHUB_TOKEN = "ghp_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
 def test_a_secret_pasted_into_a_task_is_never_printed_back(four_rules, tmp_path):
     """dry-run lists the task's words, JSON what each memory lacks, `benchmark --misses` the task:
     a key pasted into it, lowered or split into parts, is withheld everywhere, the rest is shown."""
-    task = f"cypress tests fail in CI with key {AWS_KEY} and token {GITHUB_TOKEN}, flutter docker too"
+    task = f"cypress tests fail in CI with key s3://bucket/{AWS_KEY} and token {GITHUB_TOKEN}, flutter docker too"
     dry = four_rules.load("--dry-run", task).stdout
     assert "cypress" in dry.splitlines()[1] and "(withheld)" in dry.splitlines()[1]
     shown = dry + json.dumps(four_rules.load_json(task))
-    fixture = _write_fixture(tmp_path / "cases.json", [{"query": task, "expect": ["docker-slim"], "accept": []}])
-    shown += four_rules.run("benchmark", fixture, "--misses", "--json").stdout
+    # a fixture's ids are screened as the task is (a token pasted as an expected id)
+    cases = [{"query": task, "expect": ["docker-slim", GITHUB_TOKEN], "accept": []}]
+    fixture = _write_fixture(tmp_path / "cases.json", cases)
+    for output in ("--json", "--misses"):
+        report = four_rules.run("benchmark", fixture, "--misses", output)
+        shown += report.stdout + report.stderr
+    # and so is any message quoting what was typed: an argument's invalid choice
+    shown += four_rules.run("load", "--disclosure", GITHUB_TOKEN, "cypress").stderr
     for secret in (AWS_KEY, GITHUB_TOKEN):
         for part in (secret, secret.lower(), secret[4:].lower(), secret[4:]):
             assert part not in shown
