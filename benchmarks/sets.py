@@ -50,7 +50,8 @@ def bundled() -> list[TaskSet]:
     over_rules = ["cursorrules", "cursorrules-heldout", "cursorrules-heldout-2", "cursorrules-heldout-3"]
     sets = [TaskSet(name, bench / f"{name}.json", _one(CURSORRULES)) for name in over_rules]
     sets += [
-        TaskSet(name, bench / f"{name}.json", _one(CURSORRULES)) for name in ("long-prompts", "homonyms", "cjk-mixed")
+        TaskSet(name, bench / f"{name}.json", _one(CURSORRULES))
+        for name in ("long-prompts", "homonyms", "cjk-mixed", "multi-topic")
     ]
     sets.append(
         TaskSet("multilingual", bench / "multilingual.json", _one(FIXTURES / "multilingual" / ".agents" / ".engram"))

@@ -79,13 +79,23 @@ LENGTHS_SQL = "SELECT id, sz FROM memories_fts_docsize WHERE id IN ({})"
 class Found:
     """One memory's evidence: for each anchor it holds, the term count in each column."""
 
-    __slots__ = ("rowid", "counts", "bm25", "name_length")
+    __slots__ = ("rowid", "counts", "bm25", "parts", "name_length")
 
     def __init__(self, rowid: int) -> None:
         self.rowid = rowid
         self.counts: dict[int, list[float]] = {}  # anchor index -> count per column
         self.bm25 = 0.0
+        self.parts: dict[int, float] = {}  # anchor index -> its share of `bm25`
         self.name_length = 0  # terms in the id and tags (set when scored)
+
+    def restricted(self, anchors: frozenset[int]) -> Found:
+        """The memory's evidence for some of the query's anchors only (`Evidence.restricted`)."""
+        part = Found(self.rowid)
+        part.counts = {anchor: counts for anchor, counts in self.counts.items() if anchor in anchors}
+        part.parts = {anchor: share for anchor, share in self.parts.items() if anchor in anchors}
+        part.bm25 = sum(part.parts.values())
+        part.name_length = self.name_length
+        return part
 
     def name_coverage(self) -> float:
         """The share of the memory's id and tag terms that the query holds."""
@@ -156,6 +166,16 @@ class Evidence:
             self.df[index] = self._add(reads, index, anchors[index], per_field=True, whole=len(self.reached) < WINDOW)
         self.idf = [idf(self.total, df) for df in self.df]
         self.top_idf = idf(self.total, 1)  # a word only one memory holds: what `specificity` scales to
+        self.anchor_count = len(anchors)  # the query's anchors (`restricted`: a part of them)
+
+    def restricted(self, anchors: frozenset[int]) -> Evidence:
+        """This evidence as if the query held only these anchors (one clause of a task about two
+        subjects, `route.clauses_of`): the others held by no memory."""
+        part = object.__new__(Evidence)  # a shallow copy (the `copy` module is not loaded on the hook path)
+        part.__dict__.update(self.__dict__)
+        part.df = [df if index in anchors else 0 for index, df in enumerate(self.df)]
+        part.anchor_count = len(anchors)
+        return part
 
     def specificity(self, anchor: int) -> float:
         """An anchor's IDF as a share of the highest one this folder allows: comparable across folder sizes."""
@@ -308,10 +328,11 @@ class Evidence:
             sizes = lengths.get(rowid) or (0,) * len(COLUMNS)
             found.name_length = sizes[0] + sizes[1]
             norms = [1 - B + B * size / average for size, average in zip(sizes, averages)]
-            found.bm25 = sum(
-                self.idf[anchor] * _saturate(sum(w * c / n for w, c, n in zip(COLUMN_WEIGHTS, counts, norms)))
+            found.parts = {
+                anchor: self.idf[anchor] * _saturate(sum(w * c / n for w, c, n in zip(COLUMN_WEIGHTS, counts, norms)))
                 for anchor, counts in found.counts.items()
-            )
+            }
+            found.bm25 = sum(found.parts.values())
 
     def _count_presence(self, rowids: list[int]) -> None:
         """Some memories' counts of the anchors read per field: one per column holding it, added to

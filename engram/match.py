@@ -42,7 +42,7 @@ FACTS_SQL = (
 class Judged:
     """A memory of one index that may pack: its evidence, features, relevance and score."""
 
-    __slots__ = ("rowid", "id", "found", "features", "relevance", "multipliers", "score", "stale")
+    __slots__ = ("rowid", "id", "found", "features", "relevance", "multipliers", "score", "stale", "clause")
 
     def __init__(self, found: Found, features: dict[str, float], model: relevance.Model) -> None:
         self.rowid = found.rowid
@@ -53,6 +53,11 @@ class Judged:
         self.multipliers: list[tuple[str, float]] = []
         self.score = self.relevance
         self.stale = False
+        self.clause = 0.0  # its relevance to the clause it leads, in a task of several (`judge_clauses`)
+
+    @property
+    def clause_score(self) -> float:
+        return self.clause * math.prod(factor for _, factor in self.multipliers)
 
     def rescore(self, relevance: float) -> None:
         """Set the relevance (a model's, or another one's when fitting) and the score it gives."""
@@ -75,10 +80,16 @@ class LayerMatch:
 
 
 def match_layer(
-    layer: Layer, anchors: list[Anchor], options: Options, skill_query: bool, everything: bool = False
+    layer: Layer,
+    anchors: list[Anchor],
+    options: Options,
+    skill_query: bool,
+    everything: bool = False,
+    clauses: Clauses = ((), frozenset()),
 ) -> LayerMatch | None:
     """Judge the layer's memories the anchors reach (the best `evidence.WINDOW`, or all of them
-    with ``everything``); None when no anchor is in this index."""
+    with ``everything``), and against each clause of a task of several (`judge_clauses`); None
+    when no anchor is in this index."""
     evidence = Evidence(layer.reads, anchors)
     if not evidence.reached:
         return None
@@ -108,9 +119,42 @@ def match_layer(
     found.judged = [Judged(f, values, options.model) for f, values in zip(ranked, features)]
     for j in found.judged:
         _apply_multipliers(layer, j, facts[j.rowid], options, skill_query)
+    judge_clauses(found, ranked, clauses, (named, names), options.model)
     found.unknown = _unknown_words(evidence, anchors)
     found.strong = evidence.strong
     return found
+
+
+# The clauses of a task (each the anchor indices it writes, `route.clauses_of`), and the anchors
+# that name a technology.
+Clauses = tuple[tuple[frozenset[int], ...], frozenset[int]]
+CLAUSE_CANDIDATES = 16  # per clause, the memories holding most of it that are judged against it
+
+
+def judge_clauses(found: LayerMatch, ranked: list[Found], clauses: Clauses, named_names: tuple, model) -> None:
+    """In a task of several clauses ("refactor the Go worker pool and add Prometheus metrics"),
+    each clause judged as if it were the task: the most relevant memory named or tagged for a
+    technology the clause names gets that relevance as its `clause`. The whole task's words
+    thin out each subject's share of them (the `go` rule judged 0.05 against the whole task,
+    0.55 against its clause). Only a technology's memory: a clause's other words name subjects
+    in passing (a sentence of a long report about "left" and "right" is no task about RTL)."""
+    parts, technologies = clauses
+    named, names = named_names
+    judged = {j.rowid: j for j in found.judged}
+    for clause in parts:
+        evidence = found.evidence.restricted(clause)
+        named_for = sorted(clause & technologies)
+        held = [f.restricted(clause) for f in ranked if clause & f.counts.keys()]
+        held = sorted(held, key=lambda f: -f.bm25)[:CLAUSE_CANDIDATES]
+        features = relevance.candidate_features(evidence, held, named, evidence.name_holders, names)
+        leading = max(
+            ((model.candidate_relevance(values), part.rowid) for part, values in zip(held, features)
+             if part.names_any(named_for)),
+            default=None,
+        )  # fmt: skip
+        if leading:
+            j = judged[leading[1]]
+            j.clause = max(j.clause, leading[0])
 
 
 def _unknown_words(evidence: Evidence, anchors: list[Anchor]) -> set[int]:

@@ -94,7 +94,7 @@ def candidate_features(
     known = sum(evidence.idf[a] for a in range(len(evidence.idf)) if evidence.df[a])
     top = evidence.top_idf or 1.0
     best = ranked[0].bm25 or 1.0
-    words = math.log1p(min(len(evidence.df), WORDS_COUNTED))
+    words = math.log1p(min(evidence.anchor_count, WORDS_COUNTED))
     out = []
     higher, following = _ranks([f.bm25 for f in ranked])
     for place, found in enumerate(ranked):

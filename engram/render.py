@@ -93,6 +93,8 @@ def reasons(cand: Candidate, routing: Routing) -> list[str]:
         return [f"prerequisite of {cand.prerequisite_of} (depends_on)"]
     matched = cand.matched_fields(routing.scoring).items()
     out = [f"{routing.label(routing.scoring[index])} -> {', '.join(fields)}" for index, fields in matched]
+    if cand.judged and cand.clause_score > cand.score:  # packed for one clause of a task of several
+        out.append(f"leads a clause of the task: relevance {cand.judged.clause:.2f} to it")
     out += [f"x{factor:g} {name}" for name, factor in cand.multipliers]
     return out
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import sqlite3
 import time
 from collections import Counter
@@ -22,6 +23,7 @@ from .evidence import COLUMNS, FIELD_OF, WINDOW, holders, memory_count
 from .globs import holds_a_path, literal_length, matches, paths_in
 from .index import HIDDEN_SQL
 from .layers import Layer
+from .lazyre import LazyPattern
 from .match import Judged, LayerMatch, match_layer, speaks
 
 RELATED_BOOST = 0.1  # times the tag overlap with the best hit
@@ -203,6 +205,11 @@ class Candidate:
     @property
     def relevance(self) -> float:
         return self.judged.relevance if self.judged else 0.0
+
+    @property
+    def clause_score(self) -> float:
+        """Its score as the memory leading one clause of a task of several (`match.judge_clauses`)."""
+        return self.judged.clause_score if self.judged else 0.0
 
     @property
     def judged_relevance(self) -> float | None:
@@ -440,13 +447,54 @@ def gather(layers: list[Layer], query: str, options: Options) -> tuple[Routing, 
     if alone := _english_alone(layers, scoring):
         routing.set_aside = len(scoring) - len(alone)
         routing.scoring = scoring = alone
-    found = [m for layer in layers if (m := match_layer(layer, scoring, options, skill_query, options.everything))]
+    parts = clauses_of(query, scoring)
+    clauses = (parts, technology_anchors(scoring) if parts else frozenset())
+    found = [
+        m for layer in layers if (m := match_layer(layer, scoring, options, skill_query, options.everything, clauses))
+    ]
     routing.total_related = sum(m.admitted_count for m in found)
     routing.idf = [next((m.evidence.idf[i] for m in found if m.evidence.df[i]), 0.0) for i in range(len(scoring))]
     routing.subjects = {i for m in found for i, holders in m.evidence.name_holders.items() if holders}
     # a two-word name no memory has is no anchor worth listing: most adjacent words form none
     routing.anchors = [a for a, weight in zip(scoring, routing.idf) if not a.pair or weight]
     return routing, found
+
+
+# Where a task turns to another: a sentence's end, a line break, "and" / "also" / "then" / "plus".
+_CLAUSE_BREAK = LazyPattern(r"(?<=[.!?;])\s+|\n+|\s+(?:and|also|then|plus)\s+|,\s+(?:and\s+)?(?:then|also)\s+", re.I)
+MIN_CLAUSE_ANCHORS = 2
+MAX_CLAUSES = 6
+
+
+def clauses_of(query: str, anchors: list[Anchor]) -> tuple[frozenset[int], ...]:
+    """The anchors of each clause of a task of several (two clauses or more, each holding
+    MIN_CLAUSE_ANCHORS anchors or more, the first MAX_CLAUSES of them); none for one clause."""
+    out: list[frozenset[int]] = []
+    for clause in _CLAUSE_BREAK.split(query):
+        lowered = clause.lower()
+        held = frozenset(i for i, anchor in enumerate(anchors) if _in_clause(anchor, lowered))
+        if len(held) >= MIN_CLAUSE_ANCHORS and held not in out:
+            out.append(held)
+    return tuple(out[:MAX_CLAUSES]) if len(out) > 1 else ()
+
+
+def _in_clause(anchor: Anchor, lowered: str) -> bool:
+    """Whether a clause writes the anchor: its source for an implied one, else each of its words."""
+    if anchor.source:
+        return anchor.source.lower() in lowered
+    return all(part in lowered for part in anchor.word.text.split("-") if part)
+
+
+def technology_anchors(anchors: list[Anchor]) -> frozenset[int]:
+    """The anchors that name a technology: one the task's identifiers imply, or a word that is a
+    technology's name (`signatures.TECHNOLOGIES_NAMED`)."""
+    from . import signatures  # loaded by `anchors_of` already
+
+    return frozenset(
+        i for i, anchor in enumerate(anchors)
+        if (anchor.source and not anchor.concept)
+        or (not anchor.pair and anchor.word.terms[0] in signatures.TECHNOLOGIES_NAMED)
+    )  # fmt: skip
 
 
 def _part_of(part: str, word: str) -> bool:
@@ -546,7 +594,7 @@ def _decide(routing: Routing, found: list[LayerMatch], query: str, options: Opti
     routing.off_topic = model.off_topic(routing.on_topic, best_relevance, memories, named, implied)
     routing.topic_bar = model.on_topic
     best = routing.admitted[0].score
-    tiers = [model.tier(cand.score, best) for cand in routing.admitted]
+    tiers = [model.tier(max(cand.score, cand.clause_score), best) for cand in routing.admitted]
     if not routing.off_topic:
         would_pack = [c for c, tier in zip(routing.admitted, tiers) if tier in relevance.SELECTED][: options.limit]
         routing.thin = relevance.thin_pack([(c.relevance, is_thin(c)) for c in would_pack], memories)

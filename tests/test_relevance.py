@@ -14,7 +14,7 @@ from engram.compile import compile_root
 from engram.layers import open_layers
 from engram.pack import PackOptions
 from engram.reads import Reads
-from engram.route import Options, anchors_of, route
+from engram.route import Options, anchors_of, clauses_of, route
 from engram.select import pack_routing
 from engram.workspace import open_workspace
 from helpers import write_memory
@@ -124,6 +124,26 @@ def test_a_report_naming_its_stack_by_another_name_reaches_it(rules, report: str
     """No memory writes `gms2` or `sklearn`; the technology they name brings its other names
     (`signatures.renamed`)."""
     assert packed(rules, report)[:1] == [stack]
+
+
+@pytest.mark.parametrize("task, subjects", [
+    ("refactor the Go worker pool and add Prometheus metrics", {"go"}),
+    ("add a Playwright test for the checkout page and fix the Tailwind spacing on mobile",
+     {"playwright-e2e-testing", "tailwind"}),
+])  # fmt: skip
+def test_a_task_of_two_clauses_packs_the_memory_each_one_names(rules, task: str, subjects: set[str]) -> None:
+    """Judged against the whole task, the `go` rule holds one word of seven (relevance 0.05);
+    against its own clause it is what "refactor the Go worker pool" asks for."""
+    assert subjects <= set(packed(rules, task))
+
+
+def test_clauses_are_split_at_sentences_and_coordinators_and_need_two_anchors() -> None:
+    task = "refactor the Go worker pool and add Prometheus metrics"
+    anchors = anchors_of(task)[0]
+    texts = [{anchors[i].text for i in clause} for clause in clauses_of(task, anchors)]
+    assert texts[0] >= {"refactor", "go", "worker", "pool"} and texts[1] >= {"add", "prometheus", "metrics"}
+    for one in ("fix the flaky login test", "Update the docs. Thanks."):  # one clause of two anchors or more
+        assert clauses_of(one, anchors_of(one)[0]) == ()
 
 
 @pytest.mark.xfail(strict=True, reason="under the task decision: relevance 0.79 against the 0.80 bar (docs/routing.md)")
