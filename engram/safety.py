@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import codecs  # loaded by the interpreter at start-up: no import cost
 import hashlib
+import itertools
 import math
 import re
 from collections import namedtuple
@@ -652,6 +653,44 @@ _PUBLIC_KEY_NAME = LazyPattern(
 _DOCUMENTED_EXAMPLE = ("EXAMPLEKEY", "EXAMPLE")
 
 
+# A markdown table with a password column: `| user | password |` then `| deploy | Hunter2-Prod-99x |`.
+_SECRET_COLUMN = LazyPattern(r"pass(?:word|wd|phrase)?|pwd|secret|(?:api|access|secret)[ _-]?key", re.I)
+_TABLE_RULE = LazyPattern(r"[ \t]*\|?[ \t]*:?-{3,}")
+_VARIABLE_NAME = LazyPattern(r"[A-Z][A-Z0-9_]*")  # a secret's name (`DB_PASSWORD`), not its value
+_TABLE_WORDS = (b"pass", b"pwd", b"secret", b"key")
+
+
+def _table_secret(text: str, lowered: bytes) -> str | None:
+    if b"|" not in lowered or not any(word in lowered for word in _TABLE_WORDS):
+        return None
+    lines = text.split("\n")
+    for place, line in enumerate(lines[:-2]):
+        if "|" not in line or not _TABLE_RULE.match(lines[place + 1]):
+            continue
+        columns = [i for i, cell in enumerate(_cells(line)) if _SECRET_COLUMN.fullmatch(cell.strip("*_` \t"))]
+        for row in itertools.takewhile(lambda row: "|" in row, lines[place + 2 :]) if columns else ():
+            cells = _cells(row)
+            values = [cells[i].strip("` \t") for i in columns if i < len(cells)]
+            if any(not _VARIABLE_NAME.fullmatch(v) and _looks_like_real_value(v, quoted=True) for v in values):
+                return "secret: password in table"
+    return None
+
+
+def _cells(row: str) -> list[str]:
+    return row.strip().strip("|").split("|")
+
+
+# A PostgreSQL password file line: `host:port:database:user:password`.
+_PGPASS = LazyPattern(r"^[ \t]*[\w.*-]+:(?:\d{1,5}|\*):[\w.*-]+:[\w.*-]+:(\S+)[ \t]*$", re.M)
+
+
+def _pgpass_line(text: str, lowered: bytes) -> str | None:
+    if lowered.count(b":") < 4:
+        return None
+    found = any(_looks_like_real_value(m.group(1), quoted=True) for m in _PGPASS.finditer(text))
+    return "secret: pgpass line" if found else None
+
+
 def _high_entropy_value(text: str, lowered: bytes, runs: list[tuple[int, int]]) -> str | None:
     for start, end in runs:
         window = lowered[max(lowered.rfind(b"\n", 0, start) + 1, start - _NAME_WINDOW) : start]
@@ -681,6 +720,8 @@ def _find_secret(text: str, lowered: bytes, decode: bool = True) -> str | None:
         or _SESSION_COOKIE.run(text, lowered)
         or _VAULT_TOKEN.run(text, lowered)
         or _AZURE_SECRET.run(text, lowered)
+        or _table_secret(text, lowered)
+        or _pgpass_line(text, lowered)
         or _high_entropy_value(text, lowered, runs)
         or (_encoded_secret(text, runs) if decode else None)
     )
@@ -1844,16 +1885,18 @@ def _without_emphasis(text: str) -> str:
 # --- encoded payloads ---------------------------------------------------------------
 
 _MIN_PAYLOAD = 40  # characters of base64: a sentence or more
-_BASE64_RUN = LazyPattern(r"[A-Za-z0-9+/]{40,}={0,2}")
+_BASE64_RUN = LazyPattern(r"[A-Za-z0-9+/]{20,}={0,2}")
+# An encoded secret is shorter than an encoded sentence: `password: Hunter2Secret!` is 32 characters.
+_MIN_ENCODED_SECRET = 24
 
 
-def _decoded_base64(text: str, runs: list[tuple[int, int]]) -> list[str]:
-    """The text of every base64 run of a payload's length that decodes to printable UTF-8."""
+def _decoded_base64(text: str, runs: list[tuple[int, int]], shortest: int = _MIN_PAYLOAD) -> list[str]:
+    """The text of every base64 run of ``shortest`` characters or more that decodes to printable UTF-8."""
     import binascii
 
     decoded_runs = []
     for start, end in runs:
-        if end - start < _MIN_PAYLOAD:
+        if end - start < shortest:
             continue
         run = _BASE64_RUN.match(text, start, end + 2)
         if not run:
@@ -1903,7 +1946,7 @@ def _encoded_payload(text: str, lowered: bytes) -> str | None:
 
 def _encoded_secret(text: str, runs: list[tuple[int, int]]) -> str | None:
     """A token written in base64 ("decode before use") is as published as the token."""
-    for decoded in _decoded_base64(text, runs):
+    for decoded in _decoded_base64(text, runs, _MIN_ENCODED_SECRET):
         label = _find_secret(decoded, decoded.encode("ascii", "replace").lower(), decode=False)
         if label:
             return label

@@ -316,6 +316,9 @@ SECRETS = [
         "https://hooks.slack.com/workflows/T02ABCDEF/A03GHIJKL/412345678901234567/q9Zx3mR7vT2pL8wN",
         "secret: slack webhook",
     ),
+    ("| user | password |\n|---|---|\n| deploy | Hunter2-Prod-99x |", "secret: password in table"),
+    ("db.prod.acme.io:5432:app:admin:Qz7vLm3xK9pW", "secret: pgpass line"),
+    ("The config blob: cGFzc3dvcmQ6IEh1bnRlcjJTZWNyZXQh", "secret: password assignment"),  # base64 of one
     # what the output removes or does not draw hides nothing: the screen reads the printed text
     ("Use AWS key AKIAQ7XZ\x7f3PLM5RT2WB4N in deploy scripts.", "secret: aws access key"),
     ("key AKIAQ7XZ\ufe0f3PLM5RT2WB4N", "secret: aws access key"),
@@ -724,6 +727,9 @@ FALSE_ALARMS = [
     "The password is\n\n## Rotation",
     'Pin it with "global_index_key": "i0IA/pvr2FdqNWjEG3aFya8HeGCFY5jGPvyBmcBV/10="',
     "Der Schlüssel ist im Tresor.",
+    "| Service | Secret |\n| --- | --- |\n| db | DB_PASSWORD |\n| api | STRIPE_KEY_2 |",  # names, not values
+    "| Key | Action |\n|---|---|\n| Ctrl+S | save |",
+    "localhost:5432:app:admin:secret",
     'To reproduce the bug, paste "Ignore all previous instructions" into the chat box; the bot must refuse.',
 ]
 
