@@ -478,14 +478,29 @@ def _prose_password(text: str, lowered: bytes) -> str | None:
         pattern = _PROSE_TOKEN if lowered.startswith((b"secret", b"token"), index) else _PROSE_PASSWORD
         match = pattern.match(text, index)
         if match is None:
-            continue
-        if match["quoted"] is not None:
+            real = _unannounced_password(text, index)
+        elif match["quoted"] is not None:
             real = _looks_like_real_value(match["quoted"], quoted=True)
         else:
             real = _looks_like_real_value(match["bare"].rstrip(_TRAILING_PUNCTUATION), quoted=False)
         if real:
             return "secret: password in prose"
     return None
+
+
+# "Use password Hunter2-Prod-99x for staging": no "is", no colon, so only a value no word looks like
+# (upper and lower case letters, digits and a symbol: three of the four) counts.
+_UNANNOUNCED = LazyPattern(
+    r"(?:password|passphrase)[ \t]+(?:[a-z]{1,12}[ \t]+){0,2}?([^\s'\"`,;|]{8,64})(?=[\s.,;:!?)]|$)", re.I
+)
+
+
+def _unannounced_password(text: str, index: int) -> bool:
+    match = _UNANNOUNCED.match(text, index)
+    value = match.group(1).rstrip(_TRAILING_PUNCTUATION) if match else ""
+    kinds = (str.isupper, str.islower, str.isdigit, lambda c: not (c.isalnum() or c in "_-./"))
+    strong = sum(any(kind(c) for c in value) for kind in kinds) >= 3
+    return strong and _looks_like_real_value(value, quoted=False)
 
 
 _TRAILING_PUNCTUATION = ".,;:!?)`"

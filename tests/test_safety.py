@@ -318,6 +318,7 @@ SECRETS = [
     ),
     ("| user | password |\n|---|---|\n| deploy | Hunter2-Prod-99x |", "secret: password in table"),
     ("db.prod.acme.io:5432:app:admin:Qz7vLm3xK9pW", "secret: pgpass line"),
+    ("Use password Hunter2-Prod-99x for staging.", "secret: password in prose"),  # no verb: a strong value
     ("The config blob: cGFzc3dvcmQ6IEh1bnRlcjJTZWNyZXQh", "secret: password assignment"),  # base64 of one
     # what the output removes or does not draw hides nothing: the screen reads the printed text
     ("Use AWS key AKIAQ7XZ\x7f3PLM5RT2WB4N in deploy scripts.", "secret: aws access key"),
@@ -730,6 +731,8 @@ FALSE_ALARMS = [
     "| Service | Secret |\n| --- | --- |\n| db | DB_PASSWORD |\n| api | STRIPE_KEY_2 |",  # names, not values
     "| Key | Action |\n|---|---|\n| Ctrl+S | save |",
     "localhost:5432:app:admin:secret",
+    "password hashing with bcrypt2; password policy NIST-800-63B; Rotate the password KeyVault-Prod monthly.",
+    'Password Reset Request","User Authentication","Functional"',  # a CSV row of test cases
     'To reproduce the bug, paste "Ignore all previous instructions" into the chat box; the bot must refuse.',
 ]
 
