@@ -127,6 +127,14 @@ def task_word(word: str, secrets: tuple[str, ...]) -> str:
     return word
 
 
+def asked_ids(values: list[str]) -> list[str]:
+    """Ids as asked for (`load --id a,b`, MCP `fetch`): each stripped and lowered, or WITHHELD
+    when the screen flags it as written (a pasted key, lowered, no longer looks like one)."""
+    from .safety import scan_secrets
+
+    return [WITHHELD if scan_secrets(value) else value.strip().lower() for value in values if value.strip()]
+
+
 def redacted(task: str) -> str:
     """A task (or any message) as one printed line, each part the screen flags as a secret withheld."""
     return line(secrets_withheld(task))

@@ -179,7 +179,7 @@ def _root_layer(ws: Workspace, root: Root, messages: list[str]) -> Layer | None:
     behind = needs_refresh(root, conn, ignore_patterns(root, ws.config), vouched)
     # The file a watcher vouched for: its answers are kept across the watcher's calls (`reads`).
     kept_as = vouched if not behind and vouched is not None and vouched == file_stamp(root.index_path) else None
-    if behind and _refresh(ws, root, messages):
+    if behind and _refresh(ws, root, messages, first=conn is None):
         behind = False
         if conn is not None:
             conn.close()
@@ -189,16 +189,23 @@ def _root_layer(ws: Workspace, root: Root, messages: list[str]) -> Layer | None:
     return Layer(root.scope, conn, root.index_path, root.path, behind, kept_as)
 
 
-def _refresh(ws: Workspace, root: Root, messages: list[str]) -> bool:
+def _refresh(ws: Workspace, root: Root, messages: list[str], first: bool = False) -> bool:
     """Bring the index up to date inline, within REFRESH_BUDGET_S and without waiting for the
-    build lock; else serve the index as it is (changed memories are marked stale)."""
+    build lock; else serve the index as it is (changed memories are marked stale). ``first``:
+    there is no index yet, so while another engram builds it (parallel tool calls in a fresh
+    clone) its build is waited for, within the same budget: there is nothing else to serve."""
     from .compile import BuildBusy, BuildTooSlow, compile_root  # the compiler (yaml, pathspec) loads only when needed
 
+    deadline = time.monotonic() + REFRESH_BUDGET_S
     try:
-        result = compile_root(root, ws.config, deadline=time.monotonic() + REFRESH_BUDGET_S)
+        result = compile_root(root, ws.config, deadline=deadline)
     except BuildBusy:
+        if first and not _built_meanwhile(root, deadline):
+            # said, not only logged: "loaded 0" or "not found" would otherwise be taken for the truth
+            messages.append(f"{root.path}: {FIRST_BUILD_PENDING}")
+            return False
         debug(f"another engram is indexing {root.path}; serving the current index")
-        return False
+        return first
     except BuildTooSlow:
         _index_in_background(ws)
         # said, not only logged: a first load of a big folder would otherwise answer "loaded 0" unexplained
@@ -213,6 +220,20 @@ def _refresh(ws: Workspace, root: Root, messages: list[str]) -> bool:
     # An edit that made a memory unusable is said by the load that sees it, not only by `engram check`.
     messages += [str(p) for p in result.problems if p.where in result.compiled and p.kind in ("invalid", "flagged")]
     return True
+
+
+BUILD_POLL_S = 0.02
+FIRST_BUILD_PENDING = "another engram is building its first index; nothing to serve yet, retry"
+
+
+def _built_meanwhile(root: Root, deadline: float) -> bool:
+    """Whether the index another engram is building appears before ``deadline`` (a build writes
+    it whole, under its final name, when it is done)."""
+    while time.monotonic() < deadline:
+        if os.path.exists(root.index_path):
+            return True
+        time.sleep(BUILD_POLL_S)
+    return os.path.exists(root.index_path)
 
 
 def _index_in_background(ws: Workspace) -> None:

@@ -190,7 +190,7 @@ def _run(args: LoadArgs, budget: int | None, ws: Workspace) -> int:
     layers, state = open_read(ws, args.index, messages)
     for message in messages:
         warning(message)
-    ids = [i.strip().lower() for raw in args.id for i in raw.split(",") if i.strip()]
+    ids = gate.asked_ids([i for raw in args.id for i in raw.split(",")])
     if ids:
         return _fetch(layers, ids, ws, state, args.json)
     if reason := _nothing_to_route(args, ws):  # the count line still comes: scripts read it
@@ -198,10 +198,17 @@ def _run(args: LoadArgs, budget: int | None, ws: Workspace) -> int:
     return _load(layers, " ".join(args.task), args, budget, ws, state)
 
 
+def no_memory_folder(ws: Workspace) -> str | None:
+    """Why nothing can load here whatever the task: no memory folder, the project's or the global one."""
+    if not any(os.path.isdir(root.path) for root in ws.roots):
+        return f"no {ROOT_DIR} here or above and no global folder: nothing to load; `engram init` creates one"
+    return None
+
+
 def _nothing_to_route(args: LoadArgs, ws: Workspace) -> str | None:
     """Why a load will pack nothing whatever the memories say, for the person at the terminal."""
-    if args.index is None and not any(os.path.isdir(root.path) for root in ws.roots):
-        return f"no {ROOT_DIR} here or above and no global folder: nothing to load; `engram init` creates one"
+    if args.index is None and (reason := no_memory_folder(ws)):
+        return reason
     if not " ".join(args.task).strip():
         return 'no task given: engram load "<task>"'
     return None

@@ -16,19 +16,21 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Mapping
+from importlib.metadata import version
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
 from typing_extensions import TypedDict  # pydantic, under the SDK, needs this one on Python 3.11
 
 from . import gate
 from .config import BUDGET_RANGE
 from .errors import warning
-from .layers import Layer
+from .layers import FIRST_BUILD_PENDING, Layer
 from .load import fetch as fetch_ids
-from .load import load_pack, open_read
+from .load import load_pack, no_memory_folder, open_read
 from .pack import Entry, Pack, checked_body
 from .render import card_line, render_text, skipped_line, source_path, with_directive
 from .route import visible_candidates
@@ -36,6 +38,13 @@ from .select import options_from_config
 from .workspace import Workspace, open_workspace
 
 FETCH_BY_TOOL = "call the `fetch` tool with ids"  # a client may have no shell to run `engram load --id`
+MAX_FETCH = 32  # ids one `fetch` answers (the most a pack lists): a model asking for every id gets a megabyte
+MAX_CARDS = 200  # lines one `cards` answers; the rest are counted
+ROUTE_DESCRIPTION = (
+    "The memories that apply to a task: the most relevant as full bodies, the rest as one-line cards. "
+    "task: what the agent is about to do, in the user's words. budget_tokens: cap the whole pack "
+    f"({BUDGET_RANGE[0]}-{BUDGET_RANGE[1]} tokens; default: the project's load.budget_tokens)."
+)
 INSTRUCTIONS = (
     "Project memory for this repository: call `route` with the task (or the user's request) to get the rules, "
     "skills and knowledge that apply; `fetch` gives the full body of a memory listed as a card."
@@ -92,14 +101,13 @@ class Cards(TypedDict):
 
 def build_server(project: str | None = None) -> MCPServer:
     """The server; each call reads the project's memories afresh (edits are seen by the next call)."""
-    server = MCPServer("engram", instructions=INSTRUCTIONS, log_level="WARNING")
+    server = MCPServer(
+        "engram", instructions=INSTRUCTIONS, version=version("engram"), log_level="WARNING",
+        middleware=[_secrets_withheld],
+    )  # fmt: skip
 
-    @server.tool()
+    @server.tool(description=ROUTE_DESCRIPTION)
     def route(task: str, budget_tokens: int | None = None) -> Annotated[CallToolResult, RoutedPack]:
-        """The memories that apply to a task: the most relevant as full bodies, the rest as one-line cards.
-
-        task: what the agent is about to do, in the user's words. budget_tokens: cap the whole pack
-        (200-16000 tokens; default: the project's load.budget_tokens)."""
         if budget_tokens is not None and not BUDGET_RANGE[0] <= budget_tokens <= BUDGET_RANGE[1]:
             raise ToolError(f"budget_tokens must be an integer from {BUDGET_RANGE[0]} to {BUDGET_RANGE[1]}")
         ws = open_workspace(project)
@@ -109,20 +117,24 @@ def build_server(project: str | None = None) -> MCPServer:
 
     @server.tool()
     def fetch(ids: list[str]) -> Annotated[CallToolResult, Fetched]:
-        """The full bodies of memories by id (as listed on cards); ignored or role-filtered ones stay hidden."""
+        """The full bodies of memories by id (as on cards, at most 32); ignored or role-filtered ones stay hidden."""
+        asked = gate.asked_ids([i for item in ids for i in item.split(",")])  # ["a,b"] as the card line writes them
+        if len(asked) > MAX_FETCH:
+            raise ToolError(f"at most {MAX_FETCH} ids at a time ({len(asked)} asked)")
         ws = open_workspace(project)
         layers, state = _read(ws)
-        found = fetch_ids(layers, [i.strip().lower() for i in ids if i.strip()], ws, state)
+        found = fetch_ids(layers, asked, ws, state)
         memories = [FetchedMemory(id=f.id, shown=f.shown, text=f.block or f"not found: {f.id}") for f in found]
         return _result("\n".join(m["text"] for m in memories), Fetched(memories=memories))
 
     @server.tool()
     def cards() -> Annotated[CallToolResult, Cards]:
-        """One line per visible memory of the project: id, type and directive."""
+        """One line per visible memory of the project: id, type and directive (the first 200; `route` finds the rest)."""
         ws = open_workspace(project)
         layers, _ = _read(ws)
         listed, skipped, lines = [], [], []
-        for cand in visible_candidates(layers, "1", options_from_config(ws.config)):
+        visible = visible_candidates(layers, "1", options_from_config(ws.config))
+        for cand in visible[:MAX_CARDS]:
             _, skip = checked_body(cand)  # a card prints the directive or summary: checked with the body
             if skip:
                 skipped.append(Skip(id=cand.id, path=source_path(cand), label=skip.label))
@@ -131,17 +143,45 @@ def build_server(project: str | None = None) -> MCPServer:
             listed.append(Card(id=cand.id, scope=cand.scope, type=cand.row["type"], text=entry.card_text))
             lines.append(card_line(entry))
         lines += [skipped_line(s["path"], s["label"]) for s in skipped]
+        if len(visible) > MAX_CARDS:
+            lines.append(f"{len(visible) - MAX_CARDS} more memories not listed: call `route` with the task")
         return _result("\n".join(lines), Cards(cards=listed, skipped=skipped))
 
     return server
 
 
 def _read(ws: Workspace) -> tuple[list[Layer], sqlite3.Connection | None]:
+    """The layers to answer from; a tool error when there is nothing to answer from yet (no memory
+    folder, or a first index another engram is still building): "loaded 0" or "not found" would be
+    taken for the truth."""
+    if reason := no_memory_folder(ws):
+        raise ToolError(f"{reason} (the server reads {ws.root.project})")
     messages: list[str] = []
     layers, state = open_read(ws, None, messages)
     for message in messages:
         warning(message, "engram mcp")
+        if FIRST_BUILD_PENDING in message:
+            raise ToolError(gate.line(message))
     return layers, state
+
+
+async def _secrets_withheld(ctx, call_next):
+    """Whatever the server answers passes the secret check, errors the SDK writes included: they
+    quote what the client sent (an argument that failed validation, an unknown tool's name)."""
+    try:
+        return _withheld(await call_next(ctx))
+    except MCPError as exc:
+        raise MCPError(exc.code, gate.secrets_withheld(exc.error.message)) from None
+
+
+def _withheld(value: object) -> object:
+    if isinstance(value, str):
+        return gate.secrets_withheld(value)
+    if isinstance(value, list):
+        return [_withheld(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _withheld(item) for key, item in value.items()}
+    return value
 
 
 def _routed(pack: Pack) -> RoutedPack:

@@ -1543,3 +1543,43 @@ def test_chinese_function_words_do_not_route_everyday_questions_to_chinese_rules
     for question in ("明天上海天气怎么样，要不要带伞？", "孩子上学必须穿校服吗", "医生说感冒不要吃辣的"):
         assert entry_ids(project.load_json(question)) == [], question
     assert entry_ids(project.load_json("Vue 组件不要用 Options API 吗"))[:1] == ["vue3-composition"]
+
+
+@pytest.mark.parametrize("hold, expect_loaded", [(0.5, True), (6.0, False)])
+def test_a_load_waits_for_the_first_index_another_engram_is_building(
+    project, write_memory, run_engram, tmp_path, hold: float, expect_loaded: bool
+) -> None:
+    """A fresh clone has no index, and parallel calls (a host's tool calls, a hook beside the MCP
+    server) find another engram building it: the first index is waited for within the refresh
+    budget, and a load that waited in vain says so rather than answer "loaded 0" unexplained."""
+    import threading
+    import time
+
+    from engram.compile import root_lock
+    from engram.workspace import open_workspace
+
+    write_memory(project, "rules/release.md", {"id": "release-checklist", "tags": ["release"]}, "# Release\nTag.\n")
+    assert run_engram(["index"], project).returncode == 0
+    index = project / ".agents" / ".engram" / "index.db"
+    built = tmp_path / "built.db"
+    shutil.move(index, built)  # what the other engram is about to write
+    locked, done = threading.Event(), threading.Event()
+
+    def other_engram() -> None:
+        with root_lock(open_workspace(str(project)).root):
+            locked.set()
+            done.wait(hold)
+            if expect_loaded:
+                shutil.move(built, index)
+
+    builder = threading.Thread(target=other_engram)
+    builder.start()
+    locked.wait(5)
+    started = time.monotonic()
+    result = run_engram(["load", "release checklist"], project)
+    done.set()
+    builder.join()
+    if expect_loaded:
+        assert result.stdout.startswith("loaded 1 memory files"), result.stdout + result.stderr
+    elif time.monotonic() - started < hold:  # the other engram still held the index when load gave up
+        assert "another engram is building its first index; nothing to serve yet, retry" in result.stderr

@@ -176,3 +176,41 @@ def test_the_installed_command_serves_over_stdio(memories: Path, engram_bin: str
     names, result = anyio.run(go)
     assert names == ["route", "fetch", "cards"]
     assert RELEASE_BODY in result.content[0].text
+
+
+GITHUB_TOKEN = "ghp_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
+AWS_KEY = "AKIA" + "Q7XZ3PLM5RT2WB4N"
+
+
+def test_what_a_client_sends_is_never_echoed_with_its_secrets(memories: Path) -> None:
+    """An id holding a key (lowered, it no longer looks like one), an argument the SDK rejects
+    (its error quotes the value) and an unknown tool's name pass the secret check on the way back."""
+    server = build_server(str(memories))
+    fetched = call(server, "fetch", {"ids": [AWS_KEY, "release-checklist,release-notes"]})
+    shown = [m["id"] for m in fetched.structured_content["memories"]]
+    assert shown == ["(withheld)", "release-checklist", "release-notes"]  # "a,b" as a card's fetch line writes it
+    wrong_type = call(server, "route", {"task": "release", "budget_tokens": {"secret": GITHUB_TOKEN}})
+    unknown = call(server, GITHUB_TOKEN, {})
+    for result in (fetched, wrong_type, unknown):
+        printed = json.dumps([c.text for c in result.content]) + json.dumps(result.structured_content)
+        assert GITHUB_TOKEN not in printed and AWS_KEY.lower() not in printed and AWS_KEY not in printed
+    assert wrong_type.is_error and unknown.is_error
+
+
+def test_fetch_and_cards_answer_a_bounded_amount(memories: Path, monkeypatch) -> None:
+    from engram import mcp_server
+
+    too_many = call(build_server(str(memories)), "fetch", {"ids": [f"id-{n}" for n in range(33)]})
+    assert too_many.is_error and "at most 32 ids" in too_many.content[0].text
+    monkeypatch.setattr(mcp_server, "MAX_CARDS", 1)
+    listed = call(build_server(str(memories)), "cards", {})
+    assert len(listed.structured_content["cards"]) == 1
+    assert listed.content[0].text.endswith("more memories not listed: call `route` with the task")
+
+
+def test_a_server_with_no_memory_folder_says_so(tmp_path: Path, monkeypatch) -> None:
+    """A project path the host left unexpanded, or a folder outside any project: the agent is told,
+    not answered "loaded 0" as if nothing applied."""
+    monkeypatch.setenv("ENGRAM_GLOBAL_DIR", str(tmp_path / "no-global"))
+    result = call(build_server(str(tmp_path)), "route", {"task": "release"})
+    assert result.is_error and "no .agents/.engram here or above" in result.content[0].text
