@@ -55,6 +55,7 @@ class PackEntry(TypedDict):
     id: str
     scope: str
     type: str
+    authority: str  # instruction (to follow) | reference (to know)
     shown: str  # body | card
     tier: str  # body | card (selected) | omitted (a candidate left out, listed as a card)
     relevance: float | None  # None: never judged against the task (a prerequisite)
@@ -117,7 +118,7 @@ def build_server(project: str | None = None) -> MCPServer:
 
     @server.tool()
     def fetch(ids: list[str]) -> Annotated[CallToolResult, Fetched]:
-        """The full bodies of memories by id (as on cards, at most 32); ignored or role-filtered ones stay hidden."""
+        """Full bodies by id (as on cards, at most 32; a fetch ranks the memory higher later); hidden ones stay hidden."""
         asked = gate.asked_ids([i for item in ids for i in item.split(",")])  # ["a,b"] as the card line writes them
         if len(asked) > MAX_FETCH:
             raise ToolError(f"at most {MAX_FETCH} ids at a time ({len(asked)} asked)")
@@ -186,7 +187,8 @@ def _withheld(value: object) -> object:
 
 def _routed(pack: Pack) -> RoutedPack:
     entries = [
-        PackEntry(id=e.cand.id, scope=e.cand.scope, type=e.cand.row["type"], shown=e.shown,
+        PackEntry(id=e.cand.id, scope=e.cand.scope, type=e.cand.row["type"], authority=e.cand.row["authority"],
+                  shown=e.shown,
                   tier=e.shown if e.selected else "omitted", relevance=e.cand.judged_relevance,
                   text=with_directive(e.cand.row["directive"], e.body) if e.shown == "body" else e.card_text,
                   requires=e.requires, stale=e.cand.stale)

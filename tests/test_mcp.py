@@ -69,6 +69,7 @@ def test_route_gives_the_pack_load_prints(memories: Path, run_engram) -> None:
     routed = result.structured_content
     ids = [e["id"] for e in routed["entries"]]
     assert ids[0] == "release-checklist" and routed["entries"][0]["shown"] == "body"
+    assert routed["entries"][0]["authority"] == "instruction"  # a rule: to follow, not only to know
     assert RELEASE_BODY in routed["entries"][0]["text"]
     assert "release-ops" not in ids and "old-release" not in ids  # role filter and .engramignore, as in load
     assert routed["selected"] == len([e for e in routed["entries"] if e["tier"] != "omitted"])
