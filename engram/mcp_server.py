@@ -14,6 +14,7 @@ nothing here prints to it.
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
 from collections.abc import Mapping
 from importlib.metadata import version
@@ -209,5 +210,9 @@ def _result(text: str, structured: Mapping[str, object]) -> CallToolResult:
 def main(project: str | None = None) -> int:
     """Serve on stdin/stdout until the host closes them; a project folder that does not exist (a variable the host
     left unexpanded) falls back to the working directory."""
+    # Ctrl-C stops it: the SDK reads stdin in a worker thread, which an interrupt does not end, so the
+    # server would stop answering and wait for its input to close. Nothing is left half-written: state.db
+    # is written in transactions.
+    signal.signal(signal.SIGINT, lambda signum, frame: os._exit(128 + signum))
     build_server(project if project and os.path.isdir(project) else None).run()
     return 0

@@ -215,3 +215,23 @@ def test_a_server_with_no_memory_folder_says_so(tmp_path: Path, monkeypatch) -> 
     monkeypatch.setenv("ENGRAM_GLOBAL_DIR", str(tmp_path / "no-global"))
     result = call(build_server(str(tmp_path)), "route", {"task": "release"})
     assert result.is_error and "no .agents/.engram here or above" in result.content[0].text
+
+
+@pytest.mark.installed
+def test_ctrl_c_stops_the_server_while_its_input_is_still_open(memories: Path, engram_bin: str) -> None:
+    import signal
+    import subprocess
+
+    server = subprocess.Popen([engram_bin, "mcp"], cwd=memories, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}  # fmt: skip
+        server.stdin.write(json.dumps(hello).encode() + b"\n")
+        server.stdin.flush()
+        assert json.loads(server.stdout.readline())["id"] == 1  # serving: its handlers are in place
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=10) == 128 + signal.SIGINT
+    finally:
+        server.kill()
+        server.stdin.close()
+        server.stdout.close()
