@@ -131,7 +131,9 @@ Clauses = tuple[tuple[frozenset[int], ...], frozenset[int]]
 CLAUSE_CANDIDATES = 16  # per clause, the memories holding most of it that are judged against it
 
 
-def judge_clauses(found: LayerMatch, ranked: list[Found], clauses: Clauses, named_names: tuple, model) -> None:
+def judge_clauses(
+    found: LayerMatch, ranked: list[Found], clauses: Clauses, named_names: tuple, model: relevance.Model
+) -> None:
     """In a task of several clauses ("refactor the Go worker pool and add Prometheus metrics"),
     each clause judged as if it were the task: the most relevant memory named or tagged for a
     technology the clause names gets that relevance as its `clause`. The whole task's words
@@ -142,8 +144,10 @@ def judge_clauses(found: LayerMatch, ranked: list[Found], clauses: Clauses, name
     named, names = named_names
     judged = {j.rowid: j for j in found.judged}
     for clause in parts:
-        evidence = found.evidence.restricted(clause)
         named_for = sorted(clause & technologies)
+        if not named_for:
+            continue  # no memory can lead it
+        evidence = found.evidence.restricted(clause)
         held = [f.restricted(clause) for f in ranked if clause & f.counts.keys()]
         held = sorted(held, key=lambda f: -f.bm25)[:CLAUSE_CANDIDATES]
         features = relevance.candidate_features(evidence, held, named, evidence.name_holders, names)
