@@ -241,8 +241,9 @@ _TOKEN_PREFIXES = tuple(prefix for token in _TOKEN_FORMATS for prefix in token.p
 
 def _provider_token(text: str, runs: list[tuple[int, int]]) -> str | None:
     for run_start, end in runs:
-        for start in _token_starts(text, run_start, end):
-            wrapped = _continuation(text, end)
+        starts = _token_starts(text, run_start, end)
+        wrapped = _continuation(text, end) if starts else ""
+        for start in starts:
             for token in _TOKEN_FORMATS:
                 if not text.startswith(token.prefixes, start):
                     continue
