@@ -602,3 +602,11 @@ def test_only_the_first_unknown_words_are_looked_up_as_prefixes(rules) -> None:
     found = evidence.Evidence(Reads(conn), anchors)
     assert len(found.prefixed) == evidence.PREFIX_LOOKUPS and 0 in found.prefixed
     assert found.df[0] > 0
+
+
+def test_a_candidate_left_out_is_listed_as_a_card_from_the_floor_only() -> None:
+    """The fit's `plausible` (0.0196) lists candidates whose local precision is 4 %: 0.03 at least."""
+    fitted = relevance.FITTED
+    model = relevance.Model(fitted.candidate, fitted.query, {**fitted.thresholds, "plausible": 0.01})
+    assert model.plausible == relevance.PLAUSIBLE_FLOOR
+    assert model.tier(0.025, 0.9) == relevance.OUT and model.tier(0.035, 0.9) == relevance.PLAUSIBLE_TIER
