@@ -220,11 +220,16 @@ def _disclose(pack: Pack, routing: Routing, pack_options: PackOptions) -> None:
     # routed hits by their tier, and the best one whatever its tier (a pack never holds cards
     # alone); memories chosen by tag or path (no relevance judged) are bodies
     confident = {c.key for i, c in enumerate(routing.pack) if i == 0 or c.judged is None or c.tier == BODY_TIER}
-    bodies = 0
+    # The routed memories take the bodies first, then the prerequisites of those shown as bodies: a
+    # prerequisite printed before its dependent must not leave that dependent a card.
+    bodies: set[str] = set()
+    for entry in sorted(pack.entries, key=lambda entry: entry.cand.dependent_key is not None):
+        dependent = entry.cand.dependent_key
+        wanted = entry.cand.key in confident if dependent is None else dependent in bodies
+        if wanted and len(bodies) < pack_options.expand_top:
+            bodies.add(entry.cand.key)
     for entry in pack.entries:
-        wanted = entry.cand.key in confident or entry.cand.dependent_key in confident
-        entry.shown = "body" if wanted and bodies < pack_options.expand_top else "card"
-        bodies += entry.shown == "body"
+        entry.shown = "body" if entry.cand.key in bodies else "card"
     listed = {e.cand.key for e in pack.entries} | {s.cand.key for s in pack.skipped} | pack_options.exclude
     for cand in (c for c in routing.admitted if c.key not in listed and c.tier != OUT):
         if len(pack.entries) - len(pack.selected) >= OMITTED_CARDS:

@@ -284,6 +284,18 @@ def test_requires_lists_every_dependency(project):
     assert lines[lines.index("### deep [rule, instruction]") + 1] == "requires: first-base, second-base"
 
 
+def test_the_memory_a_task_is_about_keeps_its_body_beside_its_prerequisites(project):
+    """Two bodies to give, and a memory with two prerequisites: it is a body, printed after the
+    prerequisite that is one; the other is a card, one fetch away (they used to take both bodies
+    and leave the memory the task is about a card)."""
+    project.config({"load": {"expand_top": 2}})
+    project.write("first-base", "# A\nFIRSTBASE.", type="knowledge")
+    project.write("second-base", "# B\nSECONDBASE.", type="knowledge")
+    project.write("deep", "# Deep\nDEEPBODY deploy.", tags=["deploy"], depends_on="first-base, second-base")
+    stdout = project.load("deploy").stdout
+    assert heading_ids(stdout) == ["first-base", "deep"] and card_ids(stdout) == ["second-base"]
+
+
 def test_transitive_prerequisites_come_deepest_first(project):
     project.write("layer-zero", "# Zero\nZEROBODY.", type="knowledge", level="foundation")
     project.write("layer-one", "# One\nONEBODY.", type="knowledge", depends_on=["layer-zero"], level="intermediate")
