@@ -103,6 +103,12 @@ def omission_text(cand: Candidate, routing: Routing) -> str:
     """An omitted candidate's reason, then its relevance, its most specific words of the task and
     where it holds them, and what it lacks, when it was judged:
     ``(relevance) relevance 0.12, holds login in body, test in tags; lacks kafka, zebra``."""
+    if cand.held_alone is not None:  # failing the anchor rule: what it holds, and what the rule asks
+        index, fields = cand.held_alone
+        return gate.line(
+            f"({cand.omission}) holds only {routing.label(routing.scoring[index])}, in {'/'.join(fields)}; a task this "
+            "long needs two of its words, or one in the id, tags, directive or applies_to"
+        )
     if cand.judged is None:
         return f"({cand.omission})"
     holds = ", ".join(f"{word} in {'/'.join(fields)}" for word, fields in _held(cand, routing))
@@ -246,6 +252,9 @@ def _omitted_json(cand: Candidate, routing: Routing, carded: bool) -> dict:
         out["relevance"] = cand.judged_relevance
         out["holds"] = dict(_held(cand, routing))
         out["lacks"] = cand.lacks(routing)
+    elif cand.held_alone is not None:
+        index, fields = cand.held_alone
+        out["holds"] = {routing.label(routing.scoring[index]): fields}
     if carded:
         out["shown"] = "card"
     return out

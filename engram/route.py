@@ -185,7 +185,9 @@ def _glued_pairs(written: list[terms.Word], found: list[terms.Word | None]) -> d
 class Candidate:
     """A memory on its way into a pack: its row, and how it was judged."""
 
-    __slots__ = ("layer", "row", "judged", "score", "multipliers", "omission", "stale", "prerequisite_of", "tier")
+    __slots__ = (
+        "layer", "row", "judged", "score", "multipliers", "omission", "stale", "prerequisite_of", "tier", "held_alone",
+    )  # fmt: skip
 
     def __init__(self, layer: Layer, row: sqlite3.Row, omission: str | None = None) -> None:
         self.layer = layer
@@ -197,6 +199,8 @@ class Candidate:
         self.stale = False
         self.prerequisite_of: str | None = None  # set when pulled in by a dependent's depends_on
         self.tier = relevance.OUT  # `relevance.tier`: body, card, plausible or out
+        # for one failing the anchor rule: the one word of the task it holds, and the fields holding it
+        self.held_alone: tuple[int, list[str]] | None = None
 
     @property
     def id(self) -> str:
@@ -242,7 +246,7 @@ class Candidate:
         linked = self._linked_terms()
         out = {}
         for index, counts in self.judged.found.counts.items():
-            fields = [COLUMNS[c] if FIELD_OF[c] != "paths" else "applies_to" for c, n in enumerate(counts) if n]
+            fields = [_field_name(c) for c, n in enumerate(counts) if n]
             if linked is not None and "body" in fields:  # say which: a pointer's body holds its documents' terms
                 held = set(anchors[index].word.terms)
                 place = [name for name, found in zip(("body", "linked document"), linked) if held & found]
@@ -365,6 +369,10 @@ def candidate_by_id(layer: Layer, memory_id: str, options: Options) -> Candidate
         {"id": memory_id, **options.visibility_params()},
     ).fetchone()
     return None if row is None else _candidate(layer, row, omission=row["hidden"])
+
+
+def _field_name(column: int) -> str:
+    return COLUMNS[column] if FIELD_OF[column] != "paths" else "applies_to"
 
 
 def _candidate(layer: Layer, row: sqlite3.Row, omission: str | None = None) -> Candidate:
@@ -664,7 +672,12 @@ def _explain(routing: Routing, found: list[LayerMatch]) -> None:
         listed = sorted(rowid for rowids in m.omitted.values() for rowid in rowids)[:WINDOW]
         reasons = {rowid: why for why, rowids in m.omitted.items() for rowid in rowids}
         for row in _rows(m.layer, listed).values():
-            hidden.append(_candidate(m.layer, row, reasons[row["rowid"]]))
+            cand = _candidate(m.layer, row, reasons[row["rowid"]])
+            held = m.evidence.found.get(row["rowid"])
+            if cand.omission == "anchors" and held is not None and len(held.counts) == 1:
+                ((index, counts),) = held.counts.items()
+                cand.held_alone = (index, [_field_name(c) for c, n in enumerate(counts) if n])
+            hidden.append(cand)
     routing.omitted = cut + hidden
     omitted_total = sum(len(rowids) for m in found for rowids in m.omitted.values())
     routing.unlisted = routing.total_related - len(routing.admitted) + omitted_total - len(hidden)

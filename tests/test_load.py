@@ -567,7 +567,11 @@ def test_four_anchors_need_two_hits_or_one_strong_hit(anchor_project):
         assert reasons.get(admitted) != "anchors", admitted
     assert payload["total_related"] == len(STRONG_OR_TWO)
     dry = anchor_project.load("--dry-run", "kafka zebra mango quartz")
-    assert "omitted: body-one [workspace] (anchors)" in dry.lines
+    rule = "; a task this long needs two of its words, or one in the id, tags, directive or applies_to"
+    assert "omitted: trigger-one [workspace] (anchors) holds only quartz, in triggers" + rule in dry.lines
+    assert payload["omitted"][[o["id"] for o in payload["omitted"]].index("trigger-one")]["holds"] == {
+        "quartz": ["triggers"]
+    }
     assert dry.lines[0].endswith(f" of {len(STRONG_OR_TWO)})")
 
 
