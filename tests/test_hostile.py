@@ -392,7 +392,7 @@ def test_a_tampered_memory_that_would_be_an_omitted_card_is_said_skipped(project
     """An omitted candidate listed as a card passes the same checks as a body, and one that fails
     them is said, not dropped unseen."""
     write_memory(project, "rules/kafka-zebra.md", {"id": "kafka-zebra", "tags": ["kafka", "zebra"]}, "Kafka zebra.\n")
-    notes = "Unrelated platform notes about brokers. " * 30 + "A zebra once."
+    notes = "Unrelated platform notes about brokers. " * 10 + "A zebra once, a kafka topic twice."
     write_memory(project, "rules/long-notes.md", {"id": "long-notes"}, f"# Notes\n{notes}\n")
     _team_db(project, run_engram)
     before = json.loads(run_engram(["load", "--index", "team.db", "--json", "kafka zebra"], cwd=project).stdout)
