@@ -32,6 +32,7 @@ COLUMN_WEIGHTS = (6.0, 5.0, 4.0, 2.5, 2.5, 1.0, 3.0)
 NAME, LEAD, BODY, PATHS = "name", "lead", "body", "paths"  # id, tags | directive, summary, triggers | body | applies_to
 FIELD_OF = (NAME, NAME, LEAD, LEAD, LEAD, BODY, PATHS)
 STRONG_COLUMNS = frozenset({0, 1, 2, 6})
+NAME_COLUMNS = frozenset({0, 1})  # id, tags
 BODY_COLUMN = 5  # the anchor rule's strong fields: id, tags, directive, applies_to
 K1, B = 1.2, 0.75  # BM25's term saturation and length normalisation
 # The most specific anchors a query is judged on: a pasted log or file is no task description,
@@ -201,7 +202,7 @@ class Evidence:
             scale = 1.0 if strong_only else share
             for rowid, name, count in _instances(reads, term, prefix):
                 column = COLUMN_INDEX[name]
-                if strong_only and column not in STRONG_COLUMNS:
+                if (strong_only and column not in STRONG_COLUMNS) or (anchor.inside and column in NAME_COLUMNS):
                     continue
                 counts = held.get(rowid)
                 if counts is None:
@@ -224,7 +225,7 @@ class Evidence:
         holders, name_holders, strong_elsewhere = len(held), len(named), False
         if per_field:
             holders, name_holders, strong_elsewhere = self._add_per_field(
-                reads, index, word.terms, weight, held, named, whole
+                reads, index, word.terms, weight, held, named, whole, anchor.inside
             )
         if name_holders:
             self.name_holders[index] = name_holders
@@ -241,6 +242,7 @@ class Evidence:
         glued: dict,
         named: set[int],
         whole: bool,
+        inside: bool = False,
     ) -> tuple[int, int, bool]:
         """A common word (any of its ``terms``: `postgres` is `postgr` or `postgresql`): which memories
         hold it in which column, from one FTS query per column that holds it, recorded as one count
@@ -249,13 +251,13 @@ class Evidence:
         (or its ``glued`` names) reached, and FTS5 intersects it with their terms (`reach`) where
         that is the shorter read, skipping through its long doclist. Returned, over the whole folder:
         how many memories hold it, how many in their id or tags, and whether one holds it in a
-        strong field."""
+        strong field. A word ``inside`` an identifier is not read in ids and tags (`Anchor.inside`)."""
         column_df = _column_df(reads, terms)
         phrase, reached = _phrase_of(terms), self.reached.keys()
         columns: list[set[int]] = []
         every: dict[int, set[int]] = {}  # per column read in full, every memory holding the word there
         for column, name in enumerate(COLUMNS):
-            docs = sum(column_df.get(name, {}).values())  # at most: a memory may hold two of the terms
+            docs = sum(column_df.get(name, {}).values()) if not (inside and column in NAME_COLUMNS) else 0
             listed = exported.holders(reads.conn, name, list(column_df[name])) if docs and reads.exported else None
             if not docs:
                 columns.append(set())

@@ -610,3 +610,21 @@ def test_a_candidate_left_out_is_listed_as_a_card_from_the_floor_only() -> None:
     model = relevance.Model(fitted.candidate, fitted.query, {**fitted.thresholds, "plausible": 0.01})
     assert model.plausible == relevance.PLAUSIBLE_FLOOR
     assert model.tier(0.025, 0.9) == relevance.OUT and model.tier(0.035, 0.9) == relevance.PLAUSIBLE_TIER
+
+
+def test_a_word_inside_a_pasted_identifier_is_no_memory_name(tmp_path: Path) -> None:
+    """`ERROR/MainProcess` heads every Celery log line: its `process` is no `release-process`, and
+    the runbook the log is about leads (a daily-use audit had the release skill packed as a body)."""
+    root = tmp_path / ".agents" / ".engram"
+    (root / "skills").mkdir(parents=True)
+    (root / "skills" / "release-process.md").write_text(
+        "---\nid: release-process\ntype: skill\ntags: [release]\ndirective: Cut a release from main.\n---\n"
+        "# Release\nTag main, write the changelog.\n"
+    )
+    (root / "skills" / "runbook-celery.md").write_text(
+        "---\nid: runbook-celery\ntype: skill\ntags: [celery, workers]\ndirective: When Celery workers die.\n---\n"
+        "# Celery\nWorkerLostError: the worker was killed (signal 9), often out of memory.\n"
+    )
+    log = "worker-pdf keeps dying: [03:14:07,112: ERROR/MainProcess] WorkerLostError: signal 9 (SIGKILL)"
+    assert packed(indexed_layers(tmp_path), log) == ["runbook-celery"]
+    assert [a.inside for a in anchors_of(log)[0] if a.text == "process"] == [True]
