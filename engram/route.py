@@ -77,9 +77,9 @@ class Anchor:
         # -> migrations): matched as a name is, in folders under SMALL_FOLDER only (`gather`), and no
         # technology the task implies (`implied_relevance`). ``source``: the two words.
         self.concept = concept
-        # A word inside an identifier the task pasted (`process` of `MainProcess`): found where a
-        # memory spells words out, not in its id or tags (`ERROR/MainProcess` of every Celery log
-        # line is no `release-process`).
+        # A word inside an identifier the task pasted (`process` of `MainProcess`), unless it is a
+        # technology's name: found where a memory spells words out, not in its id or tags
+        # (`ERROR/MainProcess` of every Celery log line is no `release-process`).
         self.inside = False
 
     @property
@@ -113,7 +113,7 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
         if word is not None and word.terms not in seen:
             seen.add(word.terms)
             words.append(Anchor(word))
-            words[-1].inside = True
+            words[-1].inside = word.terms[0] not in signatures.TECHNOLOGIES_NAMED  # `kafka` of KafkaConsumer names
     if terms.plain_vietnamese(written) or (
         not query.isascii() and any(char.isalpha() for char in terms.non_ascii_chars(query))
     ):
