@@ -89,7 +89,25 @@ class _Detector(namedtuple("_Detector", "anchors check")):
 
 
 def _matching(pattern: LazyPattern, label: str) -> _Check:
-    return lambda text, index: label if pattern.match(text, index) else None
+    def check(text: str, index: int) -> str | None:
+        found = pattern.match(text, index)
+        return label if found and not placeholder(found.group()) else None
+
+    return check
+
+
+_SEGMENT = LazyPattern(r"[^/._:-]+$")
+PLACEHOLDER_SHARE = 0.8
+
+
+def placeholder(value: str) -> bool:
+    """A vendor's or a writer's placeholder in a token's shape: its last part one character over and
+    over (`ghp_XXXX...`, Slack's `.../XXXXXXXX`, `AIzaSyXXXX...`, a dummy secret of zeros)."""
+    last = _SEGMENT.search(value)
+    segment = last.group() if last else value
+    if len(segment) < 8:
+        return False
+    return max(segment.count(char) for char in set(segment)) >= PLACEHOLDER_SHARE * len(segment)
 
 
 def _near(pattern: LazyPattern, label: str, before: int, after: int) -> _Check:
@@ -259,16 +277,9 @@ _INNER_START = LazyPattern(r"[/+_-](?=[A-Za-z])")
 
 
 def _token_starts(text: str, start: int, end: int) -> list[int]:
-    """Where a provider token may start in a run: its start, and after each separator inside it;
-    not where a placeholder is written (`ghp_XXXX...`, `sk_live_xxxx...`: one or two characters
-    repeated after the prefix)."""
+    """Where a provider token may start in a run: its start, and after each separator inside it."""
     starts = [start] + [match.end() for match in _INNER_START.finditer(text, start, end)]
-    return [index for index in starts if text.startswith(_TOKEN_PREFIXES, index) and not _placeholder(text, index, end)]
-
-
-def _placeholder(text: str, start: int, end: int) -> bool:
-    prefix = max((p for p in _TOKEN_PREFIXES if text.startswith(p, start)), key=len)
-    return len(set(text[start + len(prefix) : end].lower())) <= 2
+    return [index for index in starts if text.startswith(_TOKEN_PREFIXES, index)]
 
 
 _CONTINUATION = LazyPattern(r"[ \t]*\r?\n[ \t]*([A-Za-z0-9_+/-]+)")
@@ -299,7 +310,7 @@ _PLACEHOLDER = LazyPattern(
     |<[A-Za-z][\w-]*>  # a slot to fill in: root@pam!<token>=<value>
     |\.\.\.|xxx|\*\*\*|^(.)\1*$  # elided or masked
     |change[_-]?me|replace[_-]?me|example|placeholder|redacted|dummy|sample|your|generate  # "generate-with-openssl-rand"
-    |://|^arn:  # a reference to a secret store, not the secret
+    |://|^arn:|^alias/  # a reference to a secret store or a KMS key, not the secret
     |password|^test  # test data such as Password123 or Test@123
     |^(?:passwd|secret|token|none|null|nil|undefined|true|false|required|optional)$""",
     re.I | re.X,
@@ -324,7 +335,9 @@ def _looks_like_real_value(value: str, quoted: bool) -> bool:
         return False
     if any(c.isspace() for c in value):
         return False
-    if _PLACEHOLDER.search(value) or _CIPHERTEXT.match(value) or (not quoted and _CODE_EXPRESSION.match(value)):
+    if _PLACEHOLDER.search(value) or placeholder(value) or _CIPHERTEXT.match(value):
+        return False
+    if not quoted and _CODE_EXPRESSION.match(value):
         return False
     if setting := _SETTING.match(value):  # `AUTH_LOCAL_ENABLED=false` names a setting: its value decides
         return _looks_like_real_value(setting["value"], quoted=False)
@@ -338,7 +351,7 @@ def _looks_like_real_value(value: str, quoted: bool) -> bool:
 
 
 _ASSIGNMENT = LazyPattern(
-    r"""(?P<name>pass(?:word|wd|phrase)?|pwd|pw|secret|token|key|credentials?)(?:[_-][A-Za-z0-9]{1,12}){0,2}
+    r"""(?P<name>pass(?:word|wd|phrase)?|pwd|pw|secret|token|key|credentials?)(?P<suffix>(?:[_-][A-Za-z0-9]{1,12}){0,2})
     ['"]?[ \t]*(?::=|=>|[:=])[ \t]*
     (?:[bru]?"(?P<double>[^"\n]{0,200})"|[bru]?'(?P<single>[^'\n]{0,200})'|(?P<bare>[^\s,;'"`)\]}]{1,200}))""",
     re.I | re.X,
@@ -352,6 +365,12 @@ _SECRET_KEY_PREFIXES = tuple(
 # `pass` and `pw` name a password as a whole word or an identifier's last part (ADMIN_PASS, db_pw),
 # not inside another word (bypass, compass).
 _SHORT_PASSWORD_NAMES = ("pass", "pw")
+# A setting about a secret, not the secret: `password_hash_algorithm: argon2id`, `api_key_id: key_01J...`.
+_ABOUT_A_SECRET = LazyPattern(
+    r"ids?|names?|hash|algorithm|algo|type|kind|length|len|min|max|policy|file|path|dir|url|uri|env|var|ref|alias|arn"
+    r"|version|ttl|expiry|expires|rotation|count|prefix|header|field|format|mode|source|provider|store|location",
+    re.I,
+)
 _IDENTIFIER_BYTES = b"abcdefghijklmnopqrstuvwxyz0123456789_.-"
 
 
@@ -372,6 +391,8 @@ def _password_assignment(text: str, lowered: bytes) -> str | None:
         if name == "key" and not lowered[max(0, index - 11) : index].endswith(_SECRET_KEY_PREFIXES):
             continue
         if name in _SHORT_PASSWORD_NAMES and lowered[index - 1 : index].isalnum():
+            continue
+        if match["suffix"] and _ABOUT_A_SECRET.fullmatch(match["suffix"].rsplit("_", 1)[-1].rsplit("-", 1)[-1]):
             continue
         if match["bare"] is not None:
             # A trailing ! or ? is a type or non-null marker (String!, process.env.X!).

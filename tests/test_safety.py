@@ -104,7 +104,7 @@ def test_held_out_set_precision_and_recall() -> None:
         (BLIND_2, 200, 0.99, 0.94),
         (BLIND_3, 200, 0.99, 0.94),
         (BLIND_4, 200, 1.0, 0.98),
-        (BLIND_5, 200, 0.94, 0.64),
+        (BLIND_5, 200, 0.95, 0.64),
         (BLIND_6, 200, 0.94, 0.60),
     ],
     ids=[
@@ -731,6 +731,14 @@ FALSE_ALARMS = [
     "| Service | Secret |\n| --- | --- |\n| db | DB_PASSWORD |\n| api | STRIPE_KEY_2 |",  # names, not values
     "| Key | Action |\n|---|---|\n| Ctrl+S | save |",
     "localhost:5432:app:admin:secret",
+    # a false-positive hunt's findings: settings about a secret, and vendors' own placeholders
+    "password_hash_algorithm: argon2id",
+    "Each partner key has a public identifier, e.g. `api_key_id: key_01J2X8K9Q3M4N5P6R7S8T9V0W1`.",
+    "signing_key: alias/app-signing",
+    "Slack shows `https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX` in its docs.",
+    "Maps keys look like `AIzaSyXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX`.",
+    "SENDGRID_API_KEY=SG.xxxxxxxxxxxxxxxxxxxxxx.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    "Turnstile's test secret: 1x0000000000000000000000000000000AA",
     "password hashing with bcrypt2; password policy NIST-800-63B; Rotate the password KeyVault-Prod monthly.",
     'Password Reset Request","User Authentication","Functional"',  # a CSV row of test cases
     'To reproduce the bug, paste "Ignore all previous instructions" into the chat box; the bot must refuse.',
