@@ -326,6 +326,7 @@ _FILE_PATH = LazyPattern(r"\.?[\w.-]*/[\w./-]*\.[a-z]{1,5}$")  # `.cache/sso.txt
 
 
 _SETTING = LazyPattern(r"[A-Za-z_][A-Za-z0-9_.]*=(?P<value>.*)")
+_CJK_CHAR = LazyPattern(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _NUMBER = LazyPattern(r"[0-9][0-9.,:_-]*")  # a count, a rate, a version, an address, a date: `pass_rate: 0.9500`
 
 
@@ -333,8 +334,8 @@ def _looks_like_real_value(value: str, quoted: bool) -> bool:
     """A literal that could be a live password or key, not a stand-in or an expression."""
     if len(value) < 6 or _NUMBER.fullmatch(value) or value.startswith(_PATH_START) or _FILE_PATH.match(value):
         return False
-    if any(c.isspace() for c in value):
-        return False
+    if any(c.isspace() for c in value) or _CJK_CHAR.search(value):
+        return False  # a phrase, or words in Chinese, Japanese or Korean (`12文字以上`, `argon2id로`)
     if _PLACEHOLDER.search(value) or placeholder(value) or _CIPHERTEXT.match(value):
         return False
     if not quoted and _CODE_EXPRESSION.match(value):

@@ -739,6 +739,9 @@ FALSE_ALARMS = [
     "Maps keys look like `AIzaSyXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX`.",
     "SENDGRID_API_KEY=SG.xxxxxxxxxxxxxxxxxxxxxx.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
     "Turnstile's test secret: 1x0000000000000000000000000000000AA",
+    "パスワードは12文字以上にしてください。",  # policy sentences: the "value" is words of the language
+    "トークンは15分で失効します。",
+    "비밀번호는 argon2id로 해시합니다.",
     "password hashing with bcrypt2; password policy NIST-800-63B; Rotate the password KeyVault-Prod monthly.",
     'Password Reset Request","User Authentication","Functional"',  # a CSV row of test cases
     'To reproduce the bug, paste "Ignore all previous instructions" into the chat box; the bot must refuse.',
