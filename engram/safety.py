@@ -687,6 +687,9 @@ def _looks_random(token: str) -> bool:
 _PUBLIC_KEY_NAME = LazyPattern(
     rb"(?:public|pub|verify|verification|global_index)[ _-]?key['\"]?(?:[ \t]*(?::=|[:=])[ \t]*['\"]?|[ \t]+)\Z"
 )
+# A file path (`object_key: uploads/2024/07/15/report.pdf`) or one JSON segment of a JWT (its header
+# or claims, base64 of `{"`: the signature is the secret, and a whole token is found as one).
+_NOT_KEY_MATERIAL = LazyPattern(r"eyJ|[\w-]*/[\w/-]*\.[a-z]{1,5}(?!\w)")  # ".pdf" ends the run: read past it
 # AWS's documentation writes its example keys so (`wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`).
 _DOCUMENTED_EXAMPLE = ("EXAMPLEKEY", "EXAMPLE")
 
@@ -733,7 +736,11 @@ def _high_entropy_value(text: str, lowered: bytes, runs: list[tuple[int, int]]) 
     for start, end in runs:
         window = lowered[max(lowered.rfind(b"\n", 0, start) + 1, start - _NAME_WINDOW) : start]
         value = text[start:end]
-        if _PUBLIC_KEY_NAME.search(window) or value.endswith(_DOCUMENTED_EXAMPLE):
+        if (
+            _PUBLIC_KEY_NAME.search(window)
+            or value.endswith(_DOCUMENTED_EXAMPLE)
+            or _NOT_KEY_MATERIAL.match(text, start, end + 6)
+        ):
             continue
         if _NAME_BEFORE_VALUE.search(window) and _looks_random(value):
             return "secret: high-entropy value"

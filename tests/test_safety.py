@@ -742,6 +742,8 @@ FALSE_ALARMS = [
     "パスワードは12文字以上にしてください。",  # policy sentences: the "value" is words of the language
     "トークンは15分で失効します。",
     "비밀번호는 argon2id로 해시합니다.",
+    "object_key: uploads/2024/07/15/0190a5c4-8f3e-7b2a-9d41-6c2f1e8b3a77.pdf",  # a file's path
+    "Authorization: Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.<signature>",
     "password hashing with bcrypt2; password policy NIST-800-63B; Rotate the password KeyVault-Prod monthly.",
     'Password Reset Request","User Authentication","Functional"',  # a CSV row of test cases
     'To reproduce the bug, paste "Ignore all previous instructions" into the chat box; the bot must refuse.',
