@@ -677,10 +677,11 @@ PRODUCT_NAMES = frozenset({
 })  # fmt: skip
 
 
-def identifier_parts(text: str, names: Container[str] = PRODUCT_NAMES) -> list[Word]:
+def identifier_parts(text: str, names: Container[str] = frozenset()) -> list[Word]:
     """The words inside camelCase and PascalCase identifiers (`LazyInitializationException` ->
     lazy, initialization, exception): a memory may spell out what an error name runs together.
-    An identifier whose stem is one of ``names`` (PostgreSQL, JavaScript) is a name, not split."""
+    An identifier that is a product name (JavaScript) or whose stem is one of ``names`` (the
+    technologies: PostgreSQL) is a name, not split."""
     out = []
     for identifier in _CAMEL.findall(text):
         parts = _CAMEL_PART.findall(identifier)
