@@ -22,6 +22,7 @@ from collections.abc import Callable
 from .index import LOCAL_REBUILD, PRINTED_COLUMNS, printed_digest
 from .lazyre import LazyPattern
 from .memory_format import AUTHORITIES, ID_PATTERN, MAX_ID_CHARS, TYPES
+from .printable import text
 from .sources import MEMORY_FOLDERS
 
 # (digest of the printed columns, the text to screen) -> label or None; `state.ScreenCache`
@@ -34,23 +35,8 @@ WITHHELD = "(withheld)"  # printed instead of a name that is not valid or not sa
 MAX_NAME = MAX_ID_CHARS  # ids and tags
 MAX_PATH = 1024
 
-# CSI, OSC (up to BEL or ST), and two-character escape sequences; then what is left of C0/C1,
-# DEL, bidi controls, zero-width characters, the byte-order mark and tag characters.
-_ESCAPE_SEQUENCE = LazyPattern(
-    r"\x1b\[[0-?]*[ -/]*[@-~]?|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -~]?|\x9b[0-?]*[ -/]*[@-~]?"
-)
-_UNPRINTABLE = LazyPattern(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\U000e0000-\U000e007f]"
-)
 _LINE_BREAKS = LazyPattern("[\n\r\t\x0b\x0c\x85\u2028\u2029]")
 _LABEL = LazyPattern(r"(?:secret|injection): [a-z][a-z -]{0,40}")
-
-
-def text(value: str) -> str:
-    """Printed text: escape sequences and control characters removed, line breaks and tabs kept."""
-    if _UNPRINTABLE.search(value) is None:  # one scan; nearly every text takes this way
-        return value
-    return _UNPRINTABLE.sub("", _ESCAPE_SEQUENCE.sub("", value.replace("\r\n", "\n")))
 
 
 def line(value: str) -> str:

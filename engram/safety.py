@@ -31,8 +31,8 @@ import re
 from collections import namedtuple
 from collections.abc import Callable
 
-from .gate import text as printed  # the output's own cleaning: the screen reads what is printed
 from .lazyre import LazyPattern
+from .printable import text as printed  # the screen reads what the output prints
 from .terms import non_ascii_chars, occurrences
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
