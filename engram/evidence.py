@@ -253,11 +253,13 @@ class Evidence:
         how many memories hold it, how many in their id or tags, and whether one holds it in a
         strong field. A word ``inside`` an identifier is not read in ids and tags (`Anchor.inside`)."""
         column_df = _column_df(reads, terms)
+        if inside:
+            column_df = {name: docs for name, docs in column_df.items() if COLUMN_INDEX[name] not in NAME_COLUMNS}
         phrase, reached = _phrase_of(terms), self.reached.keys()
         columns: list[set[int]] = []
         every: dict[int, set[int]] = {}  # per column read in full, every memory holding the word there
         for column, name in enumerate(COLUMNS):
-            docs = sum(column_df.get(name, {}).values()) if not (inside and column in NAME_COLUMNS) else 0
+            docs = sum(column_df.get(name, {}).values())  # at most: a memory may hold two of the terms
             listed = exported.holders(reads.conn, name, list(column_df[name])) if docs and reads.exported else None
             if not docs:
                 columns.append(set())

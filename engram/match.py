@@ -56,13 +56,18 @@ class Judged:
         self.clause = 0.0  # its relevance to the clause it leads, in a task of several (`judge_clauses`)
 
     @property
+    def factor(self) -> float:
+        """The product of its multipliers."""
+        return math.prod(factor for _, factor in self.multipliers)
+
+    @property
     def clause_score(self) -> float:
-        return self.clause * math.prod(factor for _, factor in self.multipliers)
+        return self.clause * self.factor
 
     def rescore(self, relevance: float) -> None:
         """Set the relevance (a model's, or another one's when fitting) and the score it gives."""
         self.relevance = relevance
-        self.score = relevance * math.prod(factor for _, factor in self.multipliers)
+        self.score = relevance * self.factor
 
 
 class LayerMatch:

@@ -251,7 +251,7 @@ class Candidate:
         linked = self._linked_terms()
         out = {}
         for index, counts in self.judged.found.counts.items():
-            fields = [_field_name(c) for c, n in enumerate(counts) if n]
+            fields = fields_holding(counts)
             if linked is not None and "body" in fields:  # say which: a pointer's body holds its documents' terms
                 held = set(anchors[index].word.terms)
                 place = [name for name, found in zip(("body", "linked document"), linked) if held & found]
@@ -376,8 +376,9 @@ def candidate_by_id(layer: Layer, memory_id: str, options: Options) -> Candidate
     return None if row is None else _candidate(layer, row, omission=row["hidden"])
 
 
-def _field_name(column: int) -> str:
-    return COLUMNS[column] if FIELD_OF[column] != "paths" else "applies_to"
+def fields_holding(counts: list[float]) -> list[str]:
+    """The fields a memory's counts of one anchor hold it in, as dry-run names them."""
+    return [COLUMNS[c] if FIELD_OF[c] != "paths" else "applies_to" for c, n in enumerate(counts) if n]
 
 
 def _candidate(layer: Layer, row: sqlite3.Row, omission: str | None = None) -> Candidate:
@@ -681,7 +682,7 @@ def _explain(routing: Routing, found: list[LayerMatch]) -> None:
             held = m.evidence.found.get(row["rowid"])
             if cand.omission == "anchors" and held is not None and len(held.counts) == 1:
                 ((index, counts),) = held.counts.items()
-                cand.held_alone = (index, [_field_name(c) for c, n in enumerate(counts) if n])
+                cand.held_alone = (index, fields_holding(counts))
             hidden.append(cand)
     routing.omitted = cut + hidden
     omitted_total = sum(len(rowids) for m in found for rowids in m.omitted.values())
