@@ -117,7 +117,7 @@ class Memory(
 ):
     """A parsed memory file. ``warnings``: (reason, line) pairs about a file that is valid but
     probably not what its author meant; ``unseen``: text of the file agents may never be shown
-    (the frontmatter, and the body when it has hidden sections), which a commit still publishes.
+    (the frontmatter and the hidden sections), which a commit still publishes.
     Frontmatter keys engram does not know are tolerated and not kept. A named tuple (docs/architecture.md)."""
 
     __slots__ = ()
@@ -262,13 +262,15 @@ def slugify(stem: str) -> str:
     return slug or "memory"
 
 
-def strip_hidden_sections(body: str) -> str:
-    """Drop ``## Context``, ``## Example`` and ``## Origin`` (until the next heading of level <= 2),
-    written as ATX (``## Context``, indented up to 3 spaces) or setext (``Context`` over ``---``)."""
+def strip_hidden_sections(body: str) -> tuple[str, str]:
+    """The body without ``## Context``, ``## Example`` and ``## Origin`` (until the next heading of
+    level <= 2), written as ATX (``## Context``, indented up to 3 spaces) or setext (``Context`` over
+    ``---``), and the lines dropped (agents never see them, so only they need the secret check)."""
     if not _may_hide_sections(body):
-        return _joined_lines(body).strip()
+        return _joined_lines(body).strip(), ""
     lines = body.splitlines()
-    out: list[str] = []
+    shown: list[str] = []
+    hidden: list[str] = []
     hiding = False
     in_fence = False
     for index, line in enumerate(lines):
@@ -277,9 +279,8 @@ def strip_hidden_sections(body: str) -> str:
         heading = None if in_fence else _heading(lines, index)
         if heading and heading[0] <= 2:
             hiding = heading[0] == 2 and heading[1].lower() in HIDDEN_SECTIONS
-        if not hiding:
-            out.append(line)
-    return "\n".join(out).strip()
+        (hidden if hiding else shown).append(line)
+    return "\n".join(shown).strip(), "\n".join(hidden)
 
 
 def _may_hide_sections(body: str) -> bool:
@@ -361,7 +362,7 @@ def parse_memory(text: str, rel_path: str) -> Memory:
     folder = rel_path.split("/", 1)[0]
     stem = rel_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     memory_type = fields.read("type", lambda v: _memory_type(v, folder), "knowledge")
-    visible = strip_hidden_sections(body)
+    visible, hidden = strip_hidden_sections(body)
     directive = fields.read("directive", _one_line, "")
     memory = Memory(
         id=fields.read("id", lambda v: _memory_id(v, stem), "memory"),
@@ -384,7 +385,7 @@ def parse_memory(text: str, rel_path: str) -> Memory:
         roles=[r.lower() for r in fields.read("role roles", as_list, [])],
         updated=fields.read("updated", parse_date),
         warnings=_hidden_only(body, visible, directive, body_line) + _unread_keys(fields),
-        unseen=(frontmatter or "") + ("\n" + body if _may_hide_sections(body) else ""),
+        unseen=(frontmatter or "") + "\n" + hidden,
     )
     if fields.errors:
         raise FieldErrors(sorted(fields.errors, key=lambda error: error.line or 0))

@@ -24,6 +24,7 @@ the model reads. docs/safety.md lists what is found.
 from __future__ import annotations
 
 import codecs  # loaded by the interpreter at start-up: no import cost
+import functools
 import hashlib
 import itertools
 import math
@@ -46,17 +47,21 @@ _WORD_BYTES = b"abcdefghijklmnopqrstuvwxyz0123456789"
 _TO_SPACES = bytes(byte if byte in _WORD_BYTES else ord(" ") for byte in range(256))
 
 
-def _leading_word(anchor: bytes) -> tuple[bytes, bool]:
-    """An anchor's first word, and whether the anchor goes on past it (the text then holds it whole)."""
-    spaced = anchor.translate(_TO_SPACES).lstrip()
-    word = spaced.split(b" ", 1)[0]
-    return word, len(spaced) > len(word)
+def _anchor_words(anchor: bytes) -> tuple[tuple[bytes, ...], bytes]:
+    """The words an anchor holds whole (a text holding the anchor holds each as a word), and its last
+    word when the anchor ends inside it (the text's word may go on past it)."""
+    spaced = anchor.translate(_TO_SPACES)
+    words = spaced.split()
+    if not words or spaced.endswith(b" "):
+        return tuple(words), b""
+    return tuple(words[:-1]), words[-1]
 
 
 class _Words:
     """The words of a lowered text and their first four letters. Anchors start at a word, so an anchor
-    whose first word is in neither cannot occur: a set lookup spares its scan of the whole text (the
-    screen holds hundreds of anchors, most absent from any one memory)."""
+    holding a word the text does not hold, or ending in a word no word of the text starts as, cannot
+    occur: set lookups spare its scan of the whole text (the screen holds hundreds of anchors, most
+    absent from any one memory)."""
 
     __slots__ = ("heads", "words")
 
@@ -65,13 +70,11 @@ class _Words:
         self.heads = {word[:4] for word in self.words}
 
     def may_hold(self, anchor: bytes) -> bool:
-        word, whole = _LEADING_WORDS.get(anchor) or _LEADING_WORDS.setdefault(anchor, _leading_word(anchor))
-        if whole:
-            return word in self.words
-        return len(word) < 4 or word[:4] in self.heads
+        whole, last = _ANCHOR_WORDS.get(anchor) or _ANCHOR_WORDS.setdefault(anchor, _anchor_words(anchor))
+        return (len(last) < 4 or last[:4] in self.heads) and self.words.issuperset(whole)
 
 
-_LEADING_WORDS: dict[bytes, tuple[bytes, bool]] = {}
+_ANCHOR_WORDS: dict[bytes, tuple[tuple[bytes, ...], bytes]] = {}
 
 
 class _Detector(namedtuple("_Detector", "anchors check")):
@@ -443,6 +446,7 @@ _PROSE_SECRET_WORDS_ASCII = (
 _CJK_KEY_WORDS = ("密钥", "密鑰", "秘钥", "秘鑰", "私钥", "私鑰", "令牌", "秘密鍵", "キー", "トークン", "シークレット")
 # ... and as German, French, Korean and Russian do: "API-Schlüssel lautet X", "La clé API est X".
 _KEY_WORDS_OTHER = ("schlüssel", "clé", "키", "ключ")
+_PROSE_SECRET_BYTES = tuple(word.encode() for word in _PROSE_SECRET_WORDS_ASCII)
 _PROSE_SECRET_WORDS_OTHER = tuple(
     form
     for word in (
@@ -493,7 +497,7 @@ _PROSE_TOKEN = LazyPattern(
 
 
 def _prose_password(text: str, lowered: bytes) -> str | None:
-    starts = occurrences(lowered, [word.encode() for word in _PROSE_SECRET_WORDS_ASCII])
+    starts = occurrences(lowered, _PROSE_SECRET_BYTES)
     if not text.isascii():  # a word whose first non-ASCII letter is not in the text is not either
         chars = non_ascii_chars(text)
         starts += occurrences(text, [word for word in _PROSE_SECRET_WORDS_OTHER if _first_non_ascii(word) in chars])
@@ -725,8 +729,11 @@ def _cells(row: str) -> list[str]:
 _PGPASS = LazyPattern(r"^[ \t]*[\w.*-]+:(?:\d{1,5}|\*):[\w.*-]+:[\w.*-]+:(\S+)[ \t]*$", re.M)
 
 
+_PGPASS_PORT = LazyPattern(r":(?:\d{1,5}|\*):")  # a cheap search first: the full pattern is tried at every line
+
+
 def _pgpass_line(text: str, lowered: bytes) -> str | None:
-    if lowered.count(b":") < 4:
+    if lowered.count(b":") < 4 or not _PGPASS_PORT.search(text):
         return None
     found = any(_looks_like_real_value(m.group(1), quoted=True) for m in _PGPASS.finditer(text))
     return "secret: pgpass line" if found else None
@@ -1016,6 +1023,7 @@ _FOREIGN_ASCII_ANCHORS = (  # the start of each phrase, not the English "ignore 
 )
 
 
+@functools.cache  # each anchor is asked once per text screened
 def _first_non_ascii(anchor: str) -> str:
     return next(char for char in anchor if not char.isascii())
 
@@ -1028,8 +1036,8 @@ class _Foreign(namedtuple("_Foreign", "pattern ascii_anchors anchors label")):
 
     def run(self, text: str, lowered: bytes, chars: str, words: _Words) -> str | None:
         positions = occurrences(lowered, [anchor for anchor in self.ascii_anchors if words.may_hold(anchor)])
-        # an anchor whose first non-ASCII letter is not in the text is not either
-        positions += occurrences(text, [anchor for anchor in self.anchors if _first_non_ascii(anchor) in chars])
+        if chars:  # an anchor whose first non-ASCII letter is not in the text is not either
+            positions += occurrences(text, [anchor for anchor in self.anchors if _first_non_ascii(anchor) in chars])
         for index in positions:
             match = self.pattern.search(text, max(0, index - 80), index + 120)
             if match and not _quoted_example(text, match.start()) and not _refused_abroad(text, match):

@@ -285,6 +285,9 @@ def test_hidden_section_ends_at_next_level_two_heading_and_hides_its_subsections
     assert "why we do it" not in m.body
     assert "more hidden detail" not in m.body
     assert "hidden origin" not in m.body
+    # what agents never see, and only that, is kept for the secret check
+    assert "id: t" in m.unseen and "more hidden detail" in m.unseen and "hidden origin" in m.unseen
+    assert "visible step" not in m.unseen and "visible appendix" not in m.unseen
 
 
 def test_context_heading_inside_code_fence_is_not_a_section():
