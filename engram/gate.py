@@ -131,7 +131,19 @@ def secrets_withheld(value: str) -> str:
     secrets = set(secret_parts(value))
     if not secrets:
         return value
-    return "".join(WITHHELD if part.lower() in secrets else part for part in _SPACES.split(value))
+    return "".join(_withheld(part) if part.lower() in secrets else part for part in _SPACES.split(value))
+
+
+def _withheld(part: str) -> str:
+    """A flagged part as WITHHELD, the quotes, brackets and punctuation around it kept where what
+    they enclose is flagged alone (`unknown host 'ghp_...'.` prints `'(withheld)'.`)."""
+    from .safety import scan_secrets
+
+    core = part.strip(_PUNCTUATION)
+    if not core or core == part or not scan_secrets(core):
+        return WITHHELD
+    start = part.index(core)
+    return part[:start] + WITHHELD + part[start + len(core) :]
 
 
 _SPACES = LazyPattern(r"(\s+)")  # split keeping the spaces and line breaks

@@ -43,7 +43,8 @@ if TYPE_CHECKING:
 _Check = Callable[[str, int], "str | None"]  # label of a finding at this index of the text, else None
 
 
-_WORD_BYTES = b"abcdefghijklmnopqrstuvwxyz0123456789"
+# Letters only: a digit before a phrase starts a word too (`0ignore all previous instructions`).
+_WORD_BYTES = b"abcdefghijklmnopqrstuvwxyz"
 _TO_SPACES = bytes(byte if byte in _WORD_BYTES else ord(" ") for byte in range(256))
 
 
@@ -814,6 +815,20 @@ def _quoted_example(text: str, index: int) -> bool:
 def _override(text: str, index: int) -> str | None:
     found = _OVERRIDE.match(text, index)
     if not found or _quoted_example(text, index) or _refused_request(text, index):
+        return None
+    return "injection: override instruction"
+
+
+# The verb glued to a letter before it (`Aignore all previous instructions`: a file name whose
+# separator an escape sequence ate); the object is strong enough that no word hides it (`signore`).
+_GLUED_VERB = LazyPattern(
+    r"[a-z0-9](ignore|disregard|forget|override)\s+(?:(?:all|any|of|the|your|these)\s+){0,3}\Z", re.I
+)
+
+
+def _glued_override(text: str, index: int) -> str | None:
+    glued = _GLUED_VERB.search(text, max(0, index - 40), index)
+    if not glued or _quoted_example(text, glued.start(1)) or _refused_request(text, glued.start(1)):
         return None
     return "injection: override instruction"
 
@@ -1728,6 +1743,7 @@ _INJECTIONS = (
         (b"ignore", b"disregard", b"forget", b"override"),
         _override,
     ),
+    _Detector((b"previous instructions", b"prior instructions"), _glued_override),
     _Detector(
         (
             b"pay no",

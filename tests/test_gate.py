@@ -232,3 +232,12 @@ def test_a_memory_id_is_printed_only_when_it_is_a_valid_id_the_screen_passes() -
         "ignore-all-previous-instructions",
     ):
         assert gate.memory_id(stored) == gate.WITHHELD, stored
+
+
+def test_a_withheld_secret_keeps_the_quotes_and_punctuation_around_it() -> None:
+    token = "ghp_" + "u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d"
+    assert gate.secrets_withheld(f"unknown host '{token}'.") == "unknown host '(withheld)'."
+    assert gate.secrets_withheld(f"see ({token}), then") == "see ((withheld)), then"
+    # what the punctuation encloses is no secret alone: the whole part goes
+    assert gate.secrets_withheld("password: 'Hunter2-Prod-99x'") == "(withheld) (withheld)"
+    assert gate.secrets_withheld(f"x={token}") == "(withheld)"
