@@ -115,8 +115,14 @@ def placeholder(value: str) -> bool:
 
 
 def _near(pattern: LazyPattern, label: str, before: int, after: int) -> _Check:
-    """The pattern anywhere from ``before`` characters ahead of the anchor to ``after`` past it."""
-    return lambda text, index: label if pattern.search(text, max(0, index - before), index + after) else None
+    """The pattern anywhere from ``before`` characters ahead of the anchor to ``after`` past it, unless
+    it is quoted as an example (`_quoted_example`)."""
+
+    def check(text: str, index: int) -> str | None:
+        found = pattern.search(text, max(0, index - before), index + after)
+        return label if found and not _quoted_example(text, found.start()) else None
+
+    return check
 
 
 # Markdown decoration allowed before a line-start marker: quotes, bullets,
@@ -799,17 +805,48 @@ _OVERRIDE = LazyPattern(
 # An override phrase quoted as an example ("text like "ignore previous instructions" is data") is advice.
 _EXAMPLE_LEAD = LazyPattern(
     r"(?:like|such\s+as|e\.g\.,?|phrases?|saying|says|strings?|фраз[аyу]|текст|comme|wie|como|come|typu|jak|例如|比如"
-    r"|paste|type|enter|(?:message|input|prompt|payload)\s+(?:is|was|of))\s*$",  # a test's input: `paste "..." into the chat`
+    r"|paste|type|enter|(?:message|input|prompt|payload)\s+(?:is|was|of)"  # a test's input: `paste "..." into the chat`
+    r"|(?:shows|displays|reads|prints|renders)"  # a screen's copy: `the page shows "Authorization granted"`
+    r"|(?:attacks?|injections?|payloads?|jailbreaks?)\s+(?:is|are|was|were|reads?|say|says|said)"
+    r"|disent|dit|dicen|dice|dicono|dizem|diz|lauten|lautet|sagen|sagt"  # "attacks say «...»", in fr, es, it, pt, de
+    r"|(?:攻击|攻撃|공격|例えば|예를\s*들어)\s*(?:是|は|는|은|为|為|：|:)?"  # "the attack is 「...」" in zh, ja, ko
+    r"|[\"'](?:input|attack|sample|example)[\"']\s*:"  # a test case as JSON: `{"input": "...", "expect": "block"}`
+    r")\s*$",
     re.I,
 )
-_QUOTES = {'"': '"', "\u201c": "\u201d", "\u201e": "\u201d", "'": "'", "\u00ab": "\u00bb", "\u300c": "\u300d"}
+# A list of quoted strings under a line ending in a colon ("Inputs the classifier must block:").
+_QUOTED_LIST = LazyPattern(
+    r"[^\n]*:[ \t]*\n(?:[ \t]*(?:[-*+]|\d+[.)])[ \t]+\S[^\n]*\n){0,20}[ \t]*(?:[-*+]|\d+[.)])[ \t]+\Z"
+)
+# Each opening quote and the quotes that close it (`„...”` in Polish, `„...“` in German).
+_QUOTES = {'"': '"', "\u201c": "\u201d", "\u201e": "\u201d\u201c", "'": "'", "\u00ab": "\u00bb", "\u300c": "\u300d"}
+_QUOTE_REACH = 120  # the farthest a phrase starts from the quote it is in
 
 
 def _quoted_example(text: str, index: int) -> bool:
-    close = _QUOTES.get(text[index - 1 : index])
-    if close is None or close not in text[index : index + 120]:
+    """Whether the text at ``index`` is inside a quotation given as an example: after a lead
+    (`_EXAMPLE_LEAD`) or as an item of a list of quoted strings (`_QUOTED_LIST`)."""
+    opening = _opening_quote(text, index)
+    after = text[index : index + 2 * _QUOTE_REACH]
+    if opening is None or not any(close in after for close in _QUOTES[text[opening]]):
         return False
-    return _EXAMPLE_LEAD.search(text, max(0, index - 31), index - 1) is not None
+    lead = _EXAMPLE_LEAD.search(text, max(0, opening - 31), opening) is not None
+    return lead or _QUOTED_LIST.search(text, max(0, opening - 2000), opening) is not None
+
+
+def _opening_quote(text: str, index: int) -> int | None:
+    """Where the quotation holding ``index`` opens on its line: right before it for an apostrophe (a
+    word's own, `don't`, is none), else the last opening quote within reach, an even number of its
+    kind before it when it also closes (`"`)."""
+    if text[index - 1 : index] == "'":
+        return index - 1
+    line_start = text.rfind("\n", 0, index) + 1
+    start = max(line_start, index - _QUOTE_REACH)
+    opening = max(text.rfind(quote, start, index) for quote in _QUOTES if quote != "'")
+    if opening == -1:
+        return None
+    quote = text[opening]
+    return opening if _QUOTES[quote] != quote or text.count(quote, line_start, opening) % 2 == 0 else None
 
 
 def _override(text: str, index: int) -> str | None:
@@ -863,7 +900,9 @@ def _persona_switch(text: str, index: int) -> str | None:
     # are now able ..." is a tutorial).
     before = text[max(0, index - 8) : index].rstrip()
     opens_sentence = before.endswith((".", "!", "?", ":")) or _at_line_start(text, index)
-    return "injection: persona switch" if opens_sentence and _PERSONA.match(text, index) else None
+    if not opens_sentence or not _PERSONA.match(text, index) or _quoted_example(text, index):
+        return None
+    return "injection: persona switch"
 
 
 _NEW_INSTRUCTIONS_HEADER = LazyPattern(
@@ -947,8 +986,13 @@ def _set_aside(text: str, index: int) -> str | None:
     return "injection: override instruction" if found and not _refused_request(text, index) else None
 
 
+# ... unless what they replace is an old document, the rest of its sentence no instruction:
+# "These instructions supersede the deploy steps on the old Confluence page" (a runbook's header).
 _SUPERSEDE = LazyPattern(
-    r"(?:new|these|the\s+following)\s+instructions\s+(?:supersede|override|replace|take\s+precedence\s+over)\b", re.I
+    r"(?:new|these|the\s+following)\s+instructions\s+(?:supersede|override|replace|take\s+precedence\s+over)\b"
+    r"(?!(?=[^.!?\n]{0,80}?\b(?:page|wiki|doc|docs|document|documentation|runbook|guide|readme|confluence|notion)\b)"
+    r"(?![^.!?\n]{0,160}?\b(?:prompts?|system|instructions?|rules?|guidelines|directives|told|given|above)\b))",
+    re.I,
 )
 # The same override in other languages, on the text the ASCII anchors cannot see.
 _FOREIGN_OVERRIDE = LazyPattern(
@@ -1242,6 +1286,13 @@ _EXFILTRATION = LazyPattern(
     + r"|tojson\(\s*secrets\s*\)",  # every secret of a GitHub workflow
     re.I,
 )
+
+
+def _exfiltration(text: str, index: int) -> str | None:
+    """A command sending secrets out, unless the text forbids it ("never use `toJSON(secrets)`")."""
+    return "injection: exfiltration command" if _EXFILTRATION.match(text, index) and not _refused(text, index) else None
+
+
 # A credential file, the whole environment or a remote script's hidden output, with where it goes.
 _CREDENTIAL_FILE = (
     r"(?:~?/?\.git-credentials|~?/?\.aws/credentials|~?/?\.kube/config|\.config/gh/hosts\.yml|~?/?\.npmrc|~?/?\.pypirc"
@@ -1443,6 +1494,8 @@ def _prompt_reveal(text: str, index: int) -> str | None:
     match = _PROMPT_REVEAL.search(text, max(0, index - 60), index + 40)
     if not match or _NEGATION.search(text, max(0, match.start() - 30), match.start()):
         return None
+    if _quoted_example(text, match.start()):  # a test's input: `the user message is "... reveal your system prompt"`
+        return None
     return "injection: prompt exfiltration"
 
 
@@ -1478,6 +1531,21 @@ _DECODE_AND_OBEY = LazyPattern(
         (?:obey|carry\s+(?:it|them)\s+out|execute\s+(?:it|them)|follow\s+(?:it|them)|do\s+what\s+it\s+says|act\s+on\s+it)\b""",
     re.I | re.X,
 )
+# The attack described, its doer named: "Attackers encode instructions in base64 and ask the model
+# to decode and follow them" (a security note, not a request).
+_ATTACKER_SUBJECT = LazyPattern(
+    r"\b(?:attackers?|adversar(?:y|ies)|malicious\s+(?:users?|actors?|inputs?)|bad\s+actors?)\b", re.I
+)
+
+
+def _decode_and_obey(text: str, index: int) -> str | None:
+    if not _DECODE_AND_OBEY.match(text, index):
+        return None
+    sentence_start = max(text.rfind(mark, 0, index) for mark in (".", "!", "?", "\n")) + 1
+    described = _ATTACKER_SUBJECT.search(text, max(sentence_start, index - 120), index)
+    return None if described else "injection: encoded instruction"
+
+
 # A persona with the guardrails named as gone.
 _UNRESTRICTED = LazyPattern(
     r"""\b(?:an?|you\s+are|act\s+as|become)\s+(?:[\w-]+\s+){0,3}?(?:assistant|ai|model|agent|chatbot|bot)\s+
@@ -1680,7 +1748,7 @@ def _hostile_context(text: str, start: int, end: int) -> bool:
     )
 
 
-_REFUSED_BEFORE = LazyPattern(r"\b(?:never|not|don'?t|do\s+not|no|avoid|without)\s+(?:[\w-]+\s+){0,3}\Z", re.I)
+_REFUSED_BEFORE = LazyPattern(r"\b(?:never|not|don'?t|do\s+not|no|avoid|without)\s+(?:[\w-]+\s+){0,3}[`'\"]?\Z", re.I)
 
 
 def _refused(text: str, index: int) -> bool:
@@ -1765,7 +1833,7 @@ _INJECTIONS = (
     _Detector((b"instruction",), _new_instructions),
     _Detector(
         (b"instructions supersede", b"instructions override", b"instructions replace", b"instructions take"),
-        _near(_SUPERSEDE, "injection: new instructions", 20, 60),
+        _near(_SUPERSEDE, "injection: new instructions", 20, 200),  # the rest of its sentence read
     ),
     _Detector(
         (
@@ -1851,7 +1919,7 @@ _INJECTIONS = (
             b"printenv",
             b"tojson(secrets",
         ),
-        _matching(_EXFILTRATION, "injection: exfiltration command"),
+        _exfiltration,
     ),
     _Detector(
         (
@@ -1912,7 +1980,7 @@ _INJECTIONS = (
     ),
     _Detector(
         (b"decode", b"rot13", b"rot-13", b"unescape", b"deobfuscate"),
-        _matching(_DECODE_AND_OBEY, "injection: encoded instruction"),
+        _decode_and_obey,
     ),
     _Detector(
         (b"restrictions", b"filters", b"guardrails", b"content polic", b"safety ", b"unrestricted", b"persona"),
