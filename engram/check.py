@@ -13,6 +13,7 @@ import os
 import shlex
 import sqlite3
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from . import native_rules
 from .compile import compile_to
 from .config import Config
 from .errors import Problem
-from .freshness import compare_sources, flagged_problems, ignore_rules, open_usable, recorded_problems
+from .freshness import compare_sources, flagged_problems, ignore_rules, open_usable, recorded_problems, unseen_problems
 from .index import IndexFileError, connect_readonly, read_meta
 from .layers import open_prebuilt, recorded_sources
 from .paths import is_inside, shown_path
@@ -49,7 +50,7 @@ def check_workspace(ws: Workspace, scratch: str) -> list[Report]:
         report = Report(root)
         if os.path.isdir(root.path):
             reference = reference_index(root, ws.config, os.path.join(scratch, f"{root.scope}.db"), report)
-            report.problems += source_problems(reference, root)
+            report.problems += source_problems(reference, root, ws.config)
             report.problems += ignore_rules(root, ws.config)[1]
             report.problems += other_format_problems(root)
             if root.scope == "workspace":
@@ -112,11 +113,13 @@ def reference_index(root: Root, config: Config, scratch_path: str, report: Repor
             local.close()
 
 
-def source_problems(index_path: str, root: Root) -> list[Problem]:
-    """Invalid files, unknown `depends_on` ids and cycles, and memories the screen flagged."""
+def source_problems(index_path: str, root: Root, config: Config) -> list[Problem]:
+    """Invalid files, unknown `depends_on` ids and cycles, memories the screen flagged, and (warnings)
+    memories no agent sees as written."""
     conn = connect_readonly(index_path)
     try:
-        return recorded_problems(conn, root) + flagged_problems(conn, root)
+        unseen = unseen_problems(conn, root, config.pack_budget(), time.strftime("%Y-%m-%d"))
+        return recorded_problems(conn, root) + flagged_problems(conn, root) + unseen
     finally:
         conn.close()
 

@@ -16,7 +16,7 @@ import typer
 from . import gate
 from .config import LIMIT_RANGE, update_config_file
 from .errors import EngramError, out, warning
-from .hosts import HOSTS
+from .hosts import HOSTS, other_tools_rules
 from .paths import shown_path, write_atomic
 from .sources import GENERATED_FILES
 from .workspace import Workspace, open_workspace
@@ -93,8 +93,11 @@ def init() -> None:
             created.append(path)
     for path in created:
         out(f"created {shown_path(str(path), ws.root.project)}")
-    shown_root = shown_path(ws.root.path, ws.root.project)
-    out(f"engram root: {shown_root}")
+    shown_root = os.path.relpath(ws.root.path)  # as typed from here: `init` may run in a sub-folder
+    out(f"engram root: {shown_root}" + ("" if created else " (already set up)"))
+    found = other_tools_rules(ws.root.project)
+    if found:
+        out(f"rules in other tools' formats: {', '.join(found)}; engram's docs/adopting.md says how to bring them in")
     out(NEXT_STEPS.format(root=shown_root))
 
 

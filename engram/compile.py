@@ -40,6 +40,7 @@ from .freshness import (
     stat_digest,
     stat_unchanged,
     stored_file,
+    unseen_problems,
 )
 from .gate import screened_text
 from .graph import findings, rebuild_edges
@@ -85,8 +86,9 @@ class BuildTooSlow(EngramError, TimeoutError):
 
 
 class CompileResult:
-    def __init__(self, root: Root) -> None:
+    def __init__(self, root: Root, config: Config | None = None) -> None:
         self.root = root
+        self.budget = config.pack_budget() if config else None  # what `unseen_problems` measures bodies by
         self.repaired: list[str] = []  # what was set aside: "<index>: <damage>; kept as <file>"
         self.total = 0
         self.files = 0
@@ -387,7 +389,7 @@ def compile_root(root: Root, config: Config, progress: bool = False, deadline: f
     ``deadline`` (a `time.monotonic` value, for the read path): neither wait for the lock nor
     build past it (BuildBusy, BuildTooSlow).
     """
-    result = CompileResult(root)
+    result = CompileResult(root, config)
     if not os.path.isdir(root.path) or (root.scope == "global" and not has_memory_folders(root.path)):
         return result  # a global folder that holds no memories (ENGRAM_GLOBAL_DIR=/) gets no index
     patterns, ignore_problems = ignore_rules(root, config)
@@ -437,7 +439,7 @@ def _record_checked(root: Root) -> None:
 def compile_to(root: Root, config: Config, target: str, current: sqlite3.Connection | None) -> CompileResult:
     """Build the root's index at ``target`` (from ``current``, the root's usable index, when given)
     and write nothing into the root: `engram check` on a clone that has no index."""
-    result = CompileResult(root)
+    result = CompileResult(root, config)
     build_into(target, root, current, ignore_patterns(root, config), result)
     return result
 
@@ -473,6 +475,7 @@ def _summarise(conn: sqlite3.Connection, result: CompileResult) -> None:
         "SELECT count(*), count(*) FILTER (WHERE status = 'invalid') FROM files"
     ).fetchone()
     result.problems += recorded_problems(conn, result.root) + flagged_problems(conn, result.root)
+    result.problems += unseen_problems(conn, result.root, result.budget, time.strftime("%Y-%m-%d"))
 
 
 def _remove_leftovers(root: Root) -> None:

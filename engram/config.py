@@ -49,6 +49,10 @@ class Config:
             node = node[part]
         return node
 
+    def pack_budget(self) -> int | None:
+        """The tokens a layered pack holds (`load.budget_tokens`); None when packs are full."""
+        return None if self.get("load.disclosure") == "full" else self.get("load.budget_tokens")
+
 
 class ConfigError(EngramError):
     """A config file engram cannot rewrite without losing what it holds."""

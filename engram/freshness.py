@@ -276,6 +276,40 @@ def flagged_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:
     ]
 
 
+# What a body adds to a pack beside its own text: the count line, its heading and directive.
+PACK_OVERHEAD_TOKENS = 50
+
+
+def unseen_problems(conn: sqlite3.Connection, root: Root, budget: int | None, today: str) -> list[Problem]:
+    """Warnings about memories no agent sees as written: past their `valid_until` (no pack holds
+    them), or with a body too long for ``budget`` tokens (a pack only ever shows their card)."""
+    expired = conn.execute(
+        "SELECT rel, valid_until FROM memories WHERE valid_until IS NOT NULL AND valid_until < ? ORDER BY rel", (today,)
+    )
+    problems = [
+        Problem(
+            display_path(root, rel),
+            f"expired {day} (valid_until): no pack holds it; move the date or archive it",
+            kind="warning",
+        )
+        for rel, day in expired
+    ]
+    if budget is not None:
+        long = conn.execute(
+            "SELECT rel, tokens FROM memories WHERE tokens > ? ORDER BY rel", (budget - PACK_OVERHEAD_TOKENS,)
+        )
+        problems += [
+            Problem(
+                display_path(root, rel),
+                f"its body is about {tokens:,} tokens, too long to show whole within load.budget_tokens ({budget:,}): "
+                "a pack shows only its card (`engram load --id` prints it); split it or raise the budget",
+                kind="warning",
+            )
+            for rel, tokens in long
+        ]
+    return problems
+
+
 def _graph_findings(conn: sqlite3.Connection) -> list[tuple[str, str]]:
     """The build's record of `graph.findings`; found again in an index whose record is gone or
     garbled (edited by hand), so that a no-op `engram index` still says them."""

@@ -255,13 +255,36 @@ def _demotion_rank(entries: list[Entry]) -> Callable[[Entry], tuple[int, bool]]:
 
 
 def fit_pack(pack: Pack, fits: Fits) -> None:
-    """Demote bodies to cards from the lowest-ranked up until the pack fits; only then drop the lowest cards."""
-    for entry in sorted((e for e in pack.entries if e.shown == "body"), key=_demotion_rank(pack.entries), reverse=True):
+    """Demote bodies to cards from the lowest-ranked up until the pack fits, then give its body back
+    to each demoted one that still fits, best first (a long memory at the top leaves room for the
+    short ones below it); only when the cards alone do not fit are the lowest cards dropped."""
+    rank = _demotion_rank(pack.entries)
+    demoted: list[Entry] = []
+    for entry in sorted((e for e in pack.entries if e.shown == "body"), key=rank, reverse=True):
         if fits(pack):
-            return
+            break
         entry.shown = "card"
+        demoted.append(entry)
+    if fits(pack):
+        _give_bodies_back(pack, sorted(demoted, key=rank), fits)
+        return
     while pack.entries and not fits(pack):
         dropped = pack.entries.pop()
         if dropped.selected:
             dropped.cand.omission = "budget"
             pack.omitted.append(dropped.cand)
+
+
+def _give_bodies_back(pack: Pack, demoted: list[Entry], fits: Fits) -> None:
+    """Each demoted entry, best first, a body again where the pack still fits; a prerequisite only
+    beside its dependent's body (`_disclose`)."""
+    bodies = {e.cand.key for e in pack.entries if e.shown == "body"}
+    for entry in demoted:
+        dependent = entry.cand.dependent_key
+        if dependent is not None and dependent not in bodies:
+            continue
+        entry.shown = "body"
+        if fits(pack):
+            bodies.add(entry.cand.key)
+        else:
+            entry.shown = "card"

@@ -38,7 +38,12 @@ MAX_SCALAR_CHARS = 16 * 1024
 _QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
 _PUNCTUATION = re.compile(r"""['"][!-/:-@\[-`{-~]{1,3}['"]""")  # YAML's own ',' or ']', safe to show
 # What a YAML problem means in a memory file, where the same few mistakes recur.
-YAML_HINTS = {"mapping values are not allowed": "a value holding ': ' needs quotes"}
+YAML_HINTS = {
+    "mapping values are not allowed": "a value holding ': ' needs quotes",
+    # `applies_to: **/*.ts`, as Cursor writes globs: YAML reads a leading * as an alias
+    "scanning an alias": "a value starting with '*' needs quotes: \"**/*.ts\"",
+    "found undefined alias": "a value starting with '*' needs quotes: \"**/*.ts\"",
+}
 # Every frontmatter key parse_memory reads; others are tolerated, and a near miss of one is a warning.
 READ_KEYS = (
     "id", "type", "tags", "directive", "summary", "triggers", "applies_to", "depends_on", "level",
@@ -161,7 +166,8 @@ def _yaml_problem(exc: Exception) -> str:
     punctuation), and what that means in a memory file where it is known."""
     problem = getattr(exc, "problem", None) or "invalid YAML"
     shown = _QUOTED.sub(lambda m: m.group() if _PUNCTUATION.fullmatch(m.group()) else "...", problem)
-    hint = next((hint for known, hint in YAML_HINTS.items() if known in problem), None)
+    said = f"{getattr(exc, 'context', None) or ''} {problem}"  # "while scanning an alias", "did not find ..."
+    hint = next((hint for known, hint in YAML_HINTS.items() if known in said), None)
     return f"{shown} ({hint})" if hint else shown
 
 
@@ -384,7 +390,9 @@ def parse_memory(text: str, rel_path: str) -> Memory:
         valid_until=fields.read("valid_until", parse_date),
         roles=[r.lower() for r in fields.read("role roles", as_list, [])],
         updated=fields.read("updated", parse_date),
-        warnings=_hidden_only(body, visible, directive, body_line) + _unread_keys(fields),
+        warnings=_hidden_only(body, visible, directive, body_line)
+        + _unread_keys(fields)
+        + _cut_by_comments(frontmatter or ""),
         unseen=(frontmatter or "") + "\n" + hidden,
     )
     if fields.errors:
@@ -447,6 +455,25 @@ def _unread_keys(fields: _Fields) -> tuple[tuple[str, int | None], ...]:
         line, written = fields.written.get(key, (None, key))
         if meant:
             warnings.append((f"`{written}` is not a key engram reads: did you mean `{meant}`?", line))
+    return tuple(warnings)
+
+
+# A one-line text value written plainly, then ` #`: YAML drops the rest as a comment, so "post in
+# #incidents first" leaves "post in".
+_COMMENTED_VALUE = re.compile(
+    r"""^(directive|summary|title|description)[ \t]*:[ \t]+([^\s"'|>&*!\[{#][^#\n]*?)[ \t]+#"""
+)
+
+
+def _cut_by_comments(frontmatter: str) -> tuple[tuple[str, int], ...]:
+    """A warning for each prose value the YAML comment rule cut short, with its line."""
+    warnings = []
+    for number, line in enumerate(frontmatter.splitlines(), start=2):
+        cut = _COMMENTED_VALUE.match(line)
+        if cut:
+            warnings.append(
+                (f"`{cut.group(1)}` stops before ' #': YAML reads the rest as a comment; quote the whole value", number)
+            )
     return tuple(warnings)
 
 

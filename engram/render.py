@@ -110,7 +110,7 @@ def omission_text(cand: Candidate, routing: Routing) -> str:
             "long needs two of its words, or one in the id, tags, directive or applies_to"
         )
     if cand.judged is None:
-        return f"({cand.omission})"
+        return f"({cand.omission}){_retired(cand)}"  # (lifecycle) (expired 2025-01-01)
     holds = ", ".join(f"{word} in {'/'.join(fields)}" for word, fields in _held(cand, routing))
     lacks = cand.lacks(routing)
     return gate.line(

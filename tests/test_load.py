@@ -1013,7 +1013,7 @@ def test_dry_run_shows_scores_reasons_omissions_and_narrowing_tags(project):
         line.strip() == "deploy -> id, tags" or line.strip().startswith("deploy -> id, tags") for line in result.lines
     ), result.stdout
     assert any(line.strip() == "x0.7 review_due" for line in result.lines)
-    assert "omitted: deploy-old [workspace] (lifecycle)" in result.lines
+    assert "omitted: deploy-old [workspace] (lifecycle) (archived)" in result.lines
     narrow = [line for line in result.lines if line.startswith("Narrow with tags: ")]
     assert len(narrow) == 1
     assert set(narrow[0].removeprefix("Narrow with tags: ").split(", ")) == {"release", "canary"}

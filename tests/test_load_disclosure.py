@@ -409,6 +409,19 @@ def test_budget_demotes_a_prerequisite_before_the_memory_that_needs_it(project):
     assert printed_ids(tight.stdout) == ["architecture", "db-migration"]  # still in pack order
 
 
+def test_a_long_top_memory_leaves_its_room_to_the_short_ones_below_it(project):
+    long_body = " ".join(f"stage{i} validates the cart and writes an audit row" for i in range(120))
+    project.write("deploy", f"# Deploy\n{long_body}", tags=["deploy"], directive="How a deploy is built.")
+    _deploy_memories(project, 2)
+    ranked = entry_ids(project.load_json("--budget-tokens", "16000", "deploy"))
+    assert ranked[0] == "deploy" and len(ranked) == 3, ranked
+    result = project.load("--budget-tokens", "600", "deploy")
+    _check_budget(result, 600)
+    assert card_ids(result.stdout)[:1] == ["deploy"]  # too long for the budget alone
+    assert heading_ids(result.stdout) == ranked[1:]  # the short ones below it keep their bodies
+    assert result.counts() == (3, 3)
+
+
 def test_budget_drops_lowest_cards_last_and_count_line_follows(project):
     project.config({"load": {"limit": 10}})
     for name in NAMES:

@@ -54,6 +54,25 @@ def test_init_prints_the_next_steps(run_engram, nowhere: Path) -> None:
         assert step in steps, step
 
 
+def test_init_names_other_tools_rules_and_the_root_as_seen_from_a_sub_folder(run_engram, nowhere: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=nowhere, check=True)
+    (nowhere / ".cursor/rules/engram").mkdir(parents=True)
+    for name in ("ts.mdc", "react.mdc", "engram/generated.mdc"):
+        (nowhere / ".cursor/rules" / name).write_text("---\nglobs: **/*.ts\n---\nNo any.\n")
+    (nowhere / "CLAUDE.md").write_text("# Project\n")
+    first = run_engram(["init"], cwd=nowhere).stdout.splitlines()
+    assert "engram root: .agents/.engram" in first
+    assert (
+        "rules in other tools' formats: CLAUDE.md, .cursor/rules (2 files); engram's docs/adopting.md says how to"
+        " bring them in"
+    ) in first
+    package = nowhere / "packages" / "web"
+    package.mkdir(parents=True)
+    again = run_engram(["init"], cwd=package).stdout.splitlines()
+    assert again[0] == "engram root: ../../.agents/.engram (already set up)"  # nothing created, the path as typed here
+    assert "1. write a memory, e.g. ../../.agents/.engram/rules/no-secrets.md:" in [line.strip() for line in again]
+
+
 @pytest.mark.parametrize("args", [["graph", "--rebuild"], ["graph"], ["index"], ["check"]])
 def test_outside_a_project_is_one_line(run_engram, nowhere: Path, args: list[str]) -> None:
     proc = run_engram(args, cwd=nowhere)
@@ -323,3 +342,34 @@ def test_every_exception_engram_defines_is_an_engram_error() -> None:
         ]  # fmt: skip
     assert len(defined) >= 10
     assert [cls.__qualname__ for cls in defined if not issubclass(cls, EngramError)] == []
+
+
+def test_an_expired_or_oversized_memory_is_a_warning_naming_what_to_do(project: Path, run_engram, write_memory) -> None:
+    write_memory(
+        project, "rules/old.md", {"id": "old", "directive": "Use the v1 API.", "valid_until": "2025-01-01"}, "Body.\n"
+    )
+    long_body = "\n".join(f"- Stage {i} validates the cart and writes an audit row." for i in range(300))
+    write_memory(project, "rules/long.md", {"id": "long", "directive": "The checkout stages."}, long_body + "\n")
+    write_memory(project, "rules/short.md", {"id": "short", "directive": "Short."}, "Short body.\n")
+    proc = run_engram(["index"], cwd=project)
+    assert proc.returncode == 0
+    said = [line for line in proc.stderr.splitlines() if "rules/" in line]
+    assert said[0] == (
+        "engram: warning .agents/.engram/rules/old.md: expired 2025-01-01 (valid_until): no pack holds it; move the"
+        " date or archive it"
+    )
+    assert re.fullmatch(
+        r"engram: warning \.agents/\.engram/rules/long\.md: its body is about [34],\d{3} tokens, too long to show"
+        r" whole within load\.budget_tokens \(1,600\): a pack shows only its card \(`engram load --id` prints it\);"
+        r" split it or raise the budget",
+        said[1],
+    )
+    assert len(said) == 2  # the short memory is fine
+    check = run_engram(["check"], cwd=project)
+    assert check.returncode == 0  # warnings, not failures
+    assert sum(line.startswith("warning .agents/.engram/rules/") for line in check.stdout.splitlines()) == 2
+    dry = run_engram(["load", "--dry-run", "use the v1 api"], cwd=project)
+    assert "omitted: old [workspace] (lifecycle) (expired 2025-01-01)" in dry.stdout
+    (project / ".agents/.engram/engram.config.json").write_text('{"load": {"disclosure": "full"}}')
+    full = run_engram(["index"], cwd=project)  # no budget for full packs: nothing is too long
+    assert "too long" not in full.stderr and "expired 2025-01-01" in full.stderr

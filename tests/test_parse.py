@@ -423,6 +423,14 @@ def test_a_colon_in_a_value_says_to_quote_it_and_yaml_punctuation_is_shown():
     assert "',' or ']'" in info.value.reason and "secret" not in info.value.reason
 
 
+@pytest.mark.parametrize("line", ["applies_to: **/*.ts", "globs: **/*.ts", "applies_to: [*.py, src/**]"])
+def test_a_glob_written_unquoted_as_cursor_writes_it_says_to_quote_it(line):
+    with pytest.raises(ParseError) as info:
+        parse_memory(f"---\nid: x\n{line}\n---\nbody\n", "rules/x.md")
+    assert info.value.line == 3
+    assert info.value.reason.endswith("""(a value starting with '*' needs quotes: "**/*.ts")""")
+
+
 def test_unclosed_flow_list_reports_a_line_inside_or_at_end_of_frontmatter():
     with pytest.raises(ParseError) as info:
         parse_memory("---\nid: x\ntags: [a, b\n---\nbody\n", "rules/x.md")
@@ -649,3 +657,16 @@ def test_the_hidden_heading_hint_is_the_case_insensitive_search_however_it_is_lo
     from engram.parse import _HIDDEN_HEADING_HINT, _may_hide_sections
 
     assert _may_hide_sections(text) == (_HIDDEN_HEADING_HINT.search(text) is not None)
+
+
+def test_a_prose_value_cut_by_a_yaml_comment_is_a_warning_with_its_line():
+    text = (
+        "---\nid: oncall\ntags: [incident]  # a comment on a list is meant\n"
+        "directive: During an incident, post in #incidents first.\nsummary: 'quoted # kept'\n---\nPage.\n"
+    )
+    m = parse_memory(text, "rules/oncall.md")
+    assert m.directive == "During an incident, post in"  # YAML's reading: the warning says so
+    assert m.warnings == (
+        ("`directive` stops before ' #': YAML reads the rest as a comment; quote the whole value", 4),
+    )
+    assert parse_memory("---\nid: c\ndirective: Write C# the house way.\n---\nx\n", "rules/c.md").warnings == ()
