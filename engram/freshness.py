@@ -296,9 +296,21 @@ def unseen_problems(conn: sqlite3.Connection, root: Root, budget: int | None, to
     ]
     if budget is not None:
         long = conn.execute(
-            "SELECT rel, tokens FROM memories WHERE tokens > ? ORDER BY rel", (budget - PACK_OVERHEAD_TOKENS,)
-        )
-        problems += [
+            "SELECT rel, tokens FROM memories WHERE tokens > ? ORDER BY tokens DESC, rel",
+            (budget - PACK_OVERHEAD_TOKENS,),
+        ).fetchall()
+        problems += _too_long(root, long, budget)
+    return problems
+
+
+LONG_LISTED = 3  # memories too long for the budget named one by one; more are said in one line
+
+
+def _too_long(root: Root, long: list[tuple[str, int]], budget: int) -> list[Problem]:
+    """A warning for each memory too long for the budget, or one for them all when they are many
+    (a quarter of real teams' rules may be: one line each would bury the rest)."""
+    if len(long) <= LONG_LISTED:
+        return [
             Problem(
                 display_path(root, rel),
                 f"its body is about {tokens:,} tokens, too long to show whole within load.budget_tokens ({budget:,}): "
@@ -307,7 +319,16 @@ def unseen_problems(conn: sqlite3.Connection, root: Root, budget: int | None, to
             )
             for rel, tokens in long
         ]
-    return problems
+    named = ", ".join(rel for rel, _ in long[:LONG_LISTED])
+    return [
+        Problem(
+            display_path(root, ""),
+            f"{len(long)} memories are too long to show whole within load.budget_tokens ({budget:,}), the longest "
+            f"{named} and {len(long) - LONG_LISTED} more: a pack shows only their cards (`engram load --id` prints "
+            "one); split them or raise the budget",
+            kind="warning",
+        )
+    ]
 
 
 def _graph_findings(conn: sqlite3.Connection) -> list[tuple[str, str]]:

@@ -148,7 +148,9 @@ def _load_yaml(frontmatter: str) -> dict:
     try:
         data = yaml.load(frontmatter, Loader=getattr(yaml, "CBaseLoader", yaml.BaseLoader))
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
+        # where what YAML could not close began (`tags: [a, b` on line 3, found out on line 4), else
+        # where it found the problem
+        mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else None
         raise ParseError(f"invalid frontmatter: {_yaml_problem(exc)}", line) from None
     except RecursionError:
@@ -157,7 +159,7 @@ def _load_yaml(frontmatter: str) -> dict:
         return {}
     if not isinstance(data, dict):
         raise ParseError("frontmatter is not a mapping of keys to values", 2)
-    _check_bounds(data)
+    _check_bounds(data, len(frontmatter))
     return data
 
 
@@ -171,11 +173,13 @@ def _yaml_problem(exc: Exception) -> str:
     return f"{shown} ({hint})" if hint else shown
 
 
-def _check_bounds(data: dict) -> None:
+def _check_bounds(data: dict, written: int) -> None:
     """Refuse YAML aliases (a few lines of them expand to billions of values), deep nesting and
-    huge values, walking the loaded data without recursion."""
+    huge values, walking the loaded data without recursion. Without aliases the values hold no
+    more characters than the ``written`` frontmatter; an alias to a long value repeated holds more."""
     seen: set[int] = set()
     stack: list[tuple[object, int]] = [(data, 0)]
+    characters = 0
     while stack:
         node, depth = stack.pop()
         if isinstance(node, (dict, list)):
@@ -186,8 +190,12 @@ def _check_bounds(data: dict) -> None:
                 raise ParseError(f"frontmatter is nested more than {MAX_DEPTH} levels deep", 2)
             children = [*node.keys(), *node.values()] if isinstance(node, dict) else node
             stack.extend((child, depth + 1) for child in children)
-        elif isinstance(node, str) and len(node) > MAX_SCALAR_CHARS:
-            raise ParseError(f"a frontmatter value is longer than {MAX_SCALAR_CHARS} characters", 2)
+        elif isinstance(node, str):
+            if len(node) > MAX_SCALAR_CHARS:
+                raise ParseError(f"a frontmatter value is longer than {MAX_SCALAR_CHARS} characters", 2)
+            characters += len(node)
+            if characters > written:
+                raise ParseError("frontmatter uses a YAML alias (*name); write the value out", 2)
 
 
 def as_text(value: object) -> str:

@@ -41,8 +41,14 @@ WHOLE_PROJECT = {"agents.md", "claude.md", "gemini.md", "readme.md", "readme"}
 # `@`, `/`, `:` or `.` precedes, so an e-mail address or a URL's inner parts are none; what ends in
 # no document suffix (an `@scope/package` import, any other word) is dropped below.
 _PATH = r"((?:\.{1,2}/)*[\w-][\w.-]*(?:/[\w.-]+)*)"
+# A link's text and target hold no `[`, and its target is of bounded length, read once: a run of
+# `[`, or of `[a](` with no `)`, was read again from each one (seconds for 40 KB).
 REFERENCE = LazyPattern(
-    r"\[[^\]\n]*\]\(\s*<?(?:mdc:)?([^)\s>]+)[^)]*\)" + r"|(?<![\w@/])@" + _PATH + r"|(?<![\w/@:.-])(?:mdc:)?" + _PATH
+    r"\[[^\[\]\n]*\]\(\s*<?(?:mdc:)?([^)\s>\[]{1,1000}+)[^)\n\[]{0,200}+\)"
+    + r"|(?<![\w@/])@"
+    + _PATH
+    + r"|(?<![\w/@:.-])(?:mdc:)?"
+    + _PATH
 )
 HEADING = LazyPattern(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.M)
 MAX_DOCUMENT_BYTES = 1024 * 1024  # read to find the section a link names

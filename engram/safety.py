@@ -78,6 +78,13 @@ class _Words:
 _ANCHOR_WORDS: dict[bytes, tuple[tuple[bytes, ...], bytes]] = {}
 
 
+# A detector's anchors found more often than this in one text make it too costly to screen (each
+# occurrence is checked in a window around it): flagged as such, never passed unread. Real rules and
+# docs hold at most 215 (docs/routing.md, 157 KB); `"curl -u " * 125000` held 250,000.
+MAX_OCCURRENCES = 500
+TOO_REPETITIVE = "injection: too repetitive to screen"
+
+
 class _Detector(namedtuple("_Detector", "anchors check")):
     """``anchors``: lower-case literals, each at the start of a word; the check runs only where one occurs."""
 
@@ -85,7 +92,10 @@ class _Detector(namedtuple("_Detector", "anchors check")):
 
     def run(self, text: str, lowered: bytes, words: _Words | None = None) -> str | None:
         anchors = self.anchors if words is None else [anchor for anchor in self.anchors if words.may_hold(anchor)]
-        for index in occurrences(lowered, anchors):
+        found = occurrences(lowered, anchors)
+        if len(found) > MAX_OCCURRENCES:
+            return TOO_REPETITIVE
+        for index in found:
             label = self.check(text, index)
             if label:
                 return label
@@ -340,8 +350,9 @@ _CJK_CHAR = LazyPattern(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]
 _NUMBER = LazyPattern(r"[0-9][0-9.,:_-]*")  # a count, a rate, a version, an address, a date: `pass_rate: 0.9500`
 
 
-def _looks_like_real_value(value: str, quoted: bool) -> bool:
-    """A literal that could be a live password or key, not a stand-in or an expression."""
+def _looks_like_real_value(value: str, quoted: bool, setting_read: bool = False) -> bool:
+    """A literal that could be a live password or key, not a stand-in or an expression; a setting's
+    value is read once (`A=B=C...` is not read again and again)."""
     if len(value) < 6 or _NUMBER.fullmatch(value) or value.startswith(_PATH_START) or _FILE_PATH.match(value):
         return False
     if any(c.isspace() for c in value) or _CJK_CHAR.search(value):
@@ -350,8 +361,8 @@ def _looks_like_real_value(value: str, quoted: bool) -> bool:
         return False
     if not quoted and _CODE_EXPRESSION.match(value):
         return False
-    if setting := _SETTING.match(value):  # `AUTH_LOCAL_ENABLED=false` names a setting: its value decides
-        return _looks_like_real_value(setting["value"], quoted=False)
+    if not setting_read and (setting := _SETTING.match(value)):  # `AUTH_LOCAL_ENABLED=false`: its value decides
+        return _looks_like_real_value(setting["value"], quoted=False, setting_read=True)
     has_digit = any("0" <= c <= "9" for c in value)
     has_symbol = any(not (c.isalnum() or c in "_-.") for c in value)
     if has_digit or has_symbol:
@@ -394,7 +405,10 @@ def _inside_reference(lowered: bytes, index: int) -> bool:
 
 
 def _password_assignment(text: str, lowered: bytes) -> str | None:
-    for index in occurrences(lowered, (b"pass", b"pwd", b"pw", b"secret", b"token", b"key", b"credential")):
+    found = occurrences(lowered, (b"pass", b"pwd", b"pw", b"secret", b"token", b"key", b"credential"))
+    if len(found) > MAX_OCCURRENCES:
+        return TOO_REPETITIVE
+    for index in found:
         match = _ASSIGNMENT.match(text, index)
         if not match or _inside_reference(lowered, index):
             continue
@@ -508,6 +522,8 @@ def _prose_password(text: str, lowered: bytes) -> str | None:
     if not text.isascii():  # a word whose first non-ASCII letter is not in the text is not either
         chars = non_ascii_chars(text)
         starts += occurrences(text, [word for word in _PROSE_SECRET_WORDS_OTHER if _first_non_ascii(word) in chars])
+    if len(starts) > MAX_OCCURRENCES:
+        return TOO_REPETITIVE
     for index in starts:
         pattern = _PROSE_TOKEN if lowered.startswith((b"secret", b"token"), index) else _PROSE_PASSWORD
         match = pattern.match(text, index)
@@ -2013,7 +2029,7 @@ def _find_injection(text: str, lowered: bytes, decode: bool = True) -> str | Non
 def _injection_read(plain: str, plain_lowered: bytes) -> str | None:
     """The injection detectors on one reading of the text (emphasis removed)."""
     if _letter_spaced(plain_lowered):  # `I G N O R E   T H E ...`: spaced out for the screen, read by the model
-        plain, plain_lowered = _as_read(plain, plain_lowered, _LETTER_SPACED.sub(_unspaced, plain))
+        plain, plain_lowered = _as_read(plain, plain_lowered, _unspaced(plain))
     words = _Words(plain_lowered)
     label = _foreign(plain, plain_lowered, words)
     if label:
@@ -2031,9 +2047,10 @@ def _as_read(plain: str, lowered: bytes, rewritten: str) -> tuple[str, bytes]:
 
 
 _EMPTY_COMMENT = LazyPattern(r"<!--\s{0,8}-->")
-# Words of single letters, one space apart, the words two or more spaces apart (six letters at least).
-_LETTER_SPACED = LazyPattern(r"(?<!\S)(?:\S ){5,}\S(?:  +(?:\S ){1,}\S)+(?!\S)")
-_WORD_GAP = LazyPattern(r"  +")
+# Words of single characters one space apart (`I G N O R E`); found one by one, each in one pass:
+# a pattern for a whole phrase of them retried from every letter of a long run took seconds.
+_SPACED_WORD = LazyPattern(r"(?<!\S)\S(?: \S)+(?!\S)")
+_SPACED_FIRST = 6  # characters of the first word of a spaced phrase, at least
 _SPACE_OR_LETTER = bytes(ord(" ") if byte in b" \t\r\n" else ord("a") for byte in range(256))
 
 
@@ -2042,8 +2059,21 @@ def _letter_spaced(lowered: bytes) -> bool:
     return b" a a a a a a " in b" " + lowered.translate(_SPACE_OR_LETTER) + b" "
 
 
-def _unspaced(spaced: re.Match) -> str:
-    return " ".join(word.replace(" ", "") for word in _WORD_GAP.split(spaced.group()))
+def _unspaced(text: str) -> str:
+    """The text with each phrase of spaced-out words written as words: a first word of
+    _SPACED_FIRST characters or more, then words two or more spaces apart (`I G N O R E   T H E`)."""
+    out, done = [], 0
+    phrase: list[re.Match] = []
+    for word in [*_SPACED_WORD.finditer(text), None]:
+        gap = text[phrase[-1].end() : word.start()] if phrase and word else ""
+        if word and phrase and len(gap) >= 2 and gap.strip(" ") == "":
+            phrase.append(word)
+            continue
+        if len(phrase) >= 2:
+            out += [text[done : phrase[0].start()], " ".join(w.group().replace(" ", "") for w in phrase)]
+            done = phrase[-1].end()
+        phrase = [word] if word and len(word.group()) >= 2 * _SPACED_FIRST - 1 else []
+    return "".join(out) + text[done:]
 
 
 _EMPHASIS_BYTES = b"*_~`"

@@ -263,9 +263,12 @@ def test_the_load_that_sees_an_edit_break_a_memory_says_so_once(project: Path, r
     first = run_engram(["load", "deploys"], cwd=project)
     assert first.returncode == 0 and first.stdout.startswith("loaded 0 memory files")
     said = [line for line in first.stderr.splitlines() if "rules/deploys.md" in line]
-    assert said == [
-        "engram: warning: invalid .agents/.engram/rules/deploys.md:4: invalid frontmatter: did not find expected ',' or ']'"
-    ]
+    assert (
+        said
+        == [
+            "engram: warning: invalid .agents/.engram/rules/deploys.md:3: invalid frontmatter: did not find expected ',' or ']'"  # where the list opens
+        ]
+    )
     assert (
         "rules/deploys.md" not in run_engram(["load", "deploys"], cwd=project).stderr
     )  # said once, by the load that saw it
@@ -370,6 +373,14 @@ def test_an_expired_or_oversized_memory_is_a_warning_naming_what_to_do(project: 
     assert sum(line.startswith("warning .agents/.engram/rules/") for line in check.stdout.splitlines()) == 2
     dry = run_engram(["load", "--dry-run", "use the v1 api"], cwd=project)
     assert "omitted: old [workspace] (lifecycle) (expired 2025-01-01)" in dry.stdout
+    for number in range(4):  # many are said in one line, the longest named
+        write_memory(project, f"rules/long-{number}.md", {"id": f"long-{number}"}, long_body + "x" * number + "\n")
+    many = [line for line in run_engram(["index"], cwd=project).stderr.splitlines() if "too long" in line]
+    assert len(many) == 1 and many[0].startswith(
+        "engram: warning .agents/.engram: 5 memories are too long to show whole within load.budget_tokens (1,600), the"
+        " longest rules/"
+    ), many
+    assert " and 2 more: a pack shows only their cards" in many[0]
     (project / ".agents/.engram/engram.config.json").write_text('{"load": {"disclosure": "full"}}')
     full = run_engram(["index"], cwd=project)  # no budget for full packs: nothing is too long
     assert "too long" not in full.stderr and "expired 2025-01-01" in full.stderr
