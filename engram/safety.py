@@ -2158,18 +2158,9 @@ def _encoded_secret(text: str, runs: list[tuple[int, int]]) -> str | None:
 
 # --- normalisation ----------------------------------------------------------------
 
-# Invisible characters that split a word for the screen but not for the model: zero-width
-# spaces and joiners, the soft hyphen, word joiners, bidi controls, the byte-order mark.
-_INVISIBLE = dict.fromkeys(
-    map(
-        ord,
-        "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d"
-        "\u202e\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\u3164\ufeff\uffa0",
-    )
-)
-_INVISIBLE.update(dict.fromkeys(range(0xE0000, 0xE0080)))  # Unicode tag characters
-# Variation selectors: they change how a character is drawn, not what the model reads.
-_INVISIBLE.update(dict.fromkeys((*range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0))))
+# Variation selectors: they change how a character is drawn, not what the model reads. The other
+# invisible characters are gone already: the screen reads the text as printed (`printable`).
+_INVISIBLE = dict.fromkeys((*range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)))
 # Cyrillic and Greek letters that look like Latin ones, folded inside words that mix them.
 _LOOKALIKES = "аеорсухіјѕԁһԛԝАВЕКМНОРСТХІЈЅαεοριτυνκχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ"
 _HOMOGLYPHS = str.maketrans(_LOOKALIKES, "aeopcyxijsdhqwABEKMHOPCTXIJSaeopitvvkxABEZHIKMNOPTYX")
