@@ -254,8 +254,12 @@ def check_schema(conn: sqlite3.Connection, path: str) -> None:
         raise AnotherVersion(
             f"{path}: built by {which} engram (index schema {version}; this one reads {INDEX_SCHEMA_VERSION})"
         )
-    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
-    missing = [t for t in REQUIRED_TABLES if t not in names]
+    objects = conn.execute("SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view', 'trigger')").fetchall()
+    # engram writes neither: a view or trigger in a shared file is code run by every query (a
+    # recursive view in place of `memories` spun every hook and load that read it)
+    if added := next((f"{kind} {name}" for kind, name in objects if kind != "table"), None):
+        raise IndexFileError(f"{path}: not an index engram wrote (it holds the {added})")
+    missing = [t for t in REQUIRED_TABLES if t not in {name for _, name in objects}]
     if missing:
         raise IndexFileError(f"{path}: corrupt index (missing table {missing[0]})")
 

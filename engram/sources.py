@@ -239,7 +239,9 @@ def _memory_entries(root: Root, ordered: bool) -> Iterator[list[Found]]:
     visited = {key: rel for path, rel in claimed if (key := folder_key(path)) is not None}
     for folder in MEMORY_FOLDERS:
         top = os.path.join(root.path, folder)
-        if os.path.isdir(top):
+        if os.path.islink(top) and not is_inside(top, base):  # a clone's `skills -> /usr/share/doc`, `~/notes`
+            yield [(folder + "/", top, None, "symlinked folder points outside the memory root")]
+        elif os.path.isdir(top):
             yield from _walk(top, folder, base, ordered, visited)
 
 
@@ -292,10 +294,10 @@ def _walk_listing(
         if not name.isprintable():
             if name.endswith(".md") or _safely(entry.is_dir):
                 batch.append((prefix + name, directory, entry, "file name holds control characters"))
-        elif entry.is_symlink() and not is_inside(os.path.join(directory, name), base):
+        elif _safely(entry.is_symlink) and not is_inside(os.path.join(directory, name), base):
             if name.endswith(".md"):
                 batch.append((prefix + name, directory, entry, "symlink points outside the memory root"))
-            elif entry.is_dir():  # said once, so memories that seem to be there but never load are explained
+            elif _safely(entry.is_dir):  # said once, so memories that seem to be there but never load are explained
                 batch.append((prefix + name + "/", directory, entry, "symlinked folder points outside the memory root"))
         elif _safely(entry.is_dir):
             if batch:
@@ -311,7 +313,8 @@ def _walk_listing(
 
 
 def _safely(check) -> bool:
-    """``entry.is_dir`` or ``entry.is_file``, False where the entry cannot be resolved (a symlink loop)."""
+    """``entry.is_dir``, ``is_file`` or ``is_symlink``, False where the entry cannot be resolved (a
+    symlink loop, an entry of a folder this user may list but not enter: `/proc`'s)."""
     try:
         return check()
     except OSError:

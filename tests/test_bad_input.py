@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import sqlite3
 import stat
 from pathlib import Path
@@ -186,6 +187,22 @@ def test_symlink_pointing_outside_the_root_is_refused(base, tmp_path, run_engram
     assert ids_in_index(base) == {"good"}
     loaded = run_engram(["load", "leaked outside text"], cwd=base)
     assert "leaked outside text" not in loaded.stdout
+
+
+def test_a_memory_folder_symlinked_outside_the_root_is_refused_and_the_rest_is_served(base, tmp_path, run_engram):
+    """A clone's `skills -> /usr/share/doc` or `~/notes` would send a machine's files into packs."""
+    notes = tmp_path / "private-notes"
+    notes.mkdir()
+    (notes / "diary.md").write_text("---\nid: diary\n---\nmy private diary text\n")
+    skills = base / ".agents/.engram/skills"
+    shutil.rmtree(skills, ignore_errors=True)
+    skills.symlink_to(notes, target_is_directory=True)
+    proc = run_engram(["index"], cwd=base)
+    assert proc.returncode == 1
+    line = assert_one_line_about(proc.stderr, ".agents/.engram/skills")
+    assert line.endswith("skills: symlinked folder points outside the memory root")
+    assert ids_in_index(base) == {"good"}
+    assert "my private diary text" not in run_engram(["load", "my private diary text"], cwd=base).stdout
 
 
 def test_files_skipped_unread_do_not_make_the_index_look_stale(base, tmp_path, run_engram):

@@ -125,3 +125,24 @@ def test_verify_finds_exported_tables_edited_by_hand(project, edit: str, finding
     proc = project.run("verify", "--index", "team.db")
     assert proc.returncode == 1
     assert finding in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        "ALTER TABLE memories RENAME TO m2; CREATE VIEW memories AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL "
+        "SELECT n + 1 FROM r) SELECT m2.* FROM m2, r",
+        "CREATE TRIGGER spin AFTER INSERT ON meta BEGIN SELECT 1; END",
+    ],
+    ids=["recursive view", "trigger"],
+)
+def test_a_shared_index_holding_a_view_or_trigger_is_refused_in_one_line(project, edit: str) -> None:
+    """A robustness audit replaced `memories` with an endless view: every load and hook reading it spun."""
+    team = _shared_project(project)
+    conn = sqlite3.connect(team)
+    conn.executescript(edit)
+    conn.close()
+    for args in (("load", "--index", "team.db", "wombat"), ("verify", "--index", "team.db")):
+        proc = project.run(*args)
+        assert proc.returncode == 1
+        assert "not an index engram wrote (it holds the " in proc.stderr + proc.stdout

@@ -7,10 +7,13 @@ and the exit code 0; the concurrency and import tests run the installed command.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -220,6 +223,31 @@ def test_a_host_that_keeps_stdin_open_still_gets_its_answer(project: Project, ta
     finally:
         proc.kill()
         proc.stdin.close()  # type: ignore[union-attr]
+
+
+def test_a_host_that_trickles_its_stdin_gets_an_answer_in_time(project: Project) -> None:
+    """One byte every half second never makes a pause: the whole read still ends (`hookstdin.TOTAL_S`)."""
+    proc = subprocess.Popen(
+        [str(ENGRAM_BIN), "hook", "--host", "claude"], cwd=project.path, env=project.env(),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    writer = threading.Thread(target=_trickle, args=(proc.stdin, 40), daemon=True)
+    writer.start()
+    try:
+        assert proc.wait(timeout=15) == 0  # long before the 40 bytes' 20 s
+        assert json.loads(proc.stdout.read()) == {}  # a payload cut short is no JSON object
+    finally:
+        proc.kill()
+
+
+def _trickle(stdin, count: int) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        stdin.write(b'{"hook_event_name":"UserPromptSubmit","prompt":"')
+        for _ in range(count):
+            stdin.write(b"a")
+            stdin.flush()
+            time.sleep(0.5)
 
 
 def test_codex_pre_compact_resets(project: Project) -> None:
