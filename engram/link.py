@@ -26,6 +26,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import math
 import os
 import re
 import shlex
@@ -733,6 +734,12 @@ def _parse(raw: bytes | None, path: Path) -> dict:
     if not text.strip():
         return {}  # an empty file (e.g. from `touch`) holds no settings yet
     data = _loads_tolerant(text, path)
+    try:
+        _dump(data)
+    except UnicodeEncodeError:
+        raise LinkError(
+            f"{path}: holds a lone surrogate escape (\\udc00) that no rewrite keeps; engram left it untouched"
+        ) from None
     if not isinstance(data, dict):
         raise LinkError(f"{path}: not a JSON object; engram left it untouched")
     if not isinstance(data.get("hooks", {}), dict):
@@ -747,7 +754,7 @@ def _loads_tolerant(text: str, path: Path) -> object:
     but rewriting a file with comments would lose them silently.
     """
     try:
-        return json.loads(text)
+        return _strict_loads(text, path)
     except json.JSONDecodeError as err:
         error = err
     relaxed = _without_trailing_commas(text)
@@ -757,12 +764,42 @@ def _loads_tolerant(text: str, path: Path) -> object:
             "engram left it untouched (remove the comments or add the hooks by hand)"
         )
     try:
-        return json.loads(relaxed)
+        return _strict_loads(relaxed, path)
     except json.JSONDecodeError:
         raise LinkError(
             f"{path}: not valid JSON ({error.msg} at line {error.lineno} column {error.colno}); "
             "engram left it untouched"
         ) from None
+
+
+def _strict_loads(text: str, path: Path) -> object:
+    """`json.loads`, refusing what a rewrite would change: a key given twice (the first would be
+    dropped), `NaN` or `Infinity` (no JSON: a Node host would reject the file), a number a float
+    cannot hold exactly (`1e400`, `1.00000000000000000001`)."""
+
+    def unique(pairs: list[tuple[str, object]]) -> dict:
+        data = dict(pairs)
+        if len(data) < len(pairs):
+            twice = next(key for i, (key, _) in enumerate(pairs) if key in dict(pairs[:i]))
+            raise LinkError(
+                f'{path}: has the key "{twice}" twice, and a rewrite keeps only the last; engram left it untouched'
+            )
+        return data
+
+    def constant(name: str) -> object:
+        raise LinkError(f"{path}: holds {name}, which is no JSON; engram left it untouched")
+
+    def exact(number: str) -> float:
+        from decimal import Decimal
+
+        value = float(number)
+        if not math.isfinite(value) or Decimal(number) != Decimal(repr(value)):
+            raise LinkError(
+                f"{path}: holds the number {number}, which a rewrite would change; engram left it untouched"
+            )
+        return value
+
+    return json.loads(text, object_pairs_hook=unique, parse_constant=constant, parse_float=exact)
 
 
 def _without_trailing_commas(text: str) -> str | None:

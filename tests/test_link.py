@@ -402,6 +402,14 @@ BAD_FILES = [
     b'{"hooks": []}',
     b'{"hooks": {}, // mine\n "x": 1}',
     b"\xff\xfe{}",
+    # what a rewrite would change (a robustness audit): a key given twice, no-JSON constants,
+    # numbers a float does not hold, a lone surrogate
+    b'{"permissions": {"allow": ["Bash(ls)"]}, "permissions": {"allow": ["Bash(rm)"]}}',
+    b'{"x": Infinity}',
+    b'{"x": NaN}',
+    b'{"big": 1e400}',
+    b'{"precise": 1.00000000000000000001}',
+    b'{"x": "\\udc00"}',
 ]
 
 
