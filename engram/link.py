@@ -734,16 +734,16 @@ def _parse(raw: bytes | None, path: Path) -> dict:
     if not text.strip():
         return {}  # an empty file (e.g. from `touch`) holds no settings yet
     data = _loads_tolerant(text, path)
+    if not isinstance(data, dict):
+        raise LinkError(f"{path}: not a JSON object; engram left it untouched")
+    if not isinstance(data.get("hooks", {}), dict):
+        raise LinkError(f'{path}: its "hooks" is not a JSON object; engram left it untouched')
     try:
         _dump(data)
     except UnicodeEncodeError:
         raise LinkError(
             f"{path}: holds a lone surrogate escape (\\udc00) that no rewrite keeps; engram left it untouched"
         ) from None
-    if not isinstance(data, dict):
-        raise LinkError(f"{path}: not a JSON object; engram left it untouched")
-    if not isinstance(data.get("hooks", {}), dict):
-        raise LinkError(f'{path}: its "hooks" is not a JSON object; engram left it untouched')
     return data
 
 
