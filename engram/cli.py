@@ -15,7 +15,7 @@ import typer
 
 from . import gate
 from .config import LIMIT_RANGE, update_config_file
-from .errors import EngramError, out, warning
+from .errors import EngramError, error, out, warning
 from .hosts import HOSTS, other_tools_rules
 from .paths import shown_path, write_atomic
 from .sources import GENERATED_FILES
@@ -52,6 +52,20 @@ next steps:
   3. engram link claude                           # or codex, gemini, cursor: hooks load memories as the agent works
   4. engram index                                 # writes the linked host's rule files for memories with applies_to
   5. commit .agents/ and .claude/, and run `engram check` in CI"""
+
+
+def run(argv: list[str]) -> int:
+    """The typer commands' exit code; a usage error is one line, as `load`'s are (typer would draw
+    a box of five)."""
+    try:
+        code = app(args=argv, prog_name="engram", standalone_mode=False)
+    except typer.Abort:
+        return 1
+    except typer.TyperException as exc:  # click's usage errors, as typer ships click
+        ctx = getattr(exc, "ctx", None)
+        error(f"{exc.format_message()} (`{ctx.command_path if ctx else 'engram'} -h` says how)")
+        return getattr(exc, "exit_code", 2)
+    return code if isinstance(code, int) else 0
 
 
 def _print_version(wanted: bool) -> None:

@@ -12,6 +12,9 @@ if TYPE_CHECKING:
 
 
 def main() -> None:
+    if sys.stdout is None:  # started with stdout closed (`engram load x >&-`): nothing can be printed
+        print("engram: error: stdout is closed: nothing can be printed", file=sys.stderr)
+        sys.exit(1)
     command = sys.argv[1] if len(sys.argv) > 1 else ""
     if command in READS:
         from .remote import answered
@@ -22,9 +25,9 @@ def main() -> None:
         from .commands import run_index
 
         sys.exit(guarded(lambda _: run_index(None, "workspace"), []))
-    from .cli import app
+    from .cli import run
 
-    sys.exit(guarded(lambda _: app(), sys.argv[1:]))
+    sys.exit(guarded(run, sys.argv[1:]))
 
 
 READS = ("hook", "load")  # the commands of every prompt and file event

@@ -432,7 +432,7 @@ def _host_argument(argv: list[str]) -> str:
 def _payload(raw: bytes) -> dict:
     try:
         payload = json.loads(raw.decode("utf-8", "replace"))
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: `[` nested 100,000 deep
         raise Silent("stdin is not JSON") from None
     if not isinstance(payload, dict):
         raise Silent("stdin is not a JSON object")

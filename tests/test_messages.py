@@ -47,6 +47,20 @@ def test_short_help_is_help(run_engram, nowhere: Path, args: list[str]) -> None:
     assert "Usage: engram" in short.stdout
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["index", "--frobnicate"], "No such option: --frobnicate (`engram index -h` says how)"),
+        (["watch", "--idle-exit", "-1"], "Invalid value for '--idle-exit': Input should be greater than or equal to 1"
+         " (`engram watch -h` says how)"),
+        (["frob"], "No such command 'frob'. (`engram -h` says how)"),
+    ],
+)  # fmt: skip
+def test_a_usage_error_is_one_line(run_engram, nowhere: Path, args: list[str], said: str) -> None:
+    proc = run_engram(args, cwd=nowhere)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", f"engram: error: {said}\n")
+
+
 def test_init_prints_the_next_steps(run_engram, nowhere: Path) -> None:
     out = run_engram(["init"], cwd=nowhere).stdout
     steps = out[out.index("next steps:") :]
