@@ -255,6 +255,20 @@ def test_the_watcher_runs_loads_and_hooks_and_their_output_is_a_process_s_own(wa
     assert "already loaded: deploy" in served[4][0] and served[2][1][0] == "2"
 
 
+def test_a_load_whose_answer_cannot_be_written_fails_served_or_not(watched: Watch) -> None:
+    """A full disk (`/dev/full`): the same one line and exit code 1 whichever process answers."""
+    said = []
+    for _ in ("served", "here"):
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run(
+                [ENGRAM_BIN, "load", "--id", "deploy"], cwd=watched.project.path, env=engram_env(watched.project.cfg),
+                stdout=full, stderr=subprocess.PIPE, text=True, timeout=30,
+            )  # fmt: skip
+        said.append((proc.returncode, "No space left on device" in proc.stderr))
+        watched.stop()
+    assert said == [(1, True), (1, True)]
+
+
 def test_a_hook_for_another_project_is_answered_for_that_project(watched: Watch, tmp_path: Path) -> None:
     other = Project(tmp_path / "elsewhere")
     other.write("rollback", "Roll back the canary.", tags=["rollback"])
