@@ -12,10 +12,10 @@ if TYPE_CHECKING:
 
 
 def main() -> None:
-    if sys.stdout is None:  # started with stdout closed (`engram load x >&-`): nothing can be printed
+    command = sys.argv[1] if len(sys.argv) > 1 else ""
+    if sys.stdout is None and command != "hook":  # `engram load x >&-`; a host that closed it wants no word
         print("engram: error: stdout is closed: nothing can be printed", file=sys.stderr)
         sys.exit(1)
-    command = sys.argv[1] if len(sys.argv) > 1 else ""
     if command in READS:
         from .remote import answered
 
