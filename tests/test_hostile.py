@@ -1339,6 +1339,17 @@ def test_a_hook_with_stdout_closed_exits_0_quietly(project, write_memory, engram
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
 
 
+@pytest.mark.installed
+@pytest.mark.parametrize("command", ["load llamas", "check"])
+def test_a_command_with_stdout_closed_says_so_in_one_line(project, write_memory, engram_bin, tmp_path, command):
+    _good_project(project, write_memory)
+    proc = subprocess.run(
+        f"{shlex.quote(engram_bin)} {command} >&-", shell=True, cwd=project, env=engram_env(tmp_path / "cfg"),
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert (proc.returncode, proc.stderr) == (1, "engram: error: stdout is closed: nothing can be printed\n")
+
+
 def test_a_global_folder_without_memories_gets_no_index(project, write_memory, run_engram, tmp_path):
     _good_project(project, write_memory)
     empty = tmp_path / "not-a-memory-root"
