@@ -131,6 +131,8 @@ class Memory(
 def split_frontmatter(text: str) -> tuple[str | None, str, int]:
     """Return (frontmatter, body, body_start_line)."""
     text = text.removeprefix("\ufeff")  # editors on Windows save a byte-order mark
+    if "\r" in text and "\n" not in text:  # classic Mac line endings: lone CRs end its lines
+        text = text.replace("\r", "\n")
     match = _FRONTMATTER.match(text)
     if not match:
         if text.startswith("---"):
@@ -400,6 +402,7 @@ def parse_memory(text: str, rel_path: str) -> Memory:
         updated=fields.read("updated", parse_date),
         warnings=_hidden_only(body, visible, directive, body_line)
         + _unread_keys(fields)
+        + _repeated_keys(frontmatter or "")
         + _cut_by_comments(frontmatter or ""),
         unseen=(frontmatter or "") + "\n" + hidden,
     )
@@ -471,6 +474,24 @@ def _unread_keys(fields: _Fields) -> tuple[tuple[str, int | None], ...]:
 _COMMENTED_VALUE = re.compile(
     r"""^(directive|summary|title|description)[ \t]*:[ \t]+([^\s"'|>&*!\[{#][^#\n]*?)[ \t]+#"""
 )
+
+
+def _repeated_keys(frontmatter: str) -> tuple[tuple[str, int], ...]:
+    """A warning for each top-level key written again (YAML reads only the last), at its second line."""
+    first: dict[str, int] = {}
+    warnings = []
+    for number, line in enumerate(frontmatter.splitlines(), start=2):
+        key = _TOP_LEVEL_KEY.match(line)
+        if not key:
+            continue
+        name = key.group(1).strip().lower()
+        if name in first:
+            warnings.append(
+                (f"`{key.group(1).strip()}` is given again (line {first[name]} too): YAML reads this one only", number)
+            )
+        else:
+            first[name] = number
+    return tuple(warnings)
 
 
 def _cut_by_comments(frontmatter: str) -> tuple[tuple[str, int], ...]:

@@ -670,3 +670,14 @@ def test_a_prose_value_cut_by_a_yaml_comment_is_a_warning_with_its_line():
         ("`directive` stops before ' #': YAML reads the rest as a comment; quote the whole value", 4),
     )
     assert parse_memory("---\nid: c\ndirective: Write C# the house way.\n---\nx\n", "rules/c.md").warnings == ()
+
+
+def test_a_key_given_twice_is_a_warning_naming_both_lines():
+    m = parse_memory("---\nid: t\ndirective: one\ntags: [a]\ndirective: two\n---\nx\n", "rules/t.md")
+    assert m.directive == "two"
+    assert m.warnings == (("`directive` is given again (line 3 too): YAML reads this one only", 5),)
+
+
+def test_classic_mac_line_endings_end_lines():
+    m = parse_memory("---\rid: mac\rdirective: One line.\r---\rbody line\rsecond\r", "rules/mac.md")
+    assert (m.id, m.directive, m.body) == ("mac", "One line.", "body line\nsecond")
