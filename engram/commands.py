@@ -13,7 +13,7 @@ from .errors import EngramError, out, say, warning
 from .graph import describe
 from .index import LOCAL_REBUILD, SHARED_REBUILD, IndexFileError, open_index
 from .sources import ROOT_DIR, Root, display_path, other_format_files, stray_files
-from .trust import SIGNATURE_SUFFIX, sign_index
+from .trust import SIGNATURE_SUFFIX, sign_index, signing_key
 from .verify import repaired_lines, signature_line, verify_index
 from .workspace import Workspace, open_workspace
 
@@ -56,6 +56,12 @@ def run_index(output: Path | None, scope: str, sign_key: Path | None = None) -> 
     _require_roots(ws)
     if sign_key is not None and output is None:
         raise EngramError("--sign-key signs the file --output writes; give --output too", 2)
+    key = None
+    if sign_key is not None:
+        try:
+            key = signing_key(str(sign_key))
+        except (IndexFileError, OSError) as exc:
+            raise EngramError(f"cannot sign with {sign_key}: {exc}; nothing written") from None
     try:
         results, exported = _compile_all(ws, output, scope)
     except (OSError, TimeoutError) as exc:
@@ -78,12 +84,12 @@ def run_index(output: Path | None, scope: str, sign_key: Path | None = None) -> 
         )
     if output is not None:
         out(f"wrote {output}")
-    if sign_key is not None:
+    if key is not None:
         try:
-            key = sign_index(str(output), str(sign_key))
+            public = sign_index(str(output), key)
         except (IndexFileError, OSError) as exc:
             raise EngramError(f"cannot sign {output}: {exc}") from None
-        out(f'signed {output} ({output}{SIGNATURE_SUFFIX}); pin it with "global_index_key": "{key}"')
+        out(f'signed {output} ({output}{SIGNATURE_SUFFIX}); pin it with "global_index_key": "{public}"')
     return 1 if any(r.invalid for r in results) else 0
 
 

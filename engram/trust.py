@@ -49,10 +49,9 @@ def _signed_message(digest: str) -> bytes:
     return SIGNED_CONTEXT + digest.encode("ascii")
 
 
-def sign_index(index_path: str, key_path: str) -> str:
-    """Write ``<index>.sig`` with an ed25519 key file (PEM or OpenSSH); returns the public key."""
-    import base64  # signing and checking only: `load` on a remembered file never needs it
-
+def signing_key(key_path: str):
+    """The ed25519 private key of a key file (PEM or OpenSSH), read before anything is written: a
+    key that cannot sign must not leave a signed file replaced by an unsigned one."""
     crypto = _cryptography()
     data = read_bytes(key_path, MAX_KEY_BYTES)
     try:
@@ -64,6 +63,14 @@ def sign_index(index_path: str, key_path: str) -> str:
         raise IndexFileError(f"{key_path}: not an unencrypted ed25519 private key (PEM or OpenSSH)") from None
     if not isinstance(key, crypto.Ed25519PrivateKey):
         raise IndexFileError(f"{key_path}: the key is not an ed25519 key")
+    return key
+
+
+def sign_index(index_path: str, key) -> str:
+    """Write ``<index>.sig`` with a `signing_key`; returns the public key."""
+    import base64  # signing and checking only: `load` on a remembered file never needs it
+
+    crypto = _cryptography()
     digest = sha256_file(index_path)
     public = key.public_key().public_bytes(crypto.serialization.Encoding.Raw, crypto.serialization.PublicFormat.Raw)
     record = {

@@ -1006,6 +1006,19 @@ def signing_key(tmp_path) -> Path:
     return key
 
 
+def test_a_key_that_cannot_sign_leaves_the_signed_file_as_it_was(deploy_project, run_engram, signing_key):
+    """A robustness audit's `--sign-key /nonexistent` replaced a signed file with an unsigned one."""
+    project = deploy_project
+    assert run_engram(["index", "--output", "team.db", "--sign-key", signing_key], cwd=project).returncode == 0
+    signed = ((project / "team.db").read_bytes(), (project / "team.db.sig").read_bytes())
+    (project / ROOT_REL / "rules" / "later.md").write_text("---\nid: later\ntags: [deploy]\n---\nLater.\n")
+    for key in (project / "missing-key.pem", project / ROOT_REL / "rules" / "later.md"):
+        proc = run_engram(["index", "--output", "team.db", "--sign-key", key], cwd=project)
+        assert proc.returncode == 1 and proc.stderr.endswith("; nothing written\n"), proc.stderr
+        assert "wrote team.db" not in proc.stdout
+        assert ((project / "team.db").read_bytes(), (project / "team.db.sig").read_bytes()) == signed
+
+
 def test_a_signature_removed_after_it_was_checked_is_missed_at_once(deploy_project, run_engram, signing_key):
     """A verdict is remembered for the file with its signature: with the `.sig` gone or replaced,
     a machine that checked it before refuses the index as a fresh clone does."""
