@@ -406,8 +406,9 @@ def parse_memory(text: str, rel_path: str) -> Memory:
         + _cut_by_comments(frontmatter or ""),
         unseen=(frontmatter or "") + "\n" + hidden,
     )
-    if fields.errors:
-        raise FieldErrors(sorted(fields.errors, key=lambda error: error.line or 0))
+    if fields.errors:  # with the warnings: every problem of the file at once (`tgas` beside a bad `level`)
+        said = fields.errors + [ParseError(reason, line) for reason, line in memory.warnings]
+        raise FieldErrors(sorted(said, key=lambda error: error.line or 0))
     return memory
 
 

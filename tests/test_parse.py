@@ -681,3 +681,14 @@ def test_a_key_given_twice_is_a_warning_naming_both_lines():
 def test_classic_mac_line_endings_end_lines():
     m = parse_memory("---\rid: mac\rdirective: One line.\r---\rbody line\rsecond\r", "rules/mac.md")
     assert (m.id, m.directive, m.body) == ("mac", "One line.", "body line\nsecond")
+
+
+def test_an_invalid_file_says_its_warnings_too():
+    """Every problem of a file at once: a misspelt key beside an invalid value (an adoption audit
+    fixed the values and only then learned that `tags` was spelt `tgas`)."""
+    with pytest.raises(ParseError) as info:
+        parse_memory("---\nid: t\ntgas: [a]\nlifecycle: actve\n---\nx\n", "rules/t.md")
+    assert [(p.reason, p.line) for p in info.value.problems] == [
+        ("`tgas` is not a key engram reads: did you mean `tags`?", 3),
+        ("lifecycle: must be one of active, review_due, superseded, archived", 4),
+    ]
