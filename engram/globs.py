@@ -60,11 +60,11 @@ def _compiled(pattern: str) -> tuple[re.Pattern[str], ...]:
     return tuple(r for r in (_translate(p) for p in expand_braces(pattern.strip())) if r is not None)
 
 
-def expand_braces(pattern: str) -> list[str]:
-    """`src/{a,b}/*.{ts,tsx}` -> four patterns, at most MAX_EXPANSIONS; an unclosed `{` stays literal."""
+def expand_braces(pattern: str, limit: int = MAX_EXPANSIONS) -> list[str]:
+    """`src/{a,b}/*.{ts,tsx}` -> four patterns, at most ``limit``; an unclosed `{` stays literal."""
     out: list[str] = []
     pending = [pattern]  # depth first, in the order written: a stack of partly expanded patterns
-    while pending and len(out) < MAX_EXPANSIONS:
+    while pending and len(out) < limit:
         current = pending.pop()
         start = current.find("{")
         group = _brace_group(current, start) if start != -1 else None

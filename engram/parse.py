@@ -379,6 +379,7 @@ def parse_memory(text: str, rel_path: str) -> Memory:
     stem = rel_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     memory_type = fields.read("type", lambda v: _memory_type(v, folder), "knowledge")
     visible, hidden = strip_hidden_sections(body)
+    applies_to = fields.read("applies_to", as_list, [])
     directive = fields.read("directive", _one_line, "")
     memory = Memory(
         id=fields.read("id", lambda v: _memory_id(v, stem), "memory"),
@@ -389,7 +390,7 @@ def parse_memory(text: str, rel_path: str) -> Memory:
         directive=directive,
         summary=fields.read("summary", _one_line, ""),
         triggers=fields.read("triggers", as_list, []),
-        applies_to=fields.read("applies_to", as_list, []),
+        applies_to=applies_to,
         depends_on=[d.lower() for d in fields.read("depends_on", as_list, [])],
         level=fields.read("level dependency_depth depth", parse_level, 0),
         confidence=fields.read("confidence", lambda v: _choice(v, CONFIDENCES, "medium"), "medium"),
@@ -403,6 +404,7 @@ def parse_memory(text: str, rel_path: str) -> Memory:
         warnings=_hidden_only(body, visible, directive, body_line)
         + _unread_keys(fields)
         + _repeated_keys(frontmatter or "")
+        + _globs_cut(applies_to, fields.written.get("applies_to", (None, ""))[0])
         + _cut_by_comments(frontmatter or ""),
         unseen=(frontmatter or "") + "\n" + hidden,
     )
@@ -475,6 +477,24 @@ def _unread_keys(fields: _Fields) -> tuple[tuple[str, int | None], ...]:
 _COMMENTED_VALUE = re.compile(
     r"""^(directive|summary|title|description)[ \t]*:[ \t]+([^\s"'|>&*!\[{#][^#\n]*?)[ \t]+#"""
 )
+
+
+def _globs_cut(applies_to: list[str], line: int | None) -> tuple[tuple[str, int | None], ...]:
+    """A warning for each `applies_to` glob not matched as written: one holding a line break or a
+    control character (dropped: it would start a key of its own in a host's rule file), one whose
+    `{a,b}` groups expand past MAX_EXPANSIONS patterns (the rest are not matched)."""
+    from .globs import MAX_EXPANSIONS, expand_braces
+    from .printable import text as printed
+
+    warnings = []
+    for glob in applies_to:
+        if printed(glob) != glob or any(char in glob for char in "\n\r\u2028\u2029\x85"):
+            warnings.append(("an `applies_to` glob holding a line break or a control character is not matched", line))
+        elif "{" in glob and len(expand_braces(glob, MAX_EXPANSIONS + 1)) > MAX_EXPANSIONS:
+            warnings.append(
+                (f"an `applies_to` glob expands to more than {MAX_EXPANSIONS} patterns; the rest are not matched", line)
+            )
+    return tuple(warnings)
 
 
 def _repeated_keys(frontmatter: str) -> tuple[tuple[str, int], ...]:

@@ -692,3 +692,13 @@ def test_an_invalid_file_says_its_warnings_too():
         ("`tgas` is not a key engram reads: did you mean `tags`?", 3),
         ("lifecycle: must be one of active, review_due, superseded, archived", 4),
     ]
+
+
+def test_a_glob_not_matched_as_written_is_a_warning():
+    nine = "".join("{a,b}" for _ in range(9))  # 512 patterns
+    eight = "".join("{a,b}" for _ in range(8))  # 256: every one matched
+    text = f'---\nid: t\napplies_to: ["{nine}*.go", "{eight}*.go", "src/\u2028x", "ok/**"]\n---\nx\n'
+    assert parse_memory(text, "rules/t.md").warnings == (
+        ("an `applies_to` glob expands to more than 256 patterns; the rest are not matched", 3),
+        ("an `applies_to` glob holding a line break or a control character is not matched", 3),
+    )
