@@ -36,7 +36,7 @@ def _compile_all(ws: Workspace, output: Path | None, scope: str) -> tuple[list[C
             result, exported = export_index(root, ws.config, output)
             results.append(result)
         else:
-            results.append(compile_root(root, ws.config, progress=True))
+            results.append(compile_root(root, ws.config, progress=True, report=True))
     return results, exported
 
 

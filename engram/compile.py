@@ -86,9 +86,9 @@ class BuildTooSlow(EngramError, TimeoutError):
 
 
 class CompileResult:
-    def __init__(self, root: Root, config: Config | None = None) -> None:
+    def __init__(self, root: Root, report: Config | None = None) -> None:
         self.root = root
-        self.budget = config.pack_budget() if config else None  # what `unseen_problems` measures bodies by
+        self.report = report  # `engram index`'s config: it also says what no agent sees (`unseen_problems`)
         self.repaired: list[str] = []  # what was set aside: "<index>: <damage>; kept as <file>"
         self.total = 0
         self.files = 0
@@ -382,14 +382,17 @@ def root_lock(root: Root, wait: bool = True):
         handle.close()
 
 
-def compile_root(root: Root, config: Config, progress: bool = False, deadline: float | None = None) -> CompileResult:
+def compile_root(
+    root: Root, config: Config, progress: bool = False, deadline: float | None = None, report: bool = False
+) -> CompileResult:
     """Bring ``root/index.db`` up to date with the root's sources; a damaged index is set aside
     (index.db.corrupt-<time>) and rebuilt.
 
     ``deadline`` (a `time.monotonic` value, for the read path): neither wait for the lock nor
-    build past it (BuildBusy, BuildTooSlow).
+    build past it (BuildBusy, BuildTooSlow). ``report``: add the warnings `engram index` says about
+    memories no agent sees as written (the read path has no use for them).
     """
-    result = CompileResult(root, config)
+    result = CompileResult(root, config if report else None)
     if not os.path.isdir(root.path) or (root.scope == "global" and not has_memory_folders(root.path)):
         return result  # a global folder that holds no memories (ENGRAM_GLOBAL_DIR=/) gets no index
     patterns, ignore_problems = ignore_rules(root, config)
@@ -439,7 +442,7 @@ def _record_checked(root: Root) -> None:
 def compile_to(root: Root, config: Config, target: str, current: sqlite3.Connection | None) -> CompileResult:
     """Build the root's index at ``target`` (from ``current``, the root's usable index, when given)
     and write nothing into the root: `engram check` on a clone that has no index."""
-    result = CompileResult(root, config)
+    result = CompileResult(root)
     build_into(target, root, current, ignore_patterns(root, config), result)
     return result
 
@@ -475,7 +478,8 @@ def _summarise(conn: sqlite3.Connection, result: CompileResult) -> None:
         "SELECT count(*), count(*) FILTER (WHERE status = 'invalid') FROM files"
     ).fetchone()
     result.problems += recorded_problems(conn, result.root) + flagged_problems(conn, result.root)
-    result.problems += unseen_problems(conn, result.root, result.budget, time.strftime("%Y-%m-%d"))
+    if result.report is not None:
+        result.problems += unseen_problems(conn, result.root, result.report.pack_budget(), time.strftime("%Y-%m-%d"))
 
 
 def _remove_leftovers(root: Root) -> None:
