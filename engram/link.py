@@ -24,6 +24,7 @@ imported where they are used, and no dataclasses.
 from __future__ import annotations
 
 import base64
+import collections
 import hashlib
 import json
 import math
@@ -780,7 +781,8 @@ def _strict_loads(text: str, path: Path) -> object:
     def unique(pairs: list[tuple[str, object]]) -> dict:
         data = dict(pairs)
         if len(data) < len(pairs):
-            twice = next(key for i, (key, _) in enumerate(pairs) if key in dict(pairs[:i]))
+            counts = collections.Counter(key for key, _ in pairs)
+            twice = next(key for key, _ in pairs if counts[key] > 1)
             raise LinkError(
                 f'{path}: has the key "{twice}" twice, and a rewrite keeps only the last; engram left it untouched'
             )
