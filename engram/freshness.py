@@ -295,21 +295,23 @@ def unseen_problems(conn: sqlite3.Connection, root: Root, budget: int | None, to
         for rel, day in expired
     ]
     if budget is not None:
-        long = conn.execute(
-            "SELECT rel, tokens FROM memories WHERE tokens > ? ORDER BY tokens DESC, rel",
-            (budget - PACK_OVERHEAD_TOKENS,),
+        over = budget - PACK_OVERHEAD_TOKENS
+        count = conn.execute("SELECT count(*) FROM memories WHERE tokens > ?", (over,)).fetchone()[0]
+        longest = conn.execute(
+            "SELECT rel, tokens FROM memories WHERE tokens > ? ORDER BY tokens DESC, rel LIMIT ?", (over, LONG_LISTED)
         ).fetchall()
-        problems += _too_long(root, long, budget)
+        problems += _too_long(root, count, longest, budget)
     return problems
 
 
 LONG_LISTED = 3  # memories too long for the budget named one by one; more are said in one line
 
 
-def _too_long(root: Root, long: list[tuple[str, int]], budget: int) -> list[Problem]:
-    """A warning for each memory too long for the budget, or one for them all when they are many
-    (a quarter of real teams' rules may be: one line each would bury the rest)."""
-    if len(long) <= LONG_LISTED:
+def _too_long(root: Root, count: int, longest: list[tuple[str, int]], budget: int) -> list[Problem]:
+    """A warning for each of the ``count`` memories too long for the budget, or one for them all when
+    they are many (a quarter of real teams' rules may be: one line each would bury the rest),
+    naming the ``longest``."""
+    if count <= LONG_LISTED:
         return [
             Problem(
                 display_path(root, rel),
@@ -317,14 +319,14 @@ def _too_long(root: Root, long: list[tuple[str, int]], budget: int) -> list[Prob
                 "a pack shows only its card (`engram load --id` prints it); split it or raise the budget",
                 kind="warning",
             )
-            for rel, tokens in long
+            for rel, tokens in longest
         ]
-    named = ", ".join(rel for rel, _ in long[:LONG_LISTED])
+    named = ", ".join(rel for rel, _ in longest)
     return [
         Problem(
             display_path(root, ""),
-            f"{len(long)} memories are too long to show whole within load.budget_tokens ({budget:,}), the longest "
-            f"{named} and {len(long) - LONG_LISTED} more: a pack shows only their cards (`engram load --id` prints "
+            f"{count} memories are too long to show whole within load.budget_tokens ({budget:,}), the longest "
+            f"{named} and {count - LONG_LISTED} more: a pack shows only their cards (`engram load --id` prints "
             "one); split them or raise the budget",
             kind="warning",
         )
