@@ -193,6 +193,8 @@ def _run(args: LoadArgs, budget: int | None, ws: Workspace) -> int:
     ids = gate.asked_ids([i for raw in args.id for i in raw.split(",")])
     if ids:
         return _fetch(layers, ids, ws, state, args.json)
+    if args.id and not args.task:  # `--id ''` or `--id ,,`: what was asked for is no id
+        raise EngramError("--id names no id: engram load --id a,b", 2)
     if reason := _nothing_to_route(args, ws):  # the count line still comes: scripts read it
         warning(reason)
     return _load(layers, " ".join(args.task), args, budget, ws, state)

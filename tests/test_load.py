@@ -128,6 +128,13 @@ def test_load_id_of_ignored_memory_says_hidden(ignored_project):
     assert "PUBLICBODY" in both.stdout and "SECRETBODY" not in both.stdout
 
 
+@pytest.mark.parametrize("asked", ["", ",,,", " , "])
+def test_an_id_list_naming_no_id_is_a_usage_error(ignored_project, asked):
+    result = ignored_project.load("--id", asked)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == "engram: error: --id names no id: engram load --id a,b\n"
+
+
 def test_ignore_rules_added_after_indexing_apply_to_the_next_load(project):
     project.write("secret-keys", "# Keys\nSECRETBODY deploy vault.", type="knowledge")
     assert "SECRETBODY" in project.load("deploy").stdout
