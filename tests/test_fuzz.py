@@ -267,7 +267,8 @@ def test_any_id_list(inproc, parts, repeat):
     raw = ",".join(parts)
     argv = [f"--id={raw}"] * (2 if repeat else 1)
     code, out, err = inproc(engram_load.main, argv)
-    assert code in (0, 1), (code, err)
+    names_no_id = not any(part.strip() for part in raw.split(","))
+    assert (code == 2) if names_no_id else (code in (0, 1)), (code, err)  # naming no id is a usage error
     assert_nothing_flagged(out + err)
     for line in err.rstrip("\n").split("\n") if err else []:
         assert line.startswith("engram: "), f"a message spans lines: {err!r}"
