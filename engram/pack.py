@@ -47,9 +47,32 @@ class Entry:
 
 def one_line_of(row, body: str) -> str:
     """What a memory says in one line (a card, a generated Cursor rule's `description`): its
-    directive, else its summary, its title, the first heading of its checked ``body`` (an author
-    who starts at `###`), its id."""
-    return row["directive"] or row["summary"] or row["title"] or _first_heading(body) or row["id"]
+    directive, else its summary, the first line of text of its checked ``body`` (what the rule
+    says: an adoption audit's converted rules, with no directive, had cards saying only "API
+    errors"), its title, the first heading of the body (an author who starts at `###`), its id."""
+    return row["directive"] or row["summary"] or _first_text(body) or row["title"] or _first_heading(body) or row["id"]
+
+
+FIRST_TEXT_CHARS = 200  # a longer first line is no one-line summary: the title says it then
+_LIST_MARK = "-*+> \t"
+
+
+def _first_text(body: str) -> str:
+    """The body's first line of text, no heading, fence or table, its list or quote mark left out;
+    "" when it is longer than FIRST_TEXT_CHARS (never cut: a card says a whole line or nothing)."""
+    lines = body.splitlines()
+    in_fence = False
+    for index, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+            continue
+        text = line.strip().lstrip(_LIST_MARK).strip()
+        rule = not set(line.strip()) - {"=", "-", "*", "_", " "}  # a setext underline or a horizontal rule
+        setext = index + 1 < len(lines) and set(lines[index + 1].strip()) in ({"="}, {"-"})
+        if in_fence or rule or setext or ATX_HEADING.match(line) or text.startswith(("|", "<!--")):
+            continue
+        return text if len(text) <= FIRST_TEXT_CHARS else ""
+    return ""
 
 
 def _first_heading(body: str) -> str:

@@ -98,12 +98,16 @@ def test_card_shows_directive_else_summary(project):
     project.write(
         "with-summary", "# Title two\nDeploy body.", type="knowledge", tags=["deploy"], summary="Only a summary here."
     )
-    project.write("with-title", "# Title three\nDeploy body.", tags=["deploy"])
-    project.write("with-heading", "### Deploy overview\n- Deploy body.", tags=["deploy"])  # no level-1 heading
-    result = project.load("deploy")
+    project.write("with-text", "# Title three\n\n- Deploy on Tuesdays, never on Fridays.", tags=["deploy"])
+    long_line = "Deploy " + "with care " * 30
+    project.write("with-title", f"# Title four\n{long_line}", tags=["deploy"])
+    project.write("with-heading", f"### Deploy overview\n{long_line}", tags=["deploy"])  # no level-1 heading
+    result = project.load("--budget-tokens", "200", "deploy")
     assert "- with-directive [rule] Use the directive." in result.lines
     assert "- with-summary [knowledge] Only a summary here." in result.lines
-    assert "- with-title [rule] Title three" in result.lines
+    # what the rule says, its first line of text (converted rules have no directive), before its title
+    assert "- with-text [rule] Deploy on Tuesdays, never on Fridays." in result.lines
+    assert "- with-title [rule] Title four" in result.lines  # a first line too long for a card: never cut
     assert "- with-heading [rule] Deploy overview" in result.lines  # not its id a second time
 
 
