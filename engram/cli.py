@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
-import typer
+# Plain click help, as docs/commands.md shows it (`cli_reference`): typer's boxes put `<bool>` after
+# every flag and are not what the reference says. Read by typer when it is first imported, here.
+os.environ.setdefault("TYPER_USE_RICH", "0")
+
+import typer  # after the setting above
 
 from . import gate
 from .config import LIMIT_RANGE, update_config_file
@@ -63,7 +68,10 @@ def run(argv: list[str]) -> int:
         return 1
     except typer.TyperException as exc:  # click's usage errors, as typer ships click
         ctx = getattr(exc, "ctx", None)
-        error(f"{exc.format_message()} (`{ctx.command_path if ctx else 'engram'} -h` says how)")
+        if "\n" in exc.format_message():  # the help itself (`engram` with no command), on stderr as click shows it
+            print(gate.text(exc.format_message()), file=sys.stderr)
+        else:
+            error(f"{exc.format_message()} (`{ctx.command_path if ctx else 'engram'} -h` says how)")
         return getattr(exc, "exit_code", 2)
     return code if isinstance(code, int) else 0
 

@@ -61,6 +61,15 @@ def test_a_usage_error_is_one_line(run_engram, nowhere: Path, args: list[str], s
     assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", f"engram: error: {said}\n")
 
 
+def test_help_is_plain_as_the_command_reference_shows_it(run_engram, nowhere: Path) -> None:
+    """No typer boxes and no `<bool>` after each flag (an adoption audit): docs/commands.md's format."""
+    shown = run_engram(["link", "-h"], cwd=nowhere)
+    assert shown.returncode == 0 and shown.stdout.startswith("Usage: engram link [OPTIONS] {host}")
+    assert "<bool>" not in shown.stdout and "\u256d" not in shown.stdout
+    bare = run_engram([], cwd=nowhere)
+    assert (bare.returncode, bare.stdout) == (2, "") and bare.stderr.startswith("Usage: engram [OPTIONS] COMMAND")
+
+
 def test_init_prints_the_next_steps(run_engram, nowhere: Path) -> None:
     out = run_engram(["init"], cwd=nowhere).stdout
     steps = out[out.index("next steps:") :]
