@@ -12,11 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-# Plain click help, as docs/commands.md shows it (`cli_reference`): typer's boxes put `<bool>` after
-# every flag and are not what the reference says. Read by typer when it is first imported, here.
-os.environ.setdefault("TYPER_USE_RICH", "0")
-
-import typer  # after the setting above
+import typer
 
 from . import gate
 from .config import LIMIT_RANGE, update_config_file
@@ -34,6 +30,8 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
+    # plain click help, as docs/commands.md shows it: typer's boxes put `<bool>` after every flag
+    rich_markup_mode=None,
     help="engram: the right project memory for AI coding agents, at the right moment.",
 )
 
