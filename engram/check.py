@@ -13,7 +13,6 @@ import os
 import shlex
 import sqlite3
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -118,8 +117,7 @@ def source_problems(index_path: str, root: Root, config: Config) -> list[Problem
     memories no agent sees as written."""
     conn = connect_readonly(index_path)
     try:
-        unseen = unseen_problems(conn, root, config.pack_budget(), time.strftime("%Y-%m-%d"))
-        return recorded_problems(conn, root) + flagged_problems(conn, root) + unseen
+        return recorded_problems(conn, root) + flagged_problems(conn, root) + unseen_problems(conn, root, config)
     finally:
         conn.close()
 

@@ -479,7 +479,7 @@ def _summarise(conn: sqlite3.Connection, result: CompileResult) -> None:
     ).fetchone()
     result.problems += recorded_problems(conn, result.root) + flagged_problems(conn, result.root)
     if result.report is not None:
-        result.problems += unseen_problems(conn, result.root, result.report.pack_budget(), time.strftime("%Y-%m-%d"))
+        result.problems += unseen_problems(conn, result.root, result.report)
 
 
 def _remove_leftovers(root: Root) -> None:

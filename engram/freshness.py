@@ -280,11 +280,15 @@ def flagged_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:
 PACK_OVERHEAD_TOKENS = 50
 
 
-def unseen_problems(conn: sqlite3.Connection, root: Root, budget: int | None, today: str) -> list[Problem]:
-    """Warnings about memories no agent sees as written: past their `valid_until` (no pack holds
-    them), or with a body too long for ``budget`` tokens (a pack only ever shows their card)."""
+def unseen_problems(conn: sqlite3.Connection, root: Root, config: Config) -> list[Problem]:
+    """Warnings about memories no agent sees as written: past their `valid_until` today (no pack
+    holds them), or with a body too long for the config's pack budget (a pack only ever shows
+    their card)."""
+    import time  # `index` and `check` only
+
     expired = conn.execute(
-        "SELECT rel, valid_until FROM memories WHERE valid_until IS NOT NULL AND valid_until < ? ORDER BY rel", (today,)
+        "SELECT rel, valid_until FROM memories WHERE valid_until IS NOT NULL AND valid_until < ? ORDER BY rel",
+        (time.strftime("%Y-%m-%d"),),
     )
     problems = [
         Problem(
@@ -294,6 +298,7 @@ def unseen_problems(conn: sqlite3.Connection, root: Root, budget: int | None, to
         )
         for rel, day in expired
     ]
+    budget = config.pack_budget()
     if budget is not None:
         over = budget - PACK_OVERHEAD_TOKENS
         count = conn.execute("SELECT count(*) FROM memories WHERE tokens > ?", (over,)).fetchone()[0]

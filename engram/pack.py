@@ -283,12 +283,14 @@ def fit_pack(pack: Pack, fits: Fits) -> None:
     short ones below it); only when the cards alone do not fit are the lowest cards dropped."""
     rank = _demotion_rank(pack.entries)
     demoted: list[Entry] = []
+    fitted = fits(pack)  # each check renders the pack: the one a pack that fits needs, no more
     for entry in sorted((e for e in pack.entries if e.shown == "body"), key=rank, reverse=True):
-        if fits(pack):
+        if fitted:
             break
         entry.shown = "card"
         demoted.append(entry)
-    if fits(pack):
+        fitted = fits(pack)
+    if fitted:
         _give_bodies_back(pack, sorted(demoted, key=rank), fits)
         return
     while pack.entries and not fits(pack):

@@ -343,7 +343,10 @@ class _Fields:
 
     def __init__(self, data: dict, frontmatter: str) -> None:
         self.data = data
-        self.written = _keys_as_written(frontmatter)  # lowered key -> (its line, the key as written)
+        self.keys = _top_level_keys(frontmatter)  # (line, the key as written), each time a key is written
+        self.written: dict[str, tuple[int, str]] = {}  # lowered key -> its first (line, the key as written)
+        for line, key in self.keys:
+            self.written.setdefault(key.lower(), (line, key))
         self.lines = {key: line for key, (line, _) in self.written.items()}
         self.errors: list[ParseError] = []
 
@@ -357,14 +360,14 @@ class _Fields:
             return default
 
 
-def _keys_as_written(frontmatter: str) -> dict[str, tuple[int, str]]:
-    """The file line of each top-level key (the frontmatter starts on line 2), and the key as
-    written there (`alwaysApply`), by the key lowered."""
-    keys: dict[str, tuple[int, str]] = {}
+def _top_level_keys(frontmatter: str) -> list[tuple[int, str]]:
+    """Each top-level key with its file line (the frontmatter starts on line 2), as written
+    (`alwaysApply`)."""
+    keys = []
     for number, line in enumerate(frontmatter.splitlines(), start=2):
         key = _TOP_LEVEL_KEY.match(line)
         if key:
-            keys.setdefault(key.group(1).strip().lower(), (number, key.group(1).strip()))
+            keys.append((number, key.group(1).strip()))
     return keys
 
 
@@ -403,7 +406,7 @@ def parse_memory(text: str, rel_path: str) -> Memory:
         updated=fields.read("updated", parse_date),
         warnings=_hidden_only(body, visible, directive, body_line)
         + _unread_keys(fields)
-        + _repeated_keys(frontmatter or "")
+        + _repeated_keys(fields)
         + _globs_cut(applies_to, fields.written.get("applies_to", (None, ""))[0])
         + _cut_by_comments(frontmatter or ""),
         unseen=(frontmatter or "") + "\n" + hidden,
@@ -480,16 +483,21 @@ _COMMENTED_VALUE = re.compile(
 
 
 def _globs_cut(applies_to: list[str], line: int | None) -> tuple[tuple[str, int | None], ...]:
-    """A warning for each `applies_to` glob not matched as written: one holding a line break or a
-    control character (dropped: it would start a key of its own in a host's rule file), one whose
-    `{a,b}` groups expand past MAX_EXPANSIONS patterns (the rest are not matched)."""
+    """A warning for each `applies_to` glob not used as written: one holding a line break, a tab or a
+    control character (left out of the hosts' rule files, where it would start a key of its own),
+    one whose `{a,b}` groups expand past MAX_EXPANSIONS patterns (the rest are not matched)."""
+    from .gate import line as one_line  # what the host rule files keep of a glob (`native_rules.host_globs`)
     from .globs import MAX_EXPANSIONS, expand_braces
-    from .printable import text as printed
 
     warnings = []
     for glob in applies_to:
-        if printed(glob) != glob or any(char in glob for char in "\n\r\u2028\u2029\x85"):
-            warnings.append(("an `applies_to` glob holding a line break or a control character is not matched", line))
+        if one_line(glob) != glob:
+            warnings.append(
+                (
+                    "an `applies_to` glob holding a line break, a tab or a control character is left out of the hosts' rule files",
+                    line,
+                )
+            )
         elif "{" in glob and len(expand_braces(glob, MAX_EXPANSIONS + 1)) > MAX_EXPANSIONS:
             warnings.append(
                 (f"an `applies_to` glob expands to more than {MAX_EXPANSIONS} patterns; the rest are not matched", line)
@@ -497,22 +505,13 @@ def _globs_cut(applies_to: list[str], line: int | None) -> tuple[tuple[str, int 
     return tuple(warnings)
 
 
-def _repeated_keys(frontmatter: str) -> tuple[tuple[str, int], ...]:
-    """A warning for each top-level key written again (YAML reads only the last), at its second line."""
-    first: dict[str, int] = {}
-    warnings = []
-    for number, line in enumerate(frontmatter.splitlines(), start=2):
-        key = _TOP_LEVEL_KEY.match(line)
-        if not key:
-            continue
-        name = key.group(1).strip().lower()
-        if name in first:
-            warnings.append(
-                (f"`{key.group(1).strip()}` is given again (line {first[name]} too): YAML reads this one only", number)
-            )
-        else:
-            first[name] = number
-    return tuple(warnings)
+def _repeated_keys(fields: _Fields) -> tuple[tuple[str, int], ...]:
+    """A warning for each top-level key written again (YAML reads only the last), at its later line."""
+    return tuple(
+        (f"`{key}` is given again (line {first} too): YAML reads this one only", line)
+        for line, key in fields.keys
+        if (first := fields.written[key.lower()][0]) != line
+    )
 
 
 def _cut_by_comments(frontmatter: str) -> tuple[tuple[str, int], ...]:

@@ -143,17 +143,17 @@ def _print_answer(client: socket, hook: bool) -> int:
     except (OSError, ValueError, AttributeError) as exc:  # a full disk, or the caller closed its end
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so the flush at exit has nothing to fail on
         if not hook:  # `load` fails as it does when it runs here (a hook's host reads no stderr)
-            return _failed_to_write(exc)
+            _say_not_written(exc)
+            return 1
     return exit_code
 
 
-def _failed_to_write(exc: BaseException) -> int:
-    """Say that the answer could not be written, where stderr still takes it; `load`'s exit code."""
+def _say_not_written(exc: BaseException) -> None:
+    """That the answer could not be written, where stderr still takes it."""
     try:
         print(f"engram: error: cannot write the answer: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
     except (OSError, ValueError, AttributeError):
-        return 1  # nowhere left to say it
-    return 1
+        return  # nowhere left to say it
 
 
 def _read_all(client: socket) -> bytes:

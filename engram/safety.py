@@ -102,10 +102,15 @@ class _Detector(namedtuple("_Detector", "anchors check")):
         return None
 
 
-def _matching(pattern: LazyPattern, label: str) -> _Check:
+def _matching(pattern: LazyPattern, label: str, unless: Callable[[str, int], bool] | None = None) -> _Check:
+    """The pattern at the anchor, no placeholder, and (``unless``) not said as something else there:
+    refused ("never use `toJSON(secrets)`"), or an attack described (`_described_attack`)."""
+
     def check(text: str, index: int) -> str | None:
         found = pattern.match(text, index)
-        return label if found and not placeholder(found.group()) else None
+        if not found or placeholder(found.group()) or (unless is not None and unless(text, index)):
+            return None
+        return label
 
     return check
 
@@ -1304,11 +1309,6 @@ _EXFILTRATION = LazyPattern(
 )
 
 
-def _exfiltration(text: str, index: int) -> str | None:
-    """A command sending secrets out, unless the text forbids it ("never use `toJSON(secrets)`")."""
-    return "injection: exfiltration command" if _EXFILTRATION.match(text, index) and not _refused(text, index) else None
-
-
 # A credential file, the whole environment or a remote script's hidden output, with where it goes.
 _CREDENTIAL_FILE = (
     r"(?:~?/?\.git-credentials|~?/?\.aws/credentials|~?/?\.kube/config|\.config/gh/hosts\.yml|~?/?\.npmrc|~?/?\.pypirc"
@@ -1554,12 +1554,11 @@ _ATTACKER_SUBJECT = LazyPattern(
 )
 
 
-def _decode_and_obey(text: str, index: int) -> str | None:
-    if not _DECODE_AND_OBEY.match(text, index):
-        return None
-    sentence_start = max(text.rfind(mark, 0, index) for mark in (".", "!", "?", "\n")) + 1
-    described = _ATTACKER_SUBJECT.search(text, max(sentence_start, index - 120), index)
-    return None if described else "injection: encoded instruction"
+def _described_attack(text: str, index: int) -> bool:
+    """An attacker is the subject of the sentence before ``index`` (within 120 characters)."""
+    reach = max(0, index - 120)
+    sentence_start = max(text.rfind(mark, reach, index) for mark in (".", "!", "?", "\n")) + 1
+    return _ATTACKER_SUBJECT.search(text, max(sentence_start, reach), index) is not None
 
 
 # A persona with the guardrails named as gone.
@@ -1935,7 +1934,7 @@ _INJECTIONS = (
             b"printenv",
             b"tojson(secrets",
         ),
-        _exfiltration,
+        _matching(_EXFILTRATION, "injection: exfiltration command", unless=_refused),
     ),
     _Detector(
         (
@@ -1996,7 +1995,7 @@ _INJECTIONS = (
     ),
     _Detector(
         (b"decode", b"rot13", b"rot-13", b"unescape", b"deobfuscate"),
-        _decode_and_obey,
+        _matching(_DECODE_AND_OBEY, "injection: encoded instruction", unless=_described_attack),
     ),
     _Detector(
         (b"restrictions", b"filters", b"guardrails", b"content polic", b"safety ", b"unrestricted", b"persona"),

@@ -700,5 +700,8 @@ def test_a_glob_not_matched_as_written_is_a_warning():
     text = f'---\nid: t\napplies_to: ["{nine}*.go", "{eight}*.go", "src/\u2028x", "ok/**"]\n---\nx\n'
     assert parse_memory(text, "rules/t.md").warnings == (
         ("an `applies_to` glob expands to more than 256 patterns; the rest are not matched", 3),
-        ("an `applies_to` glob holding a line break or a control character is not matched", 3),
+        (
+            "an `applies_to` glob holding a line break, a tab or a control character is left out of the hosts' rule files",
+            3,
+        ),
     )
