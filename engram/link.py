@@ -42,6 +42,7 @@ from .paths import write_atomic
 
 HOSTS = tuple(host_registry)
 PYTHONS = ("python3", "python")  # the names a portable `python -m engram` command may use
+MAX_DEPTH = 100  # host settings nest a few levels; a rewrite of deeper ones would exhaust the recursion limit
 MCP_NAME = "engram"  # the server's name in the hosts' MCP configs
 # engram's table in a config.toml: the blank line link puts before it, its header and its key lines (blank lines
 # between them, not after them: those belong to what follows)
@@ -259,9 +260,9 @@ def _link_file(edit: _Edit, entries: _Entries) -> list[str]:
     doc, had_engram, emptied = entries.remove(doc)
     record = _record_for_link(edit.record, raw, had_engram)
     doc, kept = entries.install(doc, edit.path)
-    new = entries.dump(entries.prune(doc, emptied, _original_doc(entries, record)))
-    if raw is not None and new == entries.dump(entries.parse(raw, edit.path)):
-        new = raw  # the same settings (engram kept what it found): the user's formatting stays
+    new = entries.dump(entries.prune(doc, emptied, _original_doc(entries, record)), like=raw)
+    if raw is not None and new == entries.dump(entries.parse(raw, edit.path), like=raw):
+        new = raw  # the same settings (engram kept what it found): the file stays byte for byte
     if record is not None:
         record.written_sha256 = _sha256(new)
     edit.content, edit.record = new, record
@@ -284,7 +285,7 @@ def _unlink_file(edit: _Edit, entries: _Entries) -> None:
     if entries.is_empty(doc) and record is not None and record.original is None:
         edit.delete(record)
     else:
-        edit.content = entries.dump(doc)
+        edit.content = entries.dump(doc, like=raw)
 
 
 def _also_linked(spec: Host, path: Path, other: Path, global_: bool) -> list[str]:
@@ -521,8 +522,9 @@ class _Entries:
     def drop_added_head(self, doc, original) -> object:
         return doc
 
-    def dump(self, doc) -> bytes:
-        return _dump(doc)
+    def dump(self, doc, like: bytes | None = None) -> bytes:
+        """The document as the file's bytes, shaped like ``like`` (the file before the change)."""
+        return _dump(doc, like)
 
     def is_empty(self, doc) -> bool:
         return not doc
@@ -677,8 +679,8 @@ class _TomlMcpEntry(_Entries):
             raise LinkError(f"{path}: cannot add [mcp_servers.{MCP_NAME}] to it; add it by hand")
         return new, []
 
-    def dump(self, doc: str) -> bytes:
-        return doc.encode("utf-8")
+    def dump(self, doc: str, like: bytes | None = None) -> bytes:
+        return doc.encode("utf-8")  # edited as text: the rest of the file is as it was
 
     def is_empty(self, doc: str) -> bool:
         return not doc.strip()
@@ -734,7 +736,12 @@ def _parse(raw: bytes | None, path: Path) -> dict:
         raise LinkError(f"{path}: not UTF-8 text; engram left it untouched") from None
     if not text.strip():
         return {}  # an empty file (e.g. from `touch`) holds no settings yet
-    data = _loads_tolerant(text, path)
+    try:
+        data = _loads_tolerant(text, path)
+    except RecursionError:
+        data = None
+    if data is None or _depth(data) > MAX_DEPTH:
+        raise LinkError(f"{path}: nested deeper than {MAX_DEPTH} levels; engram left it untouched")
     if not isinstance(data, dict):
         raise LinkError(f"{path}: not a JSON object; engram left it untouched")
     if not isinstance(data.get("hooks", {}), dict):
@@ -746,6 +753,17 @@ def _parse(raw: bytes | None, path: Path) -> dict:
             f"{path}: holds a lone surrogate escape (\\udc00) that no rewrite keeps; engram left it untouched"
         ) from None
     return data
+
+
+def _depth(value: object) -> int:
+    """How deeply containers nest in ``value``, counted without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if isinstance(item, dict | list):
+            stack += [(member, depth + 1) for member in (item.values() if isinstance(item, dict) else item)]
+    return deepest
 
 
 def _loads_tolerant(text: str, path: Path) -> object:
@@ -822,8 +840,12 @@ def _without_trailing_commas(text: str) -> str | None:
     return "".join(out)
 
 
-def _dump(data: dict) -> bytes:
-    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+def _dump(data: dict, like: bytes | None = None) -> bytes:
+    """JSON text; what did not change since ``like`` keeps its text there (`jsonkeep`)."""
+    from . import jsonkeep  # `index` imports this module for other work: only a link writes JSON
+
+    original = like.decode("utf-8-sig") if like is not None else None
+    return jsonkeep.dumps(data, original).encode("utf-8")
 
 
 def _write_atomic(path: Path, content: bytes) -> None:

@@ -188,6 +188,51 @@ def test_link_keeps_other_keys_and_hooks(host: str, project: Path, backups: Path
     assert list(data) == list(merged(USER_CONFIGS[host], host))  # user's key order kept
 
 
+def compact_lines(data: dict) -> bytes:
+    """A user's formatting: each top-level member on one line, a tab before it."""
+    members = [f"\t{json.dumps(key)}: {json.dumps(value)}" for key, value in data.items()]
+    return ("{\n" + ",\n".join(members) + "\n}\n").encode()
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_link_leaves_the_users_lines_as_they_were_written(host: str, project: Path, backups: Path) -> None:
+    """The diff of a committed settings file holds engram's lines only: the user's untouched members
+    keep their text, and engram's are written in the file's own indent."""
+    user = USER_CONFIGS[host]
+    path = write_config(project, host, compact_lines(user))
+    do_link(host, project, backups)
+    written = path.read_text()
+    assert json.loads(written) == merged(user, host)
+    untouched = [line for line in compact_lines(user).decode().splitlines()[1:-1] if '"hooks"' not in line]
+    assert all(line.rstrip(",") in written for line in untouched)
+    own_events = [f"{json.dumps(event)}: {json.dumps(entries)}" for event, entries in user["hooks"].items()]
+    assert any(event in written for event in own_events)  # an event engram did not touch, on its one line
+    assert "\n\t\t" in written and "\n  " not in written  # engram's entries indented by tabs
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_unlink_after_an_edit_keeps_the_users_lines_as_they_were_written(
+    host: str, project: Path, backups: Path
+) -> None:
+    path = write_config(project, host, compact_lines(USER_CONFIGS[host]))
+    do_link(host, project, backups)
+    path.write_bytes(path.read_bytes().replace(b"{\n", b'{\n\t"theme": "dark",\n', 1))  # no byte-exact restore now
+    do_unlink(host, project, backups)
+    expected = {"theme": "dark"} | USER_CONFIGS[host]
+    assert json.loads(path.read_text()) == expected
+    lines = compact_lines(expected).decode().splitlines()
+    assert all(line.rstrip(",") in path.read_text() for line in lines if '"hooks"' not in line)
+
+
+@pytest.mark.parametrize("levels", [150, 100_000])  # past the limit; past what json.loads reads at all
+def test_a_settings_file_nested_too_deeply_is_left_untouched(levels: int, project: Path, backups: Path) -> None:
+    deep = ('{"a": ' + "[" * levels + "]" * levels + "}").encode()
+    path = write_config(project, "claude", deep)
+    with pytest.raises(LinkError, match="nested deeper than 100 levels"):
+        do_link("claude", project, backups)
+    assert path.read_bytes() == deep
+
+
 def test_cursor_link_adds_version_when_missing(project: Path, backups: Path) -> None:
     path = write_config(project, "cursor", b'{"hooks": {"stop": [{"command": "./s"}]}}')
     do_link("cursor", project, backups)
