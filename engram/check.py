@@ -23,9 +23,9 @@ from .errors import Problem
 from .freshness import compare_sources, flagged_problems, ignore_rules, open_usable, recorded_problems, unseen_problems
 from .index import IndexFileError, connect_readonly, read_meta
 from .layers import open_prebuilt, recorded_sources
-from .paths import is_inside, shown_path
+from .paths import is_inside, sha256_file, shown_path
 from .sources import INDEX_FILE, Root, display_path, other_format_files
-from .trust import Pin
+from .trust import Pin, read_signature, signature_path
 from .verify import verify_index
 from .workspace import Workspace
 
@@ -54,6 +54,8 @@ def check_workspace(ws: Workspace, scratch: str) -> list[Report]:
             report.problems += other_format_problems(root)
             if root.scope == "workspace":
                 report.problems += native_rules.check(root, ws.config, reference, git_ignored(root.project))
+            elif os.path.isdir(ws.root.path):  # a project reading the folder; else the folder's own check
+                report.problems = [_as_global_warning(p) for p in report.problems]
         reports.append(report)
     reports[0].problems[:0] = config_problems(ws.config) + global_notes(ws)
     reports[0].problems += shared_index_problems(ws, os.path.join(scratch, "shared.db"))
@@ -76,6 +78,16 @@ def config_problems(config: Config) -> list[Problem]:
         Problem(*problem.split(": ", 1)) if ": " in problem else Problem("config", problem)
         for problem in config.problems
     ]
+
+
+def _as_global_warning(problem: Problem) -> Problem:
+    """A global folder's problem, in a project's check: a warning. The project cannot fix it, and its
+    CI, with no such folder, never sees it: a failure would block every developer's commit in every
+    project that reads the folder (a rollout audit's pre-commit did). The folder's own check (run
+    where no project is, with the folder as the global root) fails on it."""
+    if problem.kind == "warning":
+        return problem
+    return problem._replace(reason=f"{problem.reason} ({problem.kind}, in the global folder)", kind="warning")
 
 
 def global_notes(ws: Workspace) -> list[Problem]:
@@ -152,19 +164,21 @@ def shared_index_problems(ws: Workspace, scratch_path: str) -> list[Problem]:
         return []
     shown = shown_path(path, ws.root.project)
     inside = is_inside(path, os.path.realpath(ws.root.project))
-    if not os.path.isfile(path):  # one from elsewhere is a path on someone's machine: `load` says so
-        return (
-            [Problem(shown, "named by global_index in config, but there is no such file", kind="missing")]
-            if inside
-            else []
-        )
+    if not os.path.isfile(path):  # one from elsewhere may be on someone's machine only: a warning, as `load` gives
+        if inside:
+            return [Problem(shown, "named by global_index in config, but there is no such file", kind="missing")]
+        return [Problem(shown, "global index not used: no index file", kind="warning")]
     meta = read_meta_of(path)
     sources = recorded_sources(path, meta)
     own = inside and sources is not None and is_inside(sources, os.path.realpath(ws.root.project))
-    if inside:
-        findings = verify_index(path, _mend(path, own))
-        if findings:
-            return [Problem(shown, finding.removeprefix(f"{path}: "), kind="stale") for finding in findings]
+    # A committed file must be whole and, where this project builds and signs it, signed as it is;
+    # one from elsewhere that is damaged routes differently without a word (docs/safety.md): a warning.
+    findings = verify_index(path, _mend(path, own) if inside else "get it again from where it is published")
+    if own:  # one copied in is checked against its pin as `load` does (`_unusable`): a warning
+        findings += _signature_findings(path)
+    if findings:
+        kind = "stale" if inside else "warning"
+        return [Problem(shown, finding.removeprefix(f"{path}: "), kind=kind) for finding in findings]
     problems = _unusable(ws, path, shown)
     if own and sources is not None:
         problems += _stale_export(ws, path, meta, sources, scratch_path)
@@ -181,7 +195,23 @@ def _mend(path: str, own: bool) -> str:
 
 
 def _rebuild_command(path: str) -> str:
-    return f"engram index --output {shlex.quote(shown_path(path, os.getcwd()))}"
+    command = f"engram index --output {shlex.quote(shown_path(path, os.getcwd()))}"
+    signed = os.path.exists(signature_path(path))  # a rebuild without the key would leave the old signature
+    return command + (" --sign-key <your signing key>" if signed else "")
+
+
+def _signature_findings(path: str) -> list[str]:
+    """This project's committed export whose signature is of another file: every reader that pins
+    its key leaves it out."""
+    try:
+        record = read_signature(path)
+    except IndexFileError as exc:
+        bad = str(exc)
+    else:  # the digest only: whether the signature verifies is `engram verify`'s (it needs the sign extra)
+        if record is None or record["sha256"] == sha256_file(path):
+            return []
+        bad = f"its signature ({os.path.basename(signature_path(path))}) is of another file"
+    return [f"{bad}; sign it again with `{_rebuild_command(path)}` and commit both"]
 
 
 def _unusable(ws: Workspace, path: str, shown: str) -> list[Problem]:

@@ -62,6 +62,13 @@ def run_index(output: Path | None, scope: str, sign_key: Path | None = None) -> 
             key = signing_key(str(sign_key))
         except (IndexFileError, OSError) as exc:
             raise EngramError(f"cannot sign with {sign_key}: {exc}; nothing written") from None
+    if output is not None and key is None and os.path.exists(f"{output}{SIGNATURE_SUFFIX}"):
+        raise EngramError(
+            f"{output}{SIGNATURE_SUFFIX} signs the file --output would replace, and pinned readers would leave "
+            f"the new one out: sign it with --sign-key, or delete {output}{SIGNATURE_SUFFIX} to publish it "
+            "unsigned; nothing written",
+            2,
+        )
     try:
         results, exported = _compile_all(ws, output, scope)
     except (OSError, TimeoutError) as exc:
@@ -90,7 +97,10 @@ def run_index(output: Path | None, scope: str, sign_key: Path | None = None) -> 
         except (IndexFileError, OSError) as exc:
             raise EngramError(f"cannot sign {output}: {exc}") from None
         out(f'signed {output} ({output}{SIGNATURE_SUFFIX}); pin it with "global_index_key": "{public}"')
-    return 1 if any(r.invalid for r in results) else 0
+    # A global folder's invalid file fails only its own index (where no project is, or exported):
+    # a project that reads the folder cannot fix it (`check._as_global_warning`).
+    own = {"workspace", *([scope] if output is not None else []), *([] if os.path.isdir(ws.root.path) else ["global"])}
+    return 1 if any(r.invalid for r in results if r.root.scope in own) else 0
 
 
 def summary_line(results: list[CompileResult]) -> str:

@@ -284,19 +284,18 @@ def unseen_problems(conn: sqlite3.Connection, root: Root, config: Config) -> lis
     """Warnings about memories no agent sees as written: past their `valid_until` today (no pack
     holds them), or with a body too long for the config's pack budget (a pack only ever shows
     their card)."""
-    import time  # `index` and `check` only
+    import datetime  # `index` and `check` only
 
-    expired = conn.execute(
-        "SELECT rel, valid_until FROM memories WHERE valid_until IS NOT NULL AND valid_until < ? ORDER BY rel",
-        (time.strftime("%Y-%m-%d"),),
+    today = datetime.date.today()
+    soon = (today + datetime.timedelta(days=EXPIRY_NOTICE_DAYS)).isoformat()
+    dated = conn.execute(
+        "SELECT rel, valid_until, applies_to != '[]' FROM memories"
+        " WHERE valid_until IS NOT NULL AND valid_until < ? ORDER BY rel",
+        (soon,),
     )
     problems = [
-        Problem(
-            display_path(root, rel),
-            f"expired {day} (valid_until): no pack holds it; move the date or archive it",
-            kind="warning",
-        )
-        for rel, day in expired
+        Problem(display_path(root, rel), _expiry(day, today.isoformat(), by_path), kind="warning")
+        for rel, day, by_path in dated
     ]
     budget = config.pack_budget()
     if budget is not None:
@@ -310,6 +309,22 @@ def unseen_problems(conn: sqlite3.Connection, root: Root, config: Config) -> lis
 
 
 LONG_LISTED = 3  # memories too long for the budget named one by one; more are said in one line
+EXPIRY_NOTICE_DAYS = 14  # a memory expiring within this many days is said ahead
+
+
+def _expiry(day: str, today: str, by_path: bool) -> str:
+    """A memory past its `valid_until`, or about to be: packs leave it out from that day and, where
+    it has `applies_to`, so do the hosts' generated rule files, so `engram check` of an unchanged
+    commit fails that day until `engram index` runs and is committed (a rollout audit's CI turned
+    red overnight)."""
+    if day < today:
+        return f"expired {day} (valid_until): no pack holds it; move the date or archive it"
+    if not by_path:
+        return f"expires {day} (valid_until): from that day no pack holds it; move the date or archive it"
+    return (
+        f"expires {day} (valid_until): from that day no pack holds it and `engram check` wants its generated "
+        "rule files gone; move the date, or run `engram index` that day and commit the result"
+    )
 
 
 def _too_long(root: Root, count: int, longest: list[tuple[str, int]], budget: int) -> list[Problem]:

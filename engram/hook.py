@@ -260,14 +260,18 @@ def has_rule_files(hook: Hook) -> bool:
 
 
 def on_file(hook: Hook) -> str | None:
-    """Memories whose `applies_to` matches the touched files, at most three new bodies."""
-    if hook.ws.config.get("hooks.path_rules") != "hook" and has_rule_files(hook):
-        return None  # the generated .claude/.cursor rule files carry them
+    """Memories whose `applies_to` matches the touched files, at most three new bodies. Where the
+    generated .claude/.cursor rule files carry the project's own, only the global layer's: no rule
+    file in the project holds those (a CI clone has no global folder to check them against)."""
+    rule_files = hook.ws.config.get("hooks.path_rules") != "hook" and has_rule_files(hook)
+    if rule_files and hook.ws.global_root is None and hook.ws.global_index_path is None:
+        return None
     paths = [rel for raw in hook.host.file_paths(hook.payload) if (rel := project_path(raw, hook))]
     if not paths:
         return None
     options = hook.options()
-    matched = path_memories(hook.layers(), paths, options)
+    layers = [layer for layer in hook.layers() if not rule_files or layer.scope != "workspace"]
+    matched = path_memories(layers, paths, options)
     if not matched:
         return None
     with write_transaction(hook.state):

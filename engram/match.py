@@ -117,6 +117,7 @@ def match_layer(
     window = found.admitted_rowids if everything else evidence.window(found.admitted_rowids)
     evidence.score(layer.conn, window)
     facts = _facts(layer.conn, window)
+    window = [rowid for rowid in window if rowid in facts]  # a damaged shared file's full-text rows lack one
     ranked = sorted((evidence.found[r] for r in window), key=lambda f: (-f.bm25, facts[f.rowid][0]))
     named = _named(layer.conn, anchors, {f.rowid for f in ranked})
     names = {rowid: fact[-1] for rowid, fact in facts.items()}

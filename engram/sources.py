@@ -157,10 +157,15 @@ def global_root(configured: str | None, project: str) -> Root | None:
     if named:
         path = os.path.realpath(os.path.expanduser(named))
     elif configured:
-        path = os.path.realpath(os.path.join(project, os.path.expanduser(configured)))
+        path = configured_global_path(configured, project)
     else:
         return None
     return Root(path, "global", path)
+
+
+def configured_global_path(configured: str, project: str) -> str:
+    """The folder ``global_path`` names, relative to ``project`` when relative."""
+    return os.path.realpath(os.path.join(project, os.path.expanduser(configured)))
 
 
 def walk_memory_files(root: Root) -> Iterator[SourceFile]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from .config import Config, load_config
-from .sources import GLOBAL_DIR_ENV, Root, global_root, workspace_root
+from .sources import GLOBAL_DIR_ENV, Root, configured_global_path, global_root, workspace_root
 
 
 class Workspace:
@@ -41,7 +41,18 @@ class Workspace:
         if not os.path.isdir(folder):
             what = "is not a folder" if os.path.lexists(folder) else "does not exist"
             return [f"global folder not used: {folder} ({named_by}) {what}"]
-        return []
+        return self._overridden(folder)
+
+    def _overridden(self, folder: str) -> list[str]:
+        """$ENGRAM_GLOBAL_DIR wins over the committed `global_path`: said, as a shell variable set
+        for one project changes the company layer of every other one (a rollout audit's did)."""
+        configured = self.config.get("global_path")
+        if not os.environ.get(GLOBAL_DIR_ENV) or not configured:
+            return []
+        committed = configured_global_path(configured, self.root.project)
+        if committed == folder:
+            return []
+        return [f"global_path not used: ${GLOBAL_DIR_ENV} names the global folder {folder}, over {committed}"]
 
 
 def open_workspace(start: str | os.PathLike[str] | None = None) -> Workspace:

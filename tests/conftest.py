@@ -74,6 +74,21 @@ def write_memory():
 
 
 @pytest.fixture
+def signing_key(tmp_path: Path) -> Path:
+    """A new Ed25519 key for `index --sign-key`, as a PKCS8 PEM file."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    key = tmp_path / "team-key.pem"
+    key.write_bytes(
+        Ed25519PrivateKey.generate().private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return key
+
+
+@pytest.fixture
 def benchmarks_importable(monkeypatch):
     """The benchmarks/ scripts' modules, importable as the scripts import each other."""
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1]))

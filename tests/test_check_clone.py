@@ -205,6 +205,63 @@ def test_the_shared_index_hint_works_from_a_subfolder(origin: Path, run_engram, 
     assert run_engram(["check"], cwd=billing).returncode == 0
 
 
+def test_a_signed_shared_index_is_rebuilt_signed_or_check_fails(
+    origin: Path, tmp_path: Path, run_engram, write_memory, signing_key: Path
+) -> None:
+    """A rollout audit rebuilt a signed team index with the command `check` printed (no key): the
+    old signature stayed, every reader pinning the key left the index out, and `check` said fresh."""
+    sign = ["index", "--output", "team.db", "--sign-key", str(signing_key)]
+    assert run_engram(sign, cwd=origin).returncode == 0
+    config = origin / ".agents/.engram/engram.config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "global_index": "team.db"}))
+    commit_all(origin, "a signed team index")
+    write_memory(origin, "knowledge/glossary.md", {"id": "glossary"}, "# Glossary\n\nA wombat is a test runner.\n")
+    stale = run_engram(["check"], cwd=origin)
+    assert "`engram index --output team.db --sign-key <your signing key>`" in stale.stdout
+
+    signed = (origin / "team.db").read_bytes()
+    unsigned = run_engram(["index", "--output", "team.db"], cwd=origin)
+    assert unsigned.returncode == 2 and "team.db.sig signs the file --output would replace" in unsigned.stderr
+    assert (origin / "team.db").read_bytes() == signed  # nothing written
+
+    (origin / "team.db.sig").rename(tmp_path / "old.sig")
+    assert run_engram(["index", "--output", "team.db"], cwd=origin).returncode == 0
+    (tmp_path / "old.sig").rename(origin / "team.db.sig")  # the old signature beside the new file
+    proc = run_engram(["check"], cwd=origin)
+    assert proc.returncode == 1
+    assert "stale team.db: its signature (team.db.sig) is of another file; sign it again with" in proc.stdout
+
+    assert run_engram(sign, cwd=origin).returncode == 0
+    assert run_engram(["check"], cwd=origin).returncode == 0
+
+
+def test_a_global_index_from_elsewhere_that_load_leaves_out_or_is_damaged_is_a_warning(
+    origin: Path, tmp_path: Path, run_engram, write_memory
+) -> None:
+    team = tmp_path / "team.db"
+    config = origin / ".agents/.engram/engram.config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "global_index": str(team)}))
+    missing = run_engram(["check"], cwd=origin)
+    assert missing.returncode == 0
+    assert f"warning {team}: global index not used: no index file" in missing.stdout
+
+    publisher = tmp_path / "publisher"
+    write_memory(publisher, "rules/wombats.md", {"id": "wombat-care", "tags": ["wombat"]}, "Feed the wombat.\n")
+    write_memory(publisher, "rules/pens.md", {"id": "wombat-pens", "tags": ["wombat"]}, "Wombat pens.\n")
+    git(publisher, "init", "-q")
+    assert run_engram(["index", "--output", str(team)], cwd=publisher).returncode == 0
+    conn = sqlite3.connect(team)
+    conn.execute("DELETE FROM memories WHERE id = 'wombat-pens'")  # its full-text row stays
+    conn.commit()
+    conn.close()
+    damaged = run_engram(["check"], cwd=origin)
+    assert damaged.returncode == 0
+    assert f"warning {team}: full-text index holds" in damaged.stdout
+    load = run_engram(["load", "what is a wombat"], cwd=origin)  # the damaged file's orphan row matches
+    assert load.returncode == 0, load.stderr
+    assert "### wombat-care" in load.stdout
+
+
 def test_outside_a_project_one_line(tmp_path: Path, run_engram) -> None:
     nowhere = tmp_path / "nowhere"
     nowhere.mkdir()

@@ -186,6 +186,42 @@ def test_a_missing_global_folder_is_one_warning(three, tmp_path, run_engram, how
     assert missing.is_file() == (kind == "a file")
 
 
+def test_a_global_folder_named_by_the_shell_over_the_committed_one_is_said(three, tmp_path, run_engram):
+    for name in ("org-a", "org-b"):
+        (tmp_path / name / "rules").mkdir(parents=True)
+        (tmp_path / name / "rules" / f"{name}.md").write_text(f"---\nid: {name}\ntags: [alpha]\n---\nFrom {name}.\n")
+    (three / ".agents/.engram/engram.config.json").write_text(json.dumps({"global_path": str(tmp_path / "org-a")}))
+    said = f"global_path not used: $ENGRAM_GLOBAL_DIR names the global folder {tmp_path / 'org-b'}, over {tmp_path / 'org-a'}"
+    for command in (["load", "alpha"], ["index"]):
+        proc = run_engram(command, cwd=three, env={"ENGRAM_GLOBAL_DIR": str(tmp_path / "org-b")})
+        assert proc.returncode == 0 and proc.stderr.splitlines() == [f"engram: warning: {said}"]
+    check = run_engram(["check"], cwd=three, env={"ENGRAM_GLOBAL_DIR": str(tmp_path / "org-b")})
+    assert check.returncode == 0 and f"warning {said}" in check.stdout.splitlines()
+    same = run_engram(["load", "alpha"], cwd=three, env={"ENGRAM_GLOBAL_DIR": str(tmp_path / "org-a")})
+    assert same.stderr == "" and "From org-a." in same.stdout
+
+
+def test_a_global_folders_bad_file_warns_a_project_and_fails_the_folders_own_check(three, tmp_path, run_engram):
+    """A rollout audit's one bad company-wide file blocked every developer's pre-commit in every
+    project, while the projects' CI (no global folder there) passed the same commits."""
+    org = tmp_path / "org-rules"
+    (org / "rules").mkdir(parents=True)
+    (org / "rules/release.md").write_text("---\nid: release\nvalid_until: end of Q3\n---\nTag from main.\n")
+    env = {"ENGRAM_GLOBAL_DIR": str(org)}
+    for command in (["index"], ["check"]):
+        proc = run_engram(command, cwd=three, env=env)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    warned = run_engram(["check"], cwd=three, env=env).stdout.splitlines()
+    assert warned[0].startswith(f"warning {org / 'rules/release.md'}:3: valid_until: must be a date")
+    assert warned[0].endswith("(invalid, in the global folder)") and warned[-1] == "engram check: fresh"
+    for command in (["index"], ["check"]):  # in the folder itself, where its own CI runs
+        assert run_engram(command, cwd=org, env=env).returncode == 1
+    assert (
+        run_engram(["index", "--scope", "global", "--output", str(tmp_path / "t.db")], cwd=three, env=env).returncode
+        == 1
+    )
+
+
 # --- index ------------------------------------------------------------------------------------
 
 

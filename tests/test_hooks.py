@@ -304,6 +304,19 @@ def test_claude_file_events_in_hook_mode_or_without_rule_files(project: Project)
     assert project.hook("claude", claude_tool(project, "Read", "/elsewhere/src/http/client.py")) == {}
 
 
+def test_claude_file_events_bring_the_global_layers_path_memories_beside_the_rule_files(project: Project) -> None:
+    """The generated rule files hold the project's own memories only: a rollout audit's company-wide
+    Dockerfile rule never reached Claude Code on an edit of the Dockerfile."""
+    project.write_global("dockerfiles", "# Dockerfiles\nBase images from the ACMEREGISTRY.", applies_to=["Dockerfile"])
+    project.write_global("http-retries", "# Global copy\nGLOBALRETRIES", applies_to=["src/http/**"])
+    (project.path / ".claude/rules/engram").mkdir(parents=True)
+    assert project.index().returncode == 0
+    docker = project.hook("claude", claude_tool(project, "Edit", str(project.path / "Dockerfile")))
+    assert "ACMEREGISTRY" in docker["hookSpecificOutput"]["additionalContext"]
+    # the project's own memory is its rule file's, and its global namesake is shadowed by it
+    assert project.hook("claude", claude_tool(project, "Edit", str(project.path / "src/http/client.py"))) == {}
+
+
 def test_claude_notebook_edits_are_file_events(project: Project) -> None:
     project.config({"hooks": {"path_rules": "hook"}})
     notebook = str(project.path / "src/http/explore.ipynb")

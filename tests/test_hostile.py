@@ -992,20 +992,6 @@ def test_a_shared_index_naming_a_device_or_fifo_is_never_read(deploy_project, ru
     assert {o["id"]: o["reason"] for o in json.loads(proc.stdout)["omitted"]}.get("deploy-steps") == "hash"
 
 
-@pytest.fixture
-def signing_key(tmp_path) -> Path:
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-    key = tmp_path / "team-key.pem"
-    key.write_bytes(
-        Ed25519PrivateKey.generate().private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
-    return key
-
-
 def test_a_key_that_cannot_sign_leaves_the_signed_file_as_it_was(deploy_project, run_engram, signing_key):
     """A robustness audit's `--sign-key /nonexistent` replaced a signed file with an unsigned one."""
     project = deploy_project

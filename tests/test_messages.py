@@ -370,6 +370,30 @@ def test_every_exception_engram_defines_is_an_engram_error() -> None:
     assert [cls.__qualname__ for cls in defined if not issubclass(cls, EngramError)] == []
 
 
+def test_a_memory_expiring_within_two_weeks_is_said_ahead(project: Path, run_engram, write_memory) -> None:
+    """A rollout audit's CI turned red the morning after a `valid_until`, with no change committed:
+    the memory's rule files were to go. `index` and `check` say it two weeks ahead."""
+    import datetime
+
+    soon = (datetime.date.today() + datetime.timedelta(days=13)).isoformat()
+    later = (datetime.date.today() + datetime.timedelta(days=15)).isoformat()
+    write_memory(
+        project, "rules/frozen.md", {"id": "frozen", "valid_until": soon, "applies_to": ["v1/**"]}, "Frozen.\n"
+    )
+    write_memory(project, "rules/plain.md", {"id": "plain", "valid_until": soon}, "Plain.\n")
+    write_memory(project, "rules/later.md", {"id": "later", "valid_until": later}, "Later.\n")
+    proc = run_engram(["index"], cwd=project)
+    said = [line for line in proc.stderr.splitlines() if "rules/" in line]
+    assert said == [
+        f"engram: warning .agents/.engram/rules/frozen.md: expires {soon} (valid_until): from that day no pack holds"
+        " it and `engram check` wants its generated rule files gone; move the date, or run `engram index` that day"
+        " and commit the result",
+        f"engram: warning .agents/.engram/rules/plain.md: expires {soon} (valid_until): from that day no pack holds"
+        " it; move the date or archive it",
+    ]
+    assert run_engram(["check"], cwd=project).returncode == 0
+
+
 def test_an_expired_or_oversized_memory_is_a_warning_naming_what_to_do(project: Path, run_engram, write_memory) -> None:
     write_memory(
         project, "rules/old.md", {"id": "old", "directive": "Use the v1 API.", "valid_until": "2025-01-01"}, "Body.\n"
