@@ -662,7 +662,9 @@ def words(text: str) -> list[Word]:
 
 
 _CAMEL = LazyPattern(r"\b[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]+|[A-Z]+(?![a-z]))+[A-Za-z0-9]*\b")
-_CAMEL_PART = LazyPattern(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+# An acronym's plural is one part (`PDFs`, `URLs` of `fetchURLs`), not an acronym cut before a word
+# (`PD` + `Fs`): its letters would be words no memory holds.
+_CAMEL_PART = LazyPattern(r"[A-Z]{2,}s(?![a-z])|[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
 
 # Products whose names are written in PascalCase but are one word: their parts name other
