@@ -221,7 +221,7 @@ def decided(
         return []
     best_relevance = max(r for _, _, r in case.ranked)
     named_implied = (case.named, case.implied)
-    if relevance.off_topic(
+    if not relevance.on_topic_because(
         case.on_topic, best_relevance, case.memories, named_implied, gated_from, on_topic, sure, select
     ):
         return []

@@ -55,9 +55,9 @@ class Scores:
         self.recall += len(found) / len(expect)
         first = next((rank for rank, i in enumerate(pack_ids, 1) if i in expect), None)
         self.reciprocal_rank += 1 / first if first else 0.0
+        relevant = expect | set(case.get("accept", []))
         if pack_ids:
             self.packs += 1
-            relevant = expect | set(case.get("accept", []))
             self.precision += sum(i in relevant for i in pack_ids) / len(pack_ids)
         missing = sorted(expect.difference(found))
         if missing:  # a hit that left some expected memory out is listed too: recall is what it lost
@@ -65,6 +65,11 @@ class Scores:
             got = ",".join(pack_ids) or "nothing"
             shown = ",".join(map(gate.name, missing))  # a fixture's ids are text like the query: screened
             self._miss(f"{what} {shown} (got {got}): {gate.redacted(case['query'])}", explain, missing)
+        if extra := [i for i in pack_ids if i not in relevant]:  # what precision lost, and to which memory
+            shown = ",".join(map(gate.name, extra))
+            self._miss(
+                f"also loaded {shown} (not expected or accepted): {gate.redacted(case['query'])}", explain, extra
+            )
 
     def _miss(self, line: str, explain, ids: list[str]) -> None:
         self.misses.append(line)
@@ -120,6 +125,8 @@ def _case_problem(case: object) -> str | None:
         return 'not an object with "query", "expect" and "accept"'
     if not isinstance(case.get("query"), str):
         return '"query" is not a string'
+    if "expect" not in case:  # not read as off-topic: a label left out would count as silence asked for
+        return 'no "expect" (the ids that must load; [] for an off-topic task)'
     for key in ("expect", "accept"):
         ids = case.get(key, [])
         if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):

@@ -295,7 +295,10 @@ def benchmark(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the numbers as JSON."),
     show_misses: bool = typer.Option(
-        False, "--misses", help="List the queries that missed an expected id, or loaded one off-topic, and why."
+        False,
+        "--misses",
+        help="List the queries that missed an expected id, loaded one off-topic, or loaded one neither"
+        " expected nor accepted, and why.",
     ),
 ) -> None:
     """Routing quality on labelled queries: hit@pack, recall@pack, MRR, precision, off-topic silence."""

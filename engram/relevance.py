@@ -227,16 +227,16 @@ class Model:
     def task_relevance(self, values: dict[str, float]) -> float:
         return logistic(self.query, values)
 
-    def off_topic(self, task_relevance: float, best: float, memories: int, named: float, implied: float) -> bool:
-        """The task decision, from its relevance and the best candidate's: nothing in a folder of
-        this many memories is about the task. ``named``: the relevance of the best candidate named
-        for a word of the task (`architecture` for "explain the project architecture"), which in a
-        small folder, all of it about the project, is about the task when it is likely;
-        ``implied``: the best candidate's named or tagged for a technology the task's identifiers
-        imply (`go` for a `goroutine`), or whose `applies_to` folder holds a path the task writes,
-        which is about the task wherever it would pack."""
+    def topic_reason(self, task_relevance: float, best: float, memories: int, named: float, implied: float) -> str:
+        """The task decision, from its relevance and the best candidate's: what makes the task about
+        a folder of this many memories (`on_topic_because`), "" when nothing in it is. ``named``:
+        the relevance of the best candidate named for a word of the task (`architecture` for
+        "explain the project architecture"), which in a small folder, all of it about the project,
+        is about the task when it is likely; ``implied``: the best candidate's named or tagged for
+        a technology the task's identifiers imply (`go` for a `goroutine`), or whose `applies_to`
+        folder holds a path the task writes, which is about the task wherever it would pack."""
         thresholds = (self.gated_from, self.on_topic, self.sure, self.select)
-        return off_topic(task_relevance, best, memories, (named, implied), *thresholds)
+        return on_topic_because(task_relevance, best, memories, (named, implied), *thresholds)
 
     def tier(self, score: float, best: float) -> str:
         """A candidate's tier in an on-topic task: a body for a confident hit, a card for a plausible
@@ -260,7 +260,11 @@ SURE_NAMED = 0.4
 SURE_SMALL = 0.95
 
 
-def off_topic(
+# What makes a task about the folder (`on_topic_because`), beside its own relevance (TASK_TOPIC).
+TASK_TOPIC, IMPLIED_TOPIC, NAMED_TOPIC, SURE_TOPIC, FEW_TOPIC = "task", "implied", "named", "sure", "few memories"
+
+
+def on_topic_because(
     task_relevance: float,
     best: float,
     memories: int,
@@ -269,15 +273,22 @@ def off_topic(
     on_topic: float,
     sure: float,
     select: float,
-) -> bool:
-    """The task decision (`Model.off_topic`; `benchmarks/fit.py` searches its thresholds). An
-    implied technology's memory needs no bar but `select`: the identifiers that imply it are a
-    stack's own (`signatures`), which everyday text seldom writes; on the fitting parts no
-    off-topic task has one (docs/routing.md, "A memory named for an implied technology")."""
+) -> str:
+    """The task decision (`Model.topic_reason`; `benchmarks/fit.py` searches its thresholds): what
+    makes the task about the folder, or "" (off-topic). An implied technology's memory needs no bar
+    but `select`: the identifiers that imply it are a stack's own (`signatures`), which everyday
+    text seldom writes; on the fitting parts no off-topic task has one (docs/routing.md, "A memory
+    named for an implied technology")."""
     named, implied = named_implied
-    if (memories < SMALL_FOLDER and (named >= SURE_NAMED or best >= SURE_SMALL)) or implied >= select:
-        return False
-    return memories >= gated_from and task_relevance < on_topic and best < sure
+    small = memories < SMALL_FOLDER
+    reasons = (
+        (task_relevance >= on_topic, TASK_TOPIC),
+        (implied >= select, IMPLIED_TOPIC),
+        (small and named >= SURE_NAMED, NAMED_TOPIC),
+        ((small and best >= SURE_SMALL) or best >= sure, SURE_TOPIC),
+        (memories < gated_from, FEW_TOPIC),
+    )
+    return next((reason for holds, reason in reasons if holds), "")
 
 
 # Nor this: the fit calibrates `plausible` on the precision of every candidate above it (0.0196,

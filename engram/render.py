@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from . import gate
+from . import gate, relevance
 from .index import RETIRED
 from .memory_format import ATX_HEADING
 from .pack import Entry, Pack
@@ -111,13 +111,17 @@ def omission_text(cand: Candidate, routing: Routing) -> str:
         )
     if cand.judged is None:
         return f"({cand.omission}){_retired(cand)}"  # (lifecycle) (expired 2025-01-01)
-    holds = ", ".join(f"{word} in {'/'.join(fields)}" for word, fields in _held(cand, routing))
     lacks = cand.lacks(routing)
     return gate.line(
-        f"({cand.omission}) relevance {cand.relevance:.2f}"
-        + (f", holds {holds}" if holds else "")
+        f"({cand.omission}) relevance {cand.relevance:.2f}{_holds(cand, routing)}"
         + (f"; lacks {', '.join(lacks)}" if lacks else "")
     )
+
+
+def _holds(cand: Candidate, routing: Routing) -> str:
+    """``, holds login in body, test in tags``: the candidate's most specific words of the task."""
+    holds = ", ".join(f"{word} in {'/'.join(fields)}" for word, fields in _held(cand, routing))
+    return f", holds {holds}" if holds else ""
 
 
 HELD_LISTED = 3  # words an omitted candidate holds, named in dry-run
@@ -138,12 +142,41 @@ def _off_topic_reason(routing: Routing) -> str:
     return f"under {routing.topic_bar:.2f}, so nothing packs"
 
 
+def _on_topic_value(routing: Routing) -> str:
+    """The task's relevance, with the digits that show on which side of the bar it is (0.798 under 0.80)."""
+    digits = 2
+    while digits < 4 and (round(routing.on_topic, digits) >= routing.topic_bar) != (
+        routing.on_topic >= routing.topic_bar
+    ):
+        digits += 1
+    return f"{routing.on_topic:.{digits}f}"
+
+
+def _kept_reason(routing: Routing) -> str:
+    """Why a task whose relevance is under the bar packs all the same (`relevance.on_topic_because`);
+    "" when its own relevance made it on-topic, it is off-topic, or nothing was decided (--all)."""
+    if routing.off_topic or routing.topic_reason in ("", relevance.TASK_TOPIC):
+        return ""
+    cand = routing.topic_by
+    name, by = (gate.memory_id(cand.id), f"relevance {cand.relevance:.2f}") if cand else ("", "")
+    why = {
+        relevance.IMPLIED_TOPIC: f"{name} is named or tagged for a technology the task implies, or its applies_to "
+        f"holds a path the task writes ({by}), and that decides",
+        relevance.NAMED_TOPIC: f"{name} is named for a word of the task ({by}): in a folder of fewer than "
+        f"{relevance.SMALL_FOLDER} memories, from {relevance.SURE_NAMED:.2f} that decides",
+        relevance.SURE_TOPIC: f"{name} is that sure to be about it ({by}), and that decides",
+        relevance.FEW_TOPIC: "the folder holds too few memories for the task decision: its candidates decide",
+    }[routing.topic_reason]
+    return f"under {routing.topic_bar:.2f}, but {why}"
+
+
 def miss_reasons(routing: Routing, pack: Pack, ids: list[str]) -> list[str]:
     """For a benchmark miss: what the routing said of each memory named (expected, or loaded
     although the task is off-topic), as dry-run says it."""
     packed = {e.cand.id: e.cand for e in pack.selected}
     found = {c.id: c for c in [*routing.admitted, *routing.omitted]}
-    lines = [f"on-topic {routing.on_topic:.2f}" + (f" ({_off_topic_reason(routing)})" if routing.off_topic else "")]
+    why = _off_topic_reason(routing) if routing.off_topic else _kept_reason(routing)
+    lines = [f"on-topic {_on_topic_value(routing)}" + (f" ({why})" if why else "")]
     for memory_id in ids:
         cand, name = packed.get(memory_id) or found.get(memory_id), gate.memory_id(memory_id)
         if cand is None:
@@ -153,7 +186,7 @@ def miss_reasons(routing: Routing, pack: Pack, ids: list[str]) -> list[str]:
         elif memory_id not in packed:
             lines.append(f"{name}: {omission_text(cand, routing)}")
         else:
-            lines.append(f"{name}: packed; relevance {cand.relevance:.2f}, tier {cand.tier}")
+            lines.append(f"{name}: packed; relevance {cand.relevance:.2f}, tier {cand.tier}{_holds(cand, routing)}")
     return [gate.line(line) for line in lines]
 
 
@@ -171,9 +204,11 @@ def render_dry_run(routing: Routing, pack: Pack) -> str:
         lines.append(f"no memory holds: {', '.join(unknown[:UNKNOWN_LISTED])}{more}")
     if routing.admitted and not routing.pack and routing.off_topic:
         lines.append(
-            f"off-topic: the task as a whole is judged not about this folder (on-topic {routing.on_topic:.2f}; "
+            f"off-topic: the task as a whole is judged not about this folder (on-topic {_on_topic_value(routing)}; "
             f"{_off_topic_reason(routing)})"
         )
+    elif routing.pack and _kept_reason(routing):
+        lines.append(f"on-topic {_on_topic_value(routing)}: {_kept_reason(routing)}")
     for position, entry in enumerate(pack.selected, 1):
         cand = entry.cand
         # a prerequisite was never judged against the task: its reason line says what it is

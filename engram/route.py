@@ -314,6 +314,9 @@ class Routing:
         self.on_topic = 0.0  # the task's relevance to this folder (`relevance.on_topic`)
         self.off_topic = False  # the decision: nothing here is about the task
         self.topic_bar = 0.0  # the decision's bar for `on_topic`
+        # What made the task on-topic (`relevance.on_topic_because`) and the memory that did, if one did
+        self.topic_reason = ""
+        self.topic_by: Candidate | None = None
         self.thin: float | None = None  # off-topic as a thin pack (`relevance.thin_pack`): its best relevance
         self.omitted: list[Candidate] = []  # with their omission (listed with Options.explain)
         self.unlisted = 0  # candidates omitted but not listed (beyond the window)
@@ -604,8 +607,12 @@ def _decide(routing: Routing, found: list[LayerMatch], query: str, options: Opti
     routing.on_topic = model.task_relevance(query_features(routing, found, query))
     best_relevance = max(c.relevance for c in routing.admitted)
     memories = max(m.evidence.total for m in found)
-    named, implied = named_relevance(routing.admitted), implied_relevance(routing)
-    routing.off_topic = model.off_topic(routing.on_topic, best_relevance, memories, named, implied)
+    by = {relevance.NAMED_TOPIC: named_candidate(routing.admitted), relevance.IMPLIED_TOPIC: implied_candidate(routing)}
+    named, implied = (_relevance_of(by[key]) for key in (relevance.NAMED_TOPIC, relevance.IMPLIED_TOPIC))
+    routing.topic_reason = model.topic_reason(routing.on_topic, best_relevance, memories, named, implied)
+    by[relevance.SURE_TOPIC] = max(routing.admitted, key=lambda c: c.relevance)
+    routing.topic_by = by.get(routing.topic_reason)
+    routing.off_topic = not routing.topic_reason
     routing.topic_bar = model.on_topic
     best = routing.admitted[0].score
     tiers = [model.tier(max(cand.score, cand.clause_score), best) for cand in routing.admitted]
@@ -626,29 +633,39 @@ def is_thin(cand: Candidate) -> bool:
     return cand.judged is not None and relevance.thin(cand.judged.features)
 
 
-def implied_relevance(routing: Routing) -> float:
-    """The relevance of the best candidate the task implies (`relevance.off_topic`): named or
-    tagged for a technology its identifiers imply (`signatures`: `go` for a `goroutine`), or whose
-    `applies_to` names a folder holding a path it writes (`src/api/**` for "src/api/users.py"), as
-    a file event under that folder would load it."""
+def implied_candidate(routing: Routing) -> Candidate | None:
+    """The best candidate the task implies (`relevance.on_topic_because`): named or tagged for a
+    technology its identifiers imply (`signatures`: `go` for a `goroutine`), or whose `applies_to`
+    names a folder holding a path it writes (`src/api/**` for "src/api/users.py"), as a file event
+    under that folder would load it."""
     implied = [index for index, anchor in enumerate(routing.scoring) if anchor.source and not anchor.concept]
-    return max(
-        (
-            c.relevance
-            for c in routing.admitted
-            if c.judged and (c.judged.found.names_any(implied) or _on_a_path(c, routing))
-        ),
-        default=0.0,
-    )
+    holders = [
+        c for c in routing.admitted if c.judged and (c.judged.found.names_any(implied) or _on_a_path(c, routing))
+    ]
+    return max(holders, key=lambda c: c.relevance, default=None)
+
+
+def implied_relevance(routing: Routing) -> float:
+    return _relevance_of(implied_candidate(routing))
 
 
 def _on_a_path(cand: Candidate, routing: Routing) -> bool:
     return bool(routing.paths) and holds_a_path(json.loads(cand.row["applies_to"]), routing.paths)
 
 
+def named_candidate(admitted: list[Candidate]) -> Candidate | None:
+    """The best candidate named for a word of the task (`relevance.on_topic_because`)."""
+    return max(
+        (c for c in admitted if c.judged and c.judged.features["named"]), key=lambda c: c.relevance, default=None
+    )
+
+
 def named_relevance(admitted: list[Candidate]) -> float:
-    """The relevance of the best candidate named for a word of the task (`relevance.off_topic`)."""
-    return max((c.relevance for c in admitted if c.judged and c.judged.features["named"]), default=0.0)
+    return _relevance_of(named_candidate(admitted))
+
+
+def _relevance_of(cand: Candidate | None) -> float:
+    return cand.relevance if cand else 0.0
 
 
 def query_features(routing: Routing, found: list[LayerMatch], query: str) -> dict[str, float]:

@@ -20,9 +20,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engram import freshness, layers
+from engram import freshness, layers, render
 from engram.index import HIDDEN_SQL, PRINTED_COLUMNS, create_index, printed_digest, state_migrations
 from engram.match import HIDDEN_ROWS_SQL
+from engram.route import Routing
 from helpers import (
     COUNT_LINE,
     EMPTY_COUNT_LINE,
@@ -1597,3 +1598,28 @@ def test_a_load_waits_for_the_first_index_another_engram_is_building(
         assert result.stdout.startswith("loaded 1 memory files"), result.stdout + result.stderr
     elif time.monotonic() - started < hold:  # the other engram still held the index when load gave up
         assert "another engram is building its first index; nothing to serve yet, retry" in result.stderr
+
+
+def test_dry_run_says_why_a_task_under_the_bar_packs_all_the_same(project):
+    """A memory named for a word of the task makes it on-topic in a small folder whatever the task
+    model says of its other words: dry-run says so, where it used to print nothing."""
+    for i in range(12):
+        project.write(f"topic-{i}", f"Body about area{i}.", tags=[f"area{i}"], directive=f"Rule about area{i} things.")
+    project.write("logging", "Use structlog; never log card data.", tags=["logging", "structlog"],
+                  directive="Log with structlog key-value events.")  # fmt: skip
+    shown = project.load("--dry-run", "write a short poem about logging trees in the forest")
+    [line] = [line for line in shown.lines if line.startswith("on-topic ")]
+    assert re.fullmatch(
+        r"on-topic 0\.\d\d+: under 0\.80, but logging is named for a word of the task \(relevance 0\.\d\d\): in a "
+        r"folder of fewer than 64 memories, from 0\.40 that decides",
+        line,
+    ), line
+    assert "1. logging [workspace]" in shown.stdout
+
+
+def test_the_task_relevance_is_shown_with_the_digits_that_place_it_against_the_bar():
+    routing = Routing([], [], [])
+    routing.topic_bar = 0.8
+    for on_topic, shown in ((0.7981, "0.798"), (0.5, "0.50"), (0.8, "0.80"), (0.83, "0.83")):
+        routing.on_topic = on_topic
+        assert render._on_topic_value(routing) == shown

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -320,7 +321,7 @@ def ten(tmp_path_factory) -> list:
     ("start the app on my laptop", "local-setup"),
     ("don't log the customer's email", "logging"),
     ("what is a refund here", "glossary"),
-    ("explain the project architecture", "architecture"),  # named for the task's word (`relevance.off_topic`)
+    ("explain the project architecture", "architecture"),  # named for the task's word (`relevance.on_topic_because`)
     ("add a nullable column to the invoices table", "migrations"),  # "nullable column" signals it (`concepts`)
     ("how do I ship a new version", "release"),  # "new version" signals it (`concepts`)
 ])  # fmt: skip
@@ -434,11 +435,26 @@ def test_below_the_fitted_folder_size_the_task_decision_stays_out(tmp_path) -> N
     assert route(layers, "deploy freeze", Options(model=model)).pack == []
 
 
+def _off_topic(*args: Any, **thresholds: float) -> bool:
+    return not relevance.on_topic_because(*args, **thresholds)
+
+
+def test_the_task_decision_says_what_made_the_task_on_topic() -> None:
+    """`on_topic_because` names the reason `--dry-run` explains: the task's own relevance first."""
+    because = functools.partial(relevance.on_topic_because, gated_from=8, on_topic=0.8, sure=1.01, select=0.1)
+    assert because(0.85, 0.9, 20, (0.9, 0.9)) == relevance.TASK_TOPIC
+    assert because(0.1, 0.3, 20, (0.0, 0.2)) == relevance.IMPLIED_TOPIC
+    assert because(0.1, 0.5, 20, (0.5, 0.0)) == relevance.NAMED_TOPIC
+    assert because(0.1, 0.96, 20, (0.0, 0.0)) == relevance.SURE_TOPIC
+    assert because(0.1, 0.5, 5, (0.0, 0.0)) == relevance.FEW_TOPIC
+    assert because(0.1, 0.5, 20, (0.0, 0.0)) == ""
+
+
 def test_a_memory_named_for_the_task_makes_it_on_topic_in_a_small_folder_when_likely() -> None:
     """Below SMALL_FOLDER memories a named candidate decides from SURE_NAMED (0.4: "disable the
     dedupe filter" with a `deduplication` rule at 0.42); a weaker one, or a bigger folder, leaves
     the task decision to the task model."""
-    decide = functools.partial(relevance.off_topic, 0.1, gated_from=8, on_topic=0.8, sure=1.01, select=0.1)
+    decide = functools.partial(_off_topic, 0.1, gated_from=8, on_topic=0.8, sure=1.01, select=0.1)
     assert not decide(0.42, 20, (0.42, 0.0))
     assert decide(0.42, 20, (0.3, 0.0))  # named, but unlikely
     assert decide(0.42, 20, (0.0, 0.0))  # nothing named for the task
@@ -449,7 +465,7 @@ def test_a_sure_candidate_makes_the_task_on_topic_in_a_small_folder() -> None:
     """A new user's "the response count on the survey summary page is really slow for big surveys,
     can you speed it up?" had its memory at relevance 0.98 and was told nothing in the folder was
     about it: below SMALL_FOLDER memories a candidate from SURE_SMALL decides."""
-    decide = functools.partial(relevance.off_topic, 0.1, gated_from=8, on_topic=0.8, sure=1.01, select=0.1)
+    decide = functools.partial(_off_topic, 0.1, gated_from=8, on_topic=0.8, sure=1.01, select=0.1)
     assert not decide(relevance.SURE_SMALL, 20, (0.0, 0.0))
     assert decide(0.9, 20, (0.0, 0.0))  # the best of any set's small-folder task called off-topic: 0.86
     assert decide(0.98, relevance.SMALL_FOLDER, (0.0, 0.0))  # a big folder: the task model decides
@@ -460,7 +476,7 @@ def test_an_implied_technology_s_memory_packs_where_the_task_model_doubts(rules,
     `hibernate` it implies names `java-springboot-jpa`, which decides."""
     task = "org.hibernate.LazyInitializationException when reading the orders of a customer"
     assert packed(rules, task)[:1] == ["java-springboot-jpa"]
-    monkeypatch.setattr("engram.route.implied_relevance", lambda routing: 0.0)
+    monkeypatch.setattr("engram.route.implied_candidate", lambda routing: None)
     assert packed(rules, task) == []
 
 
@@ -468,7 +484,7 @@ def test_a_memory_named_for_an_implied_technology_makes_the_task_on_topic_where_
     """In a folder of any size a candidate named or tagged for a technology the task's identifiers
     imply (`go` for a goroutine leak) decides once it reaches `select`; the task model decides
     otherwise."""
-    decide = functools.partial(relevance.off_topic, 0.1, 0.2, 257, gated_from=8, on_topic=0.8, sure=1.01, select=0.1)
+    decide = functools.partial(_off_topic, 0.1, 0.2, 257, gated_from=8, on_topic=0.8, sure=1.01, select=0.1)
     assert not decide((0.0, 0.17))
     assert decide((0.0, 0.05))
     assert decide((0.0, 0.0))
