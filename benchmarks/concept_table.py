@@ -1,6 +1,6 @@
 """Write the table of `engram/concepts.py` from a helper-written thesaurus.
 
-    python benchmarks/concept_table.py [benchmarks/concepts.json]
+    python benchmarks/concept_table.py [benchmarks/concepts.json [benchmarks/technology-concepts.json]]
 
 The thesaurus maps a concept of everyday project work, as a team names or tags a rule
 (`release`, `migrations`, `colors`), to its other names ("aliases") and to the words a task uses
@@ -11,7 +11,8 @@ name and aliases glued as ids and tags are: `error-handling` -> errorhandl), and
 two words, at least one of them no stopword, as the stems `terms.words` makes of them. Single-word
 signals are left out: measured, they were too often about something else ("migrate" a modal,
 "spend" a budget, "overflow" of Stack Overflow). The table between the `fmt` markers is rewritten
-in place. Development only.
+in place, with the concepts each technology of `signatures` is an instance of (`vitest` ->
+testing, unit-testing; `ollama` -> llm), from a second helper-written file. Development only.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from engram import terms
 ROOT = Path(__file__).resolve().parents[1]
 TABLE_FILE = ROOT / "engram" / "concepts.py"
 THESAURUS = ROOT / "benchmarks" / "concepts.json"
+TECHNOLOGY_CONCEPTS = ROOT / "benchmarks" / "technology-concepts.json"
 START, END = "# fmt: off\n", "# fmt: on\n"
 
 
@@ -64,22 +66,38 @@ def tables(thesaurus: dict) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple
     return names, {key: tuple(concepts) for key, concepts in sorted(signals.items())}
 
 
-def rewrite(source: str, names: dict, signals: dict) -> str:
+def technology_table(mapping: dict[str, list[str]], names: dict) -> dict[str, tuple[str, ...]]:
+    """Per technology of `signatures.NAMES`, the concepts of ``names`` it is an instance of."""
+    from engram import signatures
+
+    unknown = {tech for tech in mapping if tech not in signatures.NAMES} | {
+        concept for concepts in mapping.values() for concept in concepts if concept not in names
+    }
+    if unknown:
+        raise SystemExit(f"not a technology or a concept of the tables: {', '.join(sorted(unknown))}")
+    return {tech: tuple(concepts) for tech, concepts in sorted(mapping.items()) if concepts}
+
+
+def rewrite(source: str, names: dict, signals: dict, technologies: dict) -> str:
     before, _, rest = source.partition(START)
     _, _, after = rest.partition(END)
     lines = ["NAMES: dict[str, tuple[str, ...]] = {"]
     lines += [f"    {concept!r}: {value!r}," for concept, value in names.items()]
     lines += ["}", "SIGNALS: dict[str, tuple[str, ...]] = {"]
     lines += [f"    {key!r}: {value!r}," for key, value in signals.items()]
+    lines += ["}", "TECHNOLOGIES: dict[str, tuple[str, ...]] = {"]
+    lines += [f"    {tech!r}: {value!r}," for tech, value in technologies.items()]
     lines += ["}"]
     return before + START + "\n".join(lines) + "\n" + END + after
 
 
 def main(argv: list[str] | None = None) -> int:
-    path = Path(argv[0]) if argv else THESAURUS
-    names, signals = tables(json.loads(path.read_text(encoding="utf-8")))
-    TABLE_FILE.write_text(rewrite(TABLE_FILE.read_text(encoding="utf-8"), names, signals), encoding="utf-8")
-    print(f"{len(names)} concepts, {len(signals)} two-word signals")
+    paths = [Path(arg) for arg in argv or []] + [THESAURUS, TECHNOLOGY_CONCEPTS][len(argv or []) :]
+    names, signals = tables(json.loads(paths[0].read_text(encoding="utf-8")))
+    technologies = technology_table(json.loads(paths[1].read_text(encoding="utf-8")), names)
+    source = TABLE_FILE.read_text(encoding="utf-8")
+    TABLE_FILE.write_text(rewrite(source, names, signals, technologies), encoding="utf-8")
+    print(f"{len(names)} concepts, {len(signals)} two-word signals, {len(technologies)} technologies")
     return 0
 
 

@@ -20,6 +20,7 @@ from collections import Counter
 from . import exported
 from .index import FTS_COLUMNS, tuple_cursor
 from .reads import Reads
+from .terms import Word, holds_enough
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
@@ -197,12 +198,15 @@ class Evidence:
         named: set[int] = set()
         strong_rows: set[int] = set()
         first = self.first
+        enough = _holding_enough(reads, word, prefix) if word.cjk and len(word.terms) > 1 and not per_field else None
         for term, prefix, strong_only in parts:
             strong_only = strong_only or anchor.pair  # a name is a memory's subject only where subjects are named
             scale = 1.0 if strong_only else share
             for rowid, name, count in _instances(reads, term, prefix):
                 column = COLUMN_INDEX[name]
                 if (strong_only and column not in STRONG_COLUMNS) or (anchor.inside and column in NAME_COLUMNS):
+                    continue
+                if enough is not None and rowid not in enough and not strong_only:
                     continue
                 counts = held.get(rowid)
                 if counts is None:
@@ -448,6 +452,13 @@ def _estimated_df(reads: Reads, anchor: Anchor, known: dict[str, int], prefix: b
             df = _df(reads, term, known)
         best = max(best, df or 0)
     return best
+
+
+def _holding_enough(reads: Reads, word: Word, prefix: bool) -> set[int]:
+    """The memories holding enough of a CJK word's bigrams to hold the word (`terms.holds_enough`)."""
+    holders = [{rowid for rowid, _, _ in _instances(reads, term, prefix)} for term in word.terms]
+    candidates = set().union(*holders)
+    return {rowid for rowid in candidates if holds_enough(word, [rowid in rows for rows in holders])}
 
 
 def _instances(reads: Reads, term: str, prefix: bool) -> list[tuple]:

@@ -81,6 +81,7 @@ class LayerMatch:
         self.admitted_rowids: list[int] = []
         self.omitted: dict[str, set[int]] = {}  # reason -> rowids (hidden, or failing the anchor rule)
         self.unknown: set[int] = set()  # the query's words of letters no memory holds
+        self.everyday = False  # the task's foreign words are everyday text this index does not speak
         self.strong: set[int] = set()  # the anchors some memory holds in a strong field
 
 
@@ -126,7 +127,7 @@ def match_layer(
     for j in found.judged:
         _apply_multipliers(layer, j, facts[j.rowid], options, skill_query)
     judge_clauses(found, ranked, clauses, (named, names), options.model)
-    found.unknown = _unknown_words(evidence, anchors)
+    found.unknown, found.everyday = _unknown_words(evidence, anchors)
     found.strong = evidence.strong
     return found
 
@@ -167,21 +168,23 @@ def judge_clauses(
             j.clause = max(j.clause, leading[0])
 
 
-def _unknown_words(evidence: Evidence, anchors: list[Anchor]) -> set[int]:
+def _unknown_words(evidence: Evidence, anchors: list[Anchor]) -> tuple[set[int], bool]:
     """The query's words of letters (not numbers or codes) that no memory holds. An English folder
     holds no Chinese or Vietnamese word, so there such words (`Anchor.foreign`) count only in
     everyday text around a stack's name (a python in a zoo, Java on a café menu): none of them
     held or software writing (`devwords`), and no more Latin words than a name has; a developer's
     question holds either (and one with a word of software writing is routed without them,
     `route._english_alone`). A folder that holds half of them speaks the language: its Vietnamese
-    words count as English ones do (CJK words, cut into fragments, never do there)."""
+    words count as English ones do (CJK words, cut into fragments, never do there). And whether
+    the task is such everyday text."""
     spoken = speaks([evidence.estimates[i] for i, a in enumerate(anchors) if a.foreign and not a.pair])
     everyday = not spoken and everyday_text(anchors)
-    return {
+    unknown = {
         i for i, a in enumerate(anchors)
         if not a.pair and a.word.text.isalpha() and not evidence.estimates[i]
         and (not a.foreign or everyday or (spoken and not a.word.cjk))
     }  # fmt: skip
+    return unknown, everyday
 
 
 def speaks(held: list[int]) -> bool:

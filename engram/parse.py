@@ -274,8 +274,8 @@ def parse_level(value: object) -> int:
 
 
 def slugify(stem: str) -> str:
-    slug = re.sub(r"[^a-z0-9._-]+", "-", stem.lower()).strip("-._")
-    return slug or "memory"
+    """The id a file name gives a memory without one ("" when it has no letter a-z or digit)."""
+    return re.sub(r"[^a-z0-9._-]+", "-", stem.lower()).strip("-._")
 
 
 def strip_hidden_sections(body: str) -> tuple[str, str]:
@@ -426,6 +426,8 @@ def _no_conflict(body: str, body_line: int) -> None:
 
 def _memory_id(value: object, stem: str) -> str:
     memory_id = as_text(value).lower() or slugify(stem)
+    if not memory_id:  # 決済.md: every such file would be `memory`, the second a duplicate
+        raise ParseError("missing, and the file name gives none (no letter a-z or digit in it): add one")
     if not ID_PATTERN.match(memory_id) or len(memory_id) > MAX_ID_CHARS:
         raise ParseError(f"must match [a-z0-9][a-z0-9._-]* and be at most {MAX_ID_CHARS} characters")
     return memory_id

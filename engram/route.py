@@ -143,9 +143,19 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
 
     # the concepts the task writes in other words, each by the names it does not write ("ship a
     # new version" looks for `release` and `publish`, not again for `ship`)
-    for concept, names, phrase in concepts.signalled(written):
-        if others := tuple(name for name in names if (name,) not in seen):
-            anchors.append(Anchor(terms.Word(concept, others, False), pair=True, source=phrase, concept=True))
+    # and the concepts a technology it names or implies is an instance of (`vitest`: testing); not
+    # by an everyday word (the helm of a sailboat is no Kubernetes deployment)
+    named = [
+        tech
+        for anchor in anchors
+        if anchor.word.terms[0] not in signatures.EVERYDAY_NAMES
+        for tech in signatures.TECHNOLOGIES_NAMED.get(anchor.word.terms[0], ())
+    ]
+    given = concepts.signalled(written) + concepts.of_technologies([*named, *implied])
+    for concept, names, source in given:
+        others = tuple(name for name in names if (name,) not in seen)
+        if others and not any(a.concept and a.text == concept for a in anchors):
+            anchors.append(Anchor(terms.Word(concept, others, False), pair=True, source=source, concept=True))
     return anchors, max(0, unused)
 
 
@@ -607,11 +617,20 @@ def _decide(routing: Routing, found: list[LayerMatch], query: str, options: Opti
     routing.on_topic = model.task_relevance(query_features(routing, found, query))
     best_relevance = max(c.relevance for c in routing.admitted)
     memories = max(m.evidence.total for m in found)
-    by = {relevance.NAMED_TOPIC: named_candidate(routing.admitted), relevance.IMPLIED_TOPIC: implied_candidate(routing)}
-    named, implied = (_relevance_of(by[key]) for key in (relevance.NAMED_TOPIC, relevance.IMPLIED_TOPIC))
-    routing.topic_reason = model.topic_reason(routing.on_topic, best_relevance, memories, named, implied)
-    by[relevance.SURE_TOPIC] = max(routing.admitted, key=lambda c: c.relevance)
-    routing.topic_by = by.get(routing.topic_reason)
+    # Everyday text in another language around a stack's name (a zoo's python, パイソン) is left to
+    # the task model: a memory named for that name is no surer sign than the name is
+    everyday = any(m.everyday for m in found)
+    named = None if everyday else named_candidate(routing.admitted)
+    implied = implied_candidate(routing)
+    sure = 0.0 if everyday else best_relevance
+    routing.topic_reason = model.topic_reason(
+        routing.on_topic, sure, memories, _relevance_of(named), _relevance_of(implied)
+    )
+    routing.topic_by = {
+        relevance.NAMED_TOPIC: named,
+        relevance.IMPLIED_TOPIC: implied,
+        relevance.SURE_TOPIC: max(routing.admitted, key=lambda c: c.relevance),
+    }.get(routing.topic_reason)
     routing.off_topic = not routing.topic_reason
     routing.topic_bar = model.on_topic
     best = routing.admitted[0].score
@@ -638,7 +657,15 @@ def implied_candidate(routing: Routing) -> Candidate | None:
     technology its identifiers imply (`signatures`: `go` for a `goroutine`), or whose `applies_to`
     names a folder holding a path it writes (`src/api/**` for "src/api/users.py"), as a file event
     under that folder would load it."""
-    implied = [index for index, anchor in enumerate(routing.scoring) if anchor.source and not anchor.concept]
+    from . import signatures  # loaded by `anchors_of` already
+
+    # a name written in Hangul or katakana (파이썬, パイソン) is the name, as plainly written as "python":
+    # it implies nothing about the task that the task does not say (a zoo's パイソン)
+    implied = [
+        index
+        for index, anchor in enumerate(routing.scoring)
+        if anchor.source and not anchor.concept and anchor.source not in signatures.SCRIPT_NAMES
+    ]
     holders = [
         c for c in routing.admitted if c.judged and (c.judged.found.names_any(implied) or _on_a_path(c, routing))
     ]

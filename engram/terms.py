@@ -640,6 +640,29 @@ def cjk_grams(chunk: str) -> list[str]:
     return [chunk[i : i + 2] for i in range(len(chunk) - 1)]
 
 
+_KATAKANA_WORD = LazyPattern(r"^[\u30a0-\u30ff\u31f0-\u31ff]+$")
+_HANGUL_WORD = LazyPattern(r"^[\uac00-\ud7af]+$")
+KATAKANA_RUN = 3  # consecutive bigrams of a long katakana word that hold it inside a compound
+KATAKANA_LONG = 5  # characters
+
+
+def holds_enough(word: Word, held: list[bool]) -> bool:
+    """Whether a memory holding these of a CJK word's bigrams (``held``, in the word's order) holds
+    the word. A katakana word is a loanword whose endings many share (ース of リリース and ケース,
+    ション of マイグレーション and ファッション): it needs all its bigrams, or, from KATAKANA_LONG
+    characters, KATAKANA_RUN consecutive ones (マイグレーション inside データベースマイグレーション).
+    A Korean word carries its particles and endings after its stem (배포해줘, 리액트에서): it needs its
+    first bigram. Chinese characters and kanji carry meaning one by one: any bigram is a part."""
+    if _KATAKANA_WORD.match(word.text):
+        long_enough = len(word.text) >= KATAKANA_LONG
+        return all(held) or (
+            long_enough and any(all(held[i : i + KATAKANA_RUN]) for i in range(len(held) - KATAKANA_RUN + 1))
+        )
+    if _HANGUL_WORD.match(word.text):
+        return held[0]
+    return True
+
+
 class Word(namedtuple("Word", "text terms cjk")):
     """A word as the user wrote it (``text``), and the index terms it becomes (``terms``)."""
 

@@ -75,6 +75,20 @@ def test_a_small_folder_routes_a_task_by_the_concept_it_signals(tmp_path) -> Non
     ]
 
 
+def test_a_technology_the_task_names_or_implies_gives_the_concept_it_is_an_instance_of() -> None:
+    """A team's rule named `testing` or `llm` is about "vitest ..." and "the ollama ...", which name
+    only the technology; an everyday word that names one (the helm of a sailboat) gives none."""
+    assert concept_anchors("vitest snapshot fails after the upgrade")["testing"] == "vitest"
+    assert concept_anchors("Adapt the ollama streaming tool call")["llm"] == "ollama"
+    assert concept_anchors("fix the describe block: expect(wrapper.vm).toMatchSnapshot()").get("testing")
+    assert concept_anchors("the helm on our sailboat got stiff over winter") == {}
+
+
+def test_a_small_folder_routes_a_task_naming_a_technology_to_its_concept(tmp_path) -> None:
+    layers = folder(tmp_path, {**SMALL, "testing": ("qa", "Every feature ships with tests that run in CI.")})
+    assert [c.id for c in route(layers, "vitest snapshot fails after the upgrade", Options()).pack][:1] == ["testing"]
+
+
 def test_a_name_of_three_words_is_found_as_the_index_glues_it(tmp_path) -> None:
     """An id of three words with separators (`end-to-end`) is indexed with its adjacent words glued
     (`endend`, the stopword left out), not as one glued word: the concept looks for both forms."""
@@ -100,6 +114,8 @@ def test_the_shipped_table_is_what_the_script_writes_from_the_thesaurus() -> Non
 
     names, signals = concept_table.tables(json.loads(concept_table.THESAURUS.read_text(encoding="utf-8")))
     assert (names, signals) == (concepts.NAMES, concepts.SIGNALS)
+    mapping = json.loads(concept_table.TECHNOLOGY_CONCEPTS.read_text(encoding="utf-8"))
+    assert concept_table.technology_table(mapping, names) == concepts.TECHNOLOGIES
     assert concept_table.signal_key("how to") is None  # stopwords only
     assert concept_table.signal_key("ship") is None  # one word: too often about something else
     assert concept_table.name_terms("error-handling", ["errors"]) == ("errorhandl", "error")

@@ -653,7 +653,8 @@ def test_shorthand_in_a_query_finds_the_spelled_out_word(project):
     assert entry_ids(project.load_json("db migration")) == ["database-migrations"]
     assert project.load_json("k8s")["selected"] == 0  # no memory says kubernetes
     project.write("pg-maintenance", "# Maintenance\nPostgreSQL autovacuum settings per table.")
-    assert entry_ids(project.load_json("postgres autovacuum")) == ["pg-maintenance"]
+    # first: a PostgreSQL task is about the database (`concepts.TECHNOLOGIES`), so the migrations rule may follow
+    assert entry_ids(project.load_json("postgres autovacuum"))[:1] == ["pg-maintenance"]
 
 
 def test_two_query_words_find_a_name_written_as_one_in_an_id_or_tag(project):

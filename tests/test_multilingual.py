@@ -112,3 +112,63 @@ def test_an_everyday_japanese_question_loads_nothing(layers, query):
     """Asking how to improve one's memory, or for pocket-money rules set by the family: 記憶 ("memory")
     and ルール ("rule") are generic memory words, 良 and 決 what kana leave of 良くする and 決める."""
     assert route(layers, query, Options()).pack == []
+
+
+@pytest.mark.parametrize(
+    ("word", "held", "holds"),
+    [
+        ("ケース", [False, True], False),  # ース of リリース is no case
+        ("メニュー", [False, False, True], False),  # ュー of レビュー is no menu
+        ("リリース", [True, True, True], True),
+        ("データベースマイグレーション", [False] * 6 + [True] * 7, True),  # マイグレーション inside it
+        ("ファッション", [False, False, False, True, True], False),  # ション of マイグレーション
+        ("배포해줘", [True, False, False], True),  # the stem 배포, its ending another
+        ("추천해줘", [False, False, True], False),  # 해줘 ("do it for me") alone
+        ("数据库", [True, False], True),  # a Chinese bigram is a part of the word
+    ],
+)
+def test_a_katakana_or_korean_word_is_held_whole_or_by_its_stem(word, held, holds):
+    from engram import terms
+
+    (written,) = terms.words(word)
+    assert len(written.terms) == len(held)
+    assert terms.holds_enough(written, held) is holds
+
+
+def test_an_everyday_sentence_sharing_a_katakana_ending_or_a_korean_ending_loads_nothing(tmp_path):
+    """A team's katakana tag リリース and Korean trigger 배포해줘: a phone case (ケース), the news
+    (ニュース) and "recommend a lunch menu" (추천해줘) are none of them (a multilingual team's audit)."""
+    from helpers import write_memory
+
+    write_memory(tmp_path, "skills/release.md", {"id": "release", "tags": ["release", "リリース"],
+                 "directive": "Release from main with a vX.Y.Z tag."}, "Tag, push, let CI deploy.")  # fmt: skip
+    write_memory(tmp_path, "skills/deploy-ko.md", {"id": "deploy-ko", "tags": ["deploy", "배포"],
+                 "directive": "배포는 GitHub Actions 로만 한다.", "triggers": ["배포해줘"]}, "수동 배포 금지.")  # fmt: skip
+    layers = open_layers(open_workspace(tmp_path), None, [])
+    for everyday in (
+        "新しいスマホのケースを買いたい",
+        "オレンジジュースを飲みながらニュースを見た",
+        "점심 메뉴 추천해줘",
+    ):
+        assert route(layers, everyday, Options()).pack == [], everyday
+    assert [c.id for c in route(layers, "リリースの手順を教えて", Options()).pack][:1] == ["release"]
+    assert [c.id for c in route(layers, "스테이징에 배포해줘", Options()).pack][:1] == ["deploy-ko"]
+
+
+def test_a_stack_named_in_katakana_or_hangul_decides_no_more_than_its_latin_name(tmp_path):
+    """パイソン and 파이썬 are "python" written in another script, not an identifier that implies
+    it: in a zoo story they leave the task decision to the task model, as the Latin name does."""
+    from helpers import write_memory
+
+    write_memory(tmp_path, "rules/python.md", {"id": "python", "tags": ["python"],
+                 "directive": "Python code is typed and formatted with ruff."}, "Use pathlib.")  # fmt: skip
+    for n in range(9):  # a folder big enough for the task decision (`gated_from`)
+        write_memory(tmp_path, f"rules/note-{n}.md", {"id": f"note-{n}", "tags": [f"topic{n}"]}, f"Note {n}.")
+    layers = open_layers(open_workspace(tmp_path), None, [])
+    for zoo in (
+        "動物園で新しいパイソン（ニシキヘビ）を見てきた。餌は何をあげるの？",
+        "동물원에 새로 온 파이썬(비단뱀) 먹이는 뭐야?",
+    ):
+        routing = route(layers, zoo, Options())
+        assert routing.pack == [] and routing.off_topic, zoo
+    assert [c.id for c in route(layers, "파이썬 리스트 정렬할 때 TypeError 에러", Options()).pack][:1] == ["python"]

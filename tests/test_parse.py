@@ -201,6 +201,16 @@ def test_missing_id_falls_back_to_slugified_stem(rel, expected_id):
     assert ID_RE.match(m.id)
 
 
+@pytest.mark.parametrize("rel", ["rules/決済.md", "knowledge/배포 절차.md", "rules/---.md"])
+def test_a_file_name_that_gives_no_id_is_an_error_without_one(rel):
+    """Every file named in Japanese or Korean used to be `memory`, the second a duplicate of the
+    first (a multilingual team's audit): now each says what to add."""
+    with pytest.raises(ParseError) as info:
+        parse_memory("---\ntags: [a]\n---\nbody\n", rel)
+    assert info.value.reason == "id: missing, and the file name gives none (no letter a-z or digit in it): add one"
+    assert parse_memory("---\nid: payments\n---\nbody\n", rel).id == "payments"
+
+
 @pytest.mark.parametrize(
     "rel, expected_type, expected_authority",
     [

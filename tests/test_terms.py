@@ -9,7 +9,7 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engram import devwords, route, signatures, terms
+from engram import concepts, devwords, route, signatures, terms
 
 
 def anchors_of(query: str) -> list[route.Anchor]:
@@ -179,13 +179,15 @@ _QUERY_WORDS = st.sampled_from(
 
 
 @given(st.lists(st.one_of(_QUERY_WORDS, st.text(max_size=6)), max_size=45).map(" ".join))
-def test_anchors_are_the_kept_words_then_the_names_two_of_them_form_then_the_implied_stacks(query):
+def test_anchors_are_the_kept_words_then_the_names_two_of_them_form_then_the_implied_stacks_then_concepts(query):
     anchors, unused = route.anchors_of(query)
     words = [a for a in anchors if not a.pair and "-" not in a.text]  # a name joins its two words with "-"
-    implied = [a for a in anchors if a.source]
-    names = anchors[len(words) : len(anchors) - len(implied)]
-    assert anchors == words + names + implied and len(implied) <= signatures.MAX_IMPLIED
-    assert all(a.pair or "-" in a.text for a in names) and all(a.pair for a in implied)
+    implied = [a for a in anchors if a.source and not a.concept]
+    given = [a for a in anchors if a.concept]  # concepts: signalled, or of a technology (`concepts`)
+    names = anchors[len(words) : len(anchors) - len(implied) - len(given)]
+    assert anchors == words + names + implied + given and len(implied) <= signatures.MAX_IMPLIED
+    assert all(a.pair or "-" in a.text for a in names) and all(a.pair for a in implied + given)
+    assert len({a.text for a in given}) == len(given) <= 2 * concepts.MAX_CONCEPTS
     assert len(words) <= route.MAX_ANCHORS and unused >= 0
     kept = [a.word.terms for a in words]
     assert len(set(kept)) == len(kept)  # no repeats
@@ -296,17 +298,23 @@ def test_fold_line_by_line_and_on_plain_text_matches_whole_text_folding(text):
 def test_an_identifier_implies_its_technology_as_a_name_anchor() -> None:
     """`useEffect` is React's: the task gets `react` as an anchor matched in strong fields only, by
     the names it does not write itself; a pasted log implies at most MAX_IMPLIED technologies."""
-    (implied,) = [a for a in route.anchors_of("fix the useEffect loop")[0] if a.source]
+    (implied,) = [a for a in route.anchors_of("fix the useEffect loop")[0] if a.source and not a.concept]
     assert (implied.text, implied.word.terms, implied.pair, implied.source) == (
         "react",
         ("react", "reactj"),
         True,
         "useeffect",
     )
-    (named,) = [a for a in route.anchors_of("react: fix the useEffect loop")[0] if a.source]
+    (named,) = [a for a in route.anchors_of("react: fix the useEffect loop")[0] if a.source and not a.concept]
     assert named.word.terms == ("reactj",)
-    assert not any(a.source for a in route.anchors_of("docker: the COPY --from stage is not found")[0])
-    assert [a.source for a in route.anchors_of("a goroutine leaks when CMakeLists.txt changes")[0] if a.source] == [
+    assert not any(
+        a.source and not a.concept for a in route.anchors_of("docker: the COPY --from stage is not found")[0]
+    )
+    assert [
+        a.source
+        for a in route.anchors_of("a goroutine leaks when CMakeLists.txt changes")[0]
+        if a.source and not a.concept
+    ] == [
         "goroutine",
         "cmakelists txt",
     ]
@@ -322,7 +330,7 @@ def test_a_technology_named_by_a_name_no_everyday_word_brings_its_other_names() 
     writing only those gets no other name of Spring Boot or Express (`signatures.EVERYDAY_NAMES`)."""
 
     def implied(text: str) -> list[tuple[str, tuple[str, ...], str]]:
-        return [(a.text, a.word.terms, a.source) for a in route.anchors_of(text)[0] if a.source]
+        return [(a.text, a.word.terms, a.source) for a in route.anchors_of(text)[0] if a.source and not a.concept]
 
     assert implied("Fix GMS 2 import errors on Linux") == [
         ("gamemaker", ("gamemaker", "gamemakerstudio", "gml"), "gms-2")
@@ -345,7 +353,7 @@ def test_common_words_joined_as_code_imply_their_stack() -> None:
     (`signatures.CODE`)."""
 
     def implied(text: str) -> list[tuple[str, str]]:
-        return [(a.text, a.source) for a in route.anchors_of(text)[0] if a.source]
+        return [(a.text, a.source) for a in route.anchors_of(text)[0] if a.source and not a.concept]
 
     assert implied("check the `on_delete` of every model field") == [("django", "on_delete")]
     assert implied("build: use the modern target_link_libraries(app PRIVATE fmt) form") == [
@@ -367,7 +375,7 @@ def test_a_receiver_and_a_member_any_code_writes_imply_nothing() -> None:
     from benchmarks.signature_table import generic_code
 
     def implied(text: str) -> list[str]:
-        return [a.text for a in route.anchors_of(text)[0] if a.source]
+        return [a.text for a in route.anchors_of(text)[0] if a.source and not a.concept]
 
     assert implied("const items = data.map((d) => d.name) renders nothing") == []
     assert implied("session.get(url) hangs") == implied("router.post returns 404") == []
