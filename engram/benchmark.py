@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -180,15 +181,25 @@ def run_benchmark(fixture: Path) -> dict:
 COLUMNS = ("queries", "hit_at_pack", "recall_at_pack", "mrr", "precision", "off_topic_silent")
 
 
-def table_line(name: str, cells) -> str:
-    """One line of the report table: a row name, then one right-aligned cell per column."""
-    return f"{name:<8}" + "".join(f"{cell:>17}" for cell in cells)
+NAME_WIDTH = 8
+
+
+def table_line(name: str, cells, width: int = NAME_WIDTH) -> str:
+    """One line of the report table: a row name padded to ``width`` terminal columns, then one
+    right-aligned cell per column."""
+    return name + " " * (width - display_width(name)) + "".join(f"{cell:>17}" for cell in cells)
+
+
+def display_width(text: str) -> int:
+    """Terminal columns: a wide character (CJK, full-width forms) takes two."""
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
 
 
 def format_report(report: dict) -> str:
-    lines = [table_line("group", COLUMNS)]
+    width = max([NAME_WIDTH, *(display_width(name) for name in report["results"])])
+    lines = [table_line("group", COLUMNS, width)]
     for name, summary in report["results"].items():
-        lines.append(table_line(name, (_cell(summary, c) for c in COLUMNS)))
+        lines.append(table_line(name, (_cell(summary, c) for c in COLUMNS), width))
     return "\n".join(lines) + "\n"
 
 

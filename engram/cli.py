@@ -290,8 +290,9 @@ def unlink(
 def benchmark(
     fixture: Path = typer.Argument(
         ...,
-        help="JSON list of {query, expect, accept}: expect, the ids that must load (empty: an off-topic task, silent"
-        " only when nothing loads); accept, ids also fine to load (counted as relevant by precision).",
+        help="JSON list of {query, expect, accept, lang}: expect, the ids that must load (empty: an off-topic task,"
+        " silent only when nothing loads); accept, ids also fine to load (counted as relevant by precision); lang,"
+        " optional, a group the report also gives numbers for.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the numbers as JSON."),
     show_misses: bool = typer.Option(

@@ -44,6 +44,9 @@ YAML_HINTS = {
     "scanning an alias": "a value starting with '*' needs quotes: \"**/*.ts\"",
     "found undefined alias": "a value starting with '*' needs quotes: \"**/*.ts\"",
 }
+FULL_WIDTH_COLON = "\uff1a"
+# List items written with a CJK comma (`tags: [決済、請求]`) are one item to YAML.
+WIDE_SEPARATORS = ("\u3001", "\uff0c", "\uff1b")  # 、 ， ；
 # Every frontmatter key parse_memory reads; others are tolerated, and a near miss of one is a warning.
 READ_KEYS = (
     "id", "type", "tags", "directive", "summary", "triggers", "applies_to", "depends_on", "level",
@@ -154,7 +157,7 @@ def _load_yaml(frontmatter: str) -> dict:
         # where it found the problem
         mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else None
-        raise ParseError(f"invalid frontmatter: {_yaml_problem(exc)}", line) from None
+        raise ParseError(f"invalid frontmatter: {_yaml_problem(exc, frontmatter)}", line) from None
     except RecursionError:
         raise ParseError(f"frontmatter is nested more than {MAX_DEPTH} levels deep", 2) from None
     if data is None:
@@ -165,13 +168,15 @@ def _load_yaml(frontmatter: str) -> dict:
     return data
 
 
-def _yaml_problem(exc: Exception) -> str:
+def _yaml_problem(exc: Exception, frontmatter: str) -> str:
     """What YAML found wrong, without echoing the file's text (its quoted parts, but YAML's own
     punctuation), and what that means in a memory file where it is known."""
     problem = getattr(exc, "problem", None) or "invalid YAML"
     shown = _QUOTED.sub(lambda m: m.group() if _PUNCTUATION.fullmatch(m.group()) else "...", problem)
     said = f"{getattr(exc, 'context', None) or ''} {problem}"  # "while scanning an alias", "did not find ..."
     hint = next((hint for known, hint in YAML_HINTS.items() if known in said), None)
+    if FULL_WIDTH_COLON in frontmatter and not hint:  # `tags：` as an IME types it
+        hint = f"a full-width '{FULL_WIDTH_COLON}' is no YAML colon: write ': '"
     return f"{shown} ({hint})" if hint else shown
 
 
@@ -408,7 +413,8 @@ def parse_memory(text: str, rel_path: str) -> Memory:
         + _unread_keys(fields)
         + _repeated_keys(fields)
         + _globs_cut(applies_to, fields.written.get("applies_to", (None, ""))[0])
-        + _cut_by_comments(frontmatter or ""),
+        + _cut_by_comments(frontmatter or "")
+        + _wide_separators(fields),
         unseen=(frontmatter or "") + "\n" + hidden,
     )
     if fields.errors:  # with the warnings: every problem of the file at once (`tgas` beside a bad `level`)
@@ -514,6 +520,24 @@ def _repeated_keys(fields: _Fields) -> tuple[tuple[str, int], ...]:
         for line, key in fields.keys
         if (first := fields.written[key.lower()][0]) != line
     )
+
+
+def _wide_separators(fields: _Fields) -> tuple[tuple[str, int], ...]:
+    """A warning for each list whose item holds a CJK comma: YAML separates items at ',' only, so
+    `tags: [決済、請求]` is one tag."""
+    return tuple(
+        (f"`{key}` holds an item with '{mark}' in it: YAML separates items at ',' only", fields.lines[key])
+        for key in ("tags", "triggers", "applies_to", "depends_on", "roles")
+        if key in fields.lines
+        if (mark := next((m for item in _items(fields.data.get(key)) for m in WIDE_SEPARATORS if m in item), None))
+    )
+
+
+def _items(value: object) -> list[str]:
+    """A list field's items as written (a string of comma-separated ones is one item here)."""
+    if isinstance(value, list):
+        return [str(item) for item in value]
+    return [value] if isinstance(value, str) else []
 
 
 def _cut_by_comments(frontmatter: str) -> tuple[tuple[str, int], ...]:

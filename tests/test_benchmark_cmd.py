@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engram import benchmark
 from engram.benchmark import FixtureError, read_cases
 from helpers import Project
 
@@ -325,3 +326,12 @@ def test_a_group_without_off_topic_cases_says_n_a_for_its_silence(four_rules, tm
     table = four_rules.run("benchmark", _write_fixture(tmp_path / "cases.json", cases)).lines
     assert table[1].split()[0:3] == ["all", "2", "1.0"] and table[1].split()[-1] == "1.0"
     assert table[2].split()[0:3] == ["a", "1", "1.0"] and table[2].split()[-1] == "n/a"
+
+
+def test_the_table_keeps_its_columns_for_long_and_wide_group_names(four_rules, tmp_path):
+    """A group named in Japanese takes two terminal columns a character: its numbers still line up."""
+    cases = [{"query": "cypress", "expect": ["cypress-e2e"], "lang": lang} for lang in ("日本語-mix", "ko-native-long")]
+    lines = four_rules.run("benchmark", _write_fixture(tmp_path / "cases.json", cases)).lines
+    ends = {benchmark.display_width(line) for line in lines}
+    assert len(ends) == 1, lines  # every row as wide as the header
+    assert lines[1].startswith("all ") and benchmark.display_width("日本語-mix") == 10

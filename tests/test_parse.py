@@ -715,3 +715,18 @@ def test_a_glob_not_matched_as_written_is_a_warning():
             3,
         ),
     )
+
+
+@pytest.mark.parametrize("tags", ["[決済、請求]", "決済、請求", "[billing，payments]"])
+def test_a_list_item_holding_a_cjk_comma_is_a_warning(tags):
+    """`tags: [決済、請求]` is one tag to YAML: the file says so (a multilingual team's audit)."""
+    memory = parse_memory(f"---\nid: pay\ntags: {tags}\n---\nbody\n", "rules/pay.md")
+    assert len(memory.tags) == 1
+    [(reason, line)] = memory.warnings
+    assert line == 3 and reason.startswith("`tags` holds an item with '") and reason.endswith("at ',' only")
+
+
+def test_a_full_width_colon_says_it_is_no_yaml_colon():
+    with pytest.raises(ParseError) as info:
+        parse_memory("---\nid: pay\ntags：[a]\n---\nbody\n", "rules/pay.md")
+    assert info.value.reason.endswith("(a full-width '：' is no YAML colon: write ': ')")
