@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from . import gate, relevance
+from . import gate, relevance, terms
 from .index import RETIRED
 from .memory_format import ATX_HEADING
 from .pack import Entry, Pack
@@ -198,6 +198,8 @@ def render_dry_run(routing: Routing, pack: Pack) -> str:
     anchors = ", ".join(map(routing.label, routing.anchors)) or "(none)"
     unused = f" (and {routing.unused_words} later words, not anchors)" if routing.unused_words else ""
     lines.append(f"anchors: {anchors}{unused}")
+    if about_memories := terms.about_memories(routing.task):  # a tag holding one is never found by it
+        lines.append(f"not looked for (words about memories themselves): {', '.join(about_memories)}")
     unknown = [routing.label(a) for a, weight in zip(routing.scoring, routing.idf) if not weight and not a.pair]
     if unknown:  # what an author would add to the memory that should have matched
         more = f" and {len(unknown) - UNKNOWN_LISTED} more" if len(unknown) > UNKNOWN_LISTED else ""

@@ -808,6 +808,12 @@ def glued(name: str) -> list[str]:
     return [term for term in (glue(a, b) for a, b in zip(written, written[1:])) if term]
 
 
+def about_memories(text: str) -> list[str]:
+    """The words of a text that are words about memories themselves (GENERIC_MEMORY_WORDS), each
+    once: no task is searched for them."""
+    return list(dict.fromkeys(word.text for word in words(text) if word.text in GENERIC_MEMORY_WORDS))
+
+
 def meaningful(word: Word) -> Word | None:
     """The word as a query anchor, or None for a stopword or a generic memory word.
 

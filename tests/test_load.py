@@ -415,6 +415,8 @@ def test_dry_run_says_the_bar_an_off_topic_task_is_under(project):
     )
     # the words an author would add to the memory that should have matched
     assert "no memory holds: ran, twice, redeploy, billing, worker, settings" in shown.lines
+    # and the one no task is searched for: a tag `task` would not find the memory either
+    assert "not looked for (words about memories themselves): task" in shown.lines
 
 
 def test_a_committed_shared_index_built_from_this_project_serves_nothing_its_sources_retired(project):
