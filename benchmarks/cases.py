@@ -76,6 +76,7 @@ class Case:
         self.task: dict[str, float] = {}
         self.on_topic = 0.0
         self.named = 0.0  # the relevance of the best candidate named for a word of the task
+        self.everyday = False  # everyday text in another language around a stack's name
         self.implied = 0.0  # ... named or tagged for a technology the task implies
         self.thin: set[str] = set()  # the candidates holding the task's words in their bodies alone
 
@@ -85,7 +86,8 @@ class Case:
             j.rescore(model.candidate_relevance(j.features))
         route.rank(self.routing, self.found)
         self.ranked = [(c.id, c.score, c.relevance) for c in self.routing.admitted]
-        self.named = route.named_relevance(self.routing.admitted)
+        self.everyday = any(m.everyday for m in self.found)  # no small-folder override then (`route._decide`)
+        self.named = 0.0 if self.everyday else route.named_relevance(self.routing.admitted)
         self.implied = route.implied_relevance(self.routing)
         self.thin = {c.id for c in self.routing.admitted if route.is_thin(c)}
         self.task = route.query_features(self.routing, self.found, self.query) if self.ranked else {}

@@ -219,7 +219,7 @@ def decided(
     """The ids `route._decide` packs from a scored case (prerequisites aside)."""
     if not case.ranked:
         return []
-    best_relevance = max(r for _, _, r in case.ranked)
+    best_relevance = 0.0 if case.everyday else max(r for _, _, r in case.ranked)  # as `route._decide` judges it
     named_implied = (case.named, case.implied)
     if not relevance.on_topic_because(
         case.on_topic, best_relevance, case.memories, named_implied, gated_from, on_topic, sure, select

@@ -20,7 +20,7 @@ from collections import Counter
 from . import exported
 from .index import FTS_COLUMNS, tuple_cursor
 from .reads import Reads
-from .terms import Word, holds_enough
+from .terms import Word, held_by_any_bigram, holds_enough
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
@@ -198,7 +198,8 @@ class Evidence:
         named: set[int] = set()
         strong_rows: set[int] = set()
         first = self.first
-        enough = _holding_enough(reads, word, prefix) if word.cjk and len(word.terms) > 1 and not per_field else None
+        partial = word.cjk and len(word.terms) > 1 and not per_field and not held_by_any_bigram(word)
+        enough = _holding_enough(reads, word, prefix) if partial else None
         for term, prefix, strong_only in parts:
             strong_only = strong_only or anchor.pair  # a name is a memory's subject only where subjects are named
             scale = 1.0 if strong_only else share

@@ -646,6 +646,12 @@ KATAKANA_RUN = 3  # consecutive bigrams of a long katakana word that hold it ins
 KATAKANA_LONG = 5  # characters
 
 
+def held_by_any_bigram(word: Word) -> bool:
+    """Whether any bigram of a CJK word is a part of it (Chinese characters, kanji), as opposed to
+    a katakana or Korean word, which `holds_enough` judges."""
+    return not (_KATAKANA_WORD.match(word.text) or _HANGUL_WORD.match(word.text))
+
+
 def holds_enough(word: Word, held: list[bool]) -> bool:
     """Whether a memory holding these of a CJK word's bigrams (``held``, in the word's order) holds
     the word. A katakana word is a loanword whose endings many share (ース of リリース and ケース,

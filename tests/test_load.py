@@ -400,9 +400,14 @@ def test_a_read_only_global_folder_is_indexed_in_the_users_own_folder(project):
     assert list((Path(project.env()["ENGRAM_CONFIG_DIR"]) / "global-indexes").glob("*/index.db"))
 
 
-def test_dry_run_says_the_bar_an_off_topic_task_is_under(project):
-    for i in range(20):
+def _areas(project, count: int) -> None:
+    """``count`` memories each on an area no task here writes about."""
+    for i in range(count):
         project.write(f"topic-{i}", f"Body about area{i}.", tags=[f"area{i}"], directive=f"Rule about area{i} things.")
+
+
+def test_dry_run_says_the_bar_an_off_topic_task_is_under(project):
+    _areas(project, 20)
     project.write(
         "celery-tasks", "Retry safely.", tags=["celery", "tasks"], directive="Celery tasks must be idempotent."
     )
@@ -1606,8 +1611,7 @@ def test_a_load_waits_for_the_first_index_another_engram_is_building(
 def test_dry_run_says_why_a_task_under_the_bar_packs_all_the_same(project):
     """A memory named for a word of the task makes it on-topic in a small folder whatever the task
     model says of its other words: dry-run says so, where it used to print nothing."""
-    for i in range(12):
-        project.write(f"topic-{i}", f"Body about area{i}.", tags=[f"area{i}"], directive=f"Rule about area{i} things.")
+    _areas(project, 12)
     project.write("logging", "Use structlog; never log card data.", tags=["logging", "structlog"],
                   directive="Log with structlog key-value events.")  # fmt: skip
     shown = project.load("--dry-run", "write a short poem about logging trees in the forest")
