@@ -43,7 +43,7 @@ CANDIDATE_COLUMNS = ", ".join(f"m.{name}" for name in CANDIDATE_FIELDS)  # the r
 
 
 class Anchor:
-    __slots__ = ("word", "joined", "pair", "source", "foreign", "software", "concept", "inside")
+    __slots__ = ("word", "joined", "pair", "source", "foreign", "software", "concept", "inside", "implied_too")
 
     def __init__(
         self,
@@ -81,6 +81,10 @@ class Anchor:
         # technology's name: found where a memory spells words out, not in its id or tags
         # (`ERROR/MainProcess` of every Celery log line is no `release-process`).
         self.inside = False
+        # A technology's name the task writes that its identifiers imply as well ("Kafka" beside
+        # `RecordTooLargeException`): as sure a sign as the implied anchor it makes unneeded
+        # (`implied_candidate`), which writing the name must not lose.
+        self.implied_too = False
 
     @property
     def text(self) -> str:
@@ -132,12 +136,12 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
         _spell_compound(anchors, compound, seen)
     # the technologies the query's identifiers imply or it names, each by the names it does not write
     implied: dict[str, Anchor] = {}
-    for tech, names, source in (
-        signatures.implied(written) + signatures.in_code(query) + signatures.renamed([a.word for a in anchors])
-    ):
+    by_identifier = signatures.implied(written) + signatures.in_code(query)
+    for tech, names, source in by_identifier + signatures.renamed([a.word for a in anchors]):
         others = tuple(name for name in names if (name,) not in seen)
         if others and tech not in implied and len(implied) < signatures.MAX_IMPLIED:
             implied[tech] = Anchor(terms.Word(tech, others, False), pair=True, source=source)
+    _mark_implied_too(anchors, {tech for tech, _, _ in by_identifier})
     anchors += implied.values()
     from . import concepts  # its table is loaded only where a task is routed, as the signatures are
 
@@ -157,6 +161,15 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
         if others and not any(a.concept and a.text == concept for a in anchors):
             anchors.append(Anchor(terms.Word(concept, others, False), pair=True, source=source, concept=True))
     return anchors, max(0, unused)
+
+
+def _mark_implied_too(anchors: list[Anchor], implied: set[str]) -> None:
+    """Mark the technology names the task writes that its identifiers imply too (`Anchor.implied_too`)."""
+    from . import signatures  # loaded by `anchors_of` already
+
+    for anchor in anchors:
+        if not anchor.source and set(signatures.TECHNOLOGIES_NAMED.get(anchor.word.terms[0], ())) & implied:
+            anchor.implied_too = True
 
 
 def _mark_foreign(query: str, anchors: list[Anchor]) -> None:
@@ -664,7 +677,7 @@ def implied_candidate(routing: Routing) -> Candidate | None:
     implied = [
         index
         for index, anchor in enumerate(routing.scoring)
-        if anchor.source and not anchor.concept and anchor.source not in signatures.SCRIPT_NAMES
+        if (anchor.source and not anchor.concept and anchor.source not in signatures.SCRIPT_NAMES) or anchor.implied_too
     ]
     holders = [
         c for c in routing.admitted if c.judged and (c.judged.found.names_any(implied) or _on_a_path(c, routing))

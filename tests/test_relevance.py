@@ -644,3 +644,20 @@ def test_a_word_inside_a_pasted_identifier_is_no_memory_name(tmp_path: Path) -> 
     log = "worker-pdf keeps dying: [03:14:07,112: ERROR/MainProcess] WorkerLostError: signal 9 (SIGKILL)"
     assert packed(indexed_layers(tmp_path), log) == ["runbook-celery"]
     assert [a.inside for a in anchors_of(log)[0] if a.text == "process"] == [True]
+
+
+def test_writing_the_technology_beside_its_identifier_decides_as_the_identifier_alone(tmp_path) -> None:
+    """`RecordTooLargeException` implies Kafka, which makes the task about the memory named for it;
+    writing "Kafka" too must not lose that (a multilingual team's audit: the bare exception loaded
+    the rule, the same line with "Kafka" before it loaded nothing)."""
+    from helpers import write_memory
+
+    write_memory(tmp_path, "rules/kafka-consumer.md", {"id": "kafka-consumer", "tags": ["kafka", "consumer"],
+                 "directive": "Consumers commit offsets after processing; retries go to a DLQ."}, "Idempotent.")  # fmt: skip
+    for n in range(10):
+        write_memory(tmp_path, f"rules/note-{n}.md", {"id": f"note-{n}", "tags": [f"topic{n}"]}, f"Note {n}.")
+    layers = open_layers(open_workspace(tmp_path), None, [])
+    error = "RecordTooLargeException: The message is 1258291 bytes when serialized which is larger than 1048576"
+    for task in (error, f"Kafka {error}", f"org.apache.kafka.common.errors.{error}"):
+        routing = route(layers, task, Options())
+        assert [c.id for c in routing.pack][:1] == ["kafka-consumer"], (task, routing.on_topic)
