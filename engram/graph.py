@@ -84,12 +84,20 @@ def related_edges(conn: sqlite3.Connection) -> Iterator[tuple[str, str, float]]:
 def findings(conn: sqlite3.Connection) -> list[tuple[str, str]]:
     """(rel, reason) of every `depends_on` reference to an unknown id, then of every cycle: warnings
     the build records (`compile`), so that a no-op `engram index` and `check` read them back."""
-    unknown = [
-        (rel, f"depends_on names unknown id '{gate.memory_id(ref)}'")
-        for _, rel, ref, dst in references(conn)
-        if dst is None
-    ]
-    return unknown + _cycle_findings(conn)
+    unknown = [(rel, ref) for _, rel, ref, dst in references(conn) if dst is None]
+    ids = [memory_id for (memory_id,) in conn.execute("SELECT id FROM memories")] if unknown else []
+    said = [(rel, f"depends_on names unknown id '{gate.memory_id(ref)}'{_meant(ref, ids)}") for rel, ref in unknown]
+    return said + _cycle_findings(conn)
+
+
+def _meant(ref: str, ids: list[str]) -> str:
+    """``: did you mean 'release-process'?`` for a reference one or two edits from an id (`near_miss`),
+    looked for among the ids of about its length only: a folder may hold 100,000."""
+    from .nearmiss import near_miss
+
+    close = [memory_id for memory_id in ids if abs(len(memory_id) - len(ref)) <= 2]
+    meant = near_miss(ref, close)
+    return f": did you mean '{gate.memory_id(meant)}'?" if meant else ""
 
 
 def dependency_map(conn: sqlite3.Connection) -> dict[str, list[str]]:

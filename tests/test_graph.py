@@ -99,3 +99,14 @@ def test_graph_warnings_are_repeated_by_a_no_op_index_and_go_with_their_cause(pr
     assert "dependency cycle" not in fixed.stdout + fixed.stderr
     assert warnings[0] in fixed.stdout + fixed.stderr
     assert "dependency cycle" not in run_engram(["index"], project).stderr
+
+
+def test_an_unknown_prerequisite_one_edit_from_an_id_says_which_it_may_mean(project, write_memory, run_engram):
+    """A memory author's audit misspelled `release-proces`: the warning names the id it is close to."""
+    write_memory(project, "rules/release-process.md", {"id": "release-process"}, "# Release\nTag it.\n")
+    write_memory(project, "rules/hotfix.md", {"id": "hotfix", "depends_on": ["release-proces", "zzz"]}, "# Fix\n")
+    said = run_engram(["check"], project)
+    assert (
+        "rules/hotfix.md: depends_on names unknown id 'release-proces': did you mean 'release-process'?" in said.stdout
+    )
+    assert "depends_on names unknown id 'zzz'\n" in said.stdout
