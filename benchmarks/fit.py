@@ -221,8 +221,9 @@ def decided(
         return []
     best_relevance = 0.0 if case.everyday else max(r for _, _, r in case.ranked)  # as `route._decide` judges it
     named_implied = (case.named, case.implied)
+    memories = max(case.memories, gated_from) if case.everyday else case.memories
     if not relevance.on_topic_because(
-        case.on_topic, best_relevance, case.memories, named_implied, gated_from, on_topic, sure, select
+        case.on_topic, best_relevance, memories, named_implied, gated_from, on_topic, sure, select
     ):
         return []
     best = case.ranked[0][1]

@@ -636,8 +636,9 @@ def _decide(routing: Routing, found: list[LayerMatch], query: str, options: Opti
     named = None if everyday else named_candidate(routing.admitted)
     implied = implied_candidate(routing)
     sure = 0.0 if everyday else best_relevance
+    judged_in = max(memories, int(model.gated_from)) if everyday else memories  # a folder of 6 judges it too
     routing.topic_reason = model.topic_reason(
-        routing.on_topic, sure, memories, _relevance_of(named), _relevance_of(implied)
+        routing.on_topic, sure, judged_in, _relevance_of(named), _relevance_of(implied)
     )
     routing.topic_by = {
         relevance.NAMED_TOPIC: named,

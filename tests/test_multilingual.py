@@ -172,3 +172,18 @@ def test_a_stack_named_in_katakana_or_hangul_decides_no_more_than_its_latin_name
         routing = route(layers, zoo, Options())
         assert routing.pack == [] and routing.off_topic, zoo
     assert [c.id for c in route(layers, "파이썬 리스트 정렬할 때 TypeError 에러", Options()).pack][:1] == ["python"]
+
+
+def test_a_zoo_story_loads_nothing_in_a_folder_too_small_for_the_task_decision(tmp_path):
+    """Below `gated_from` memories the candidates alone decide, but everyday text in another
+    language around a stack's name is judged by the task model there too (the README's zoo, in a
+    multilingual team's six-memory folder, loaded the `python` rule)."""
+    from helpers import write_memory
+
+    write_memory(tmp_path, "rules/python.md", {"id": "python", "tags": ["python"],
+                 "directive": "Python code is typed and formatted with ruff."}, "Use pathlib.")  # fmt: skip
+    for n in range(4):
+        write_memory(tmp_path, f"rules/note-{n}.md", {"id": f"note-{n}", "tags": [f"topic{n}"]}, f"Note {n}.")
+    layers = open_layers(open_workspace(tmp_path), None, [])
+    assert route(layers, "动物园新来了一条 Python（蟒蛇），它吃什么？", Options()).pack == []
+    assert [c.id for c in route(layers, "Python 读取文件时报错", Options()).pack][:1] == ["python"]
