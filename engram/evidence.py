@@ -198,12 +198,15 @@ class Evidence:
         named: set[int] = set()
         strong_rows: set[int] = set()
         first = self.first
+        # a katakana or Korean word: which memories hold enough of its bigrams, from its bigrams' rows read once
         partial = word.cjk and len(word.terms) > 1 and not per_field and not held_by_any_bigram(word)
-        enough = _holding_enough(reads, word, prefix) if partial else None
+        read = {(term, prefix): _instances(reads, term, prefix) for term in word.terms} if partial else {}
+        enough = _holding_enough(word, [read[term, prefix] for term in word.terms]) if partial else None
         for term, prefix, strong_only in parts:
             strong_only = strong_only or anchor.pair  # a name is a memory's subject only where subjects are named
             scale = 1.0 if strong_only else share
-            for rowid, name, count in _instances(reads, term, prefix):
+            rows = read[term, prefix] if (term, prefix) in read else _instances(reads, term, prefix)
+            for rowid, name, count in rows:
                 column = COLUMN_INDEX[name]
                 if (strong_only and column not in STRONG_COLUMNS) or (anchor.inside and column in NAME_COLUMNS):
                     continue
@@ -455,9 +458,10 @@ def _estimated_df(reads: Reads, anchor: Anchor, known: dict[str, int], prefix: b
     return best
 
 
-def _holding_enough(reads: Reads, word: Word, prefix: bool) -> set[int]:
-    """The memories holding enough of a CJK word's bigrams to hold the word (`terms.holds_enough`)."""
-    holders = [{rowid for rowid, _, _ in _instances(reads, term, prefix)} for term in word.terms]
+def _holding_enough(word: Word, rows: list[list[tuple]]) -> set[int]:
+    """The memories holding enough of a CJK word's bigrams (``rows``: each bigram's instances, in
+    the word's order) to hold the word (`terms.holds_enough`)."""
+    holders = [{rowid for rowid, _, _ in bigram_rows} for bigram_rows in rows]
     candidates = set().union(*holders)
     return {rowid for rowid in candidates if holds_enough(word, [rowid in rows for rows in holders])}
 

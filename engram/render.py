@@ -209,8 +209,8 @@ def render_dry_run(routing: Routing, pack: Pack) -> str:
             f"off-topic: the task as a whole is judged not about this folder (on-topic {_on_topic_value(routing)}; "
             f"{_off_topic_reason(routing)})"
         )
-    elif routing.pack and _kept_reason(routing):
-        lines.append(f"on-topic {_on_topic_value(routing)}: {_kept_reason(routing)}")
+    elif routing.pack and (kept := _kept_reason(routing)):
+        lines.append(f"on-topic {_on_topic_value(routing)}: {kept}")
     for position, entry in enumerate(pack.selected, 1):
         cand = entry.cand
         # a prerequisite was never judged against the task: its reason line says what it is

@@ -153,7 +153,7 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
         tech
         for anchor in anchors
         if anchor.word.terms[0] not in signatures.EVERYDAY_NAMES
-        for tech in signatures.TECHNOLOGIES_NAMED.get(anchor.word.terms[0], ())
+        for tech in _named_technologies(anchor)
     ]
     given = concepts.signalled(written) + concepts.of_technologies([*named, *implied])
     for concept, names, source in given:
@@ -163,12 +163,17 @@ def anchors_of(query: str) -> tuple[list[Anchor], int]:
     return anchors, max(0, unused)
 
 
-def _mark_implied_too(anchors: list[Anchor], implied: set[str]) -> None:
-    """Mark the technology names the task writes that its identifiers imply too (`Anchor.implied_too`)."""
+def _named_technologies(anchor: Anchor) -> tuple[str, ...]:
+    """The technologies the anchor's word is a name of (`signatures.TECHNOLOGIES_NAMED`)."""
     from . import signatures  # loaded by `anchors_of` already
 
+    return signatures.TECHNOLOGIES_NAMED.get(anchor.word.terms[0], ())
+
+
+def _mark_implied_too(anchors: list[Anchor], implied: set[str]) -> None:
+    """Mark the technology names the task writes that its identifiers imply too (`Anchor.implied_too`)."""
     for anchor in anchors:
-        if not anchor.source and set(signatures.TECHNOLOGIES_NAMED.get(anchor.word.terms[0], ())) & implied:
+        if not anchor.source and implied.intersection(_named_technologies(anchor)):
             anchor.implied_too = True
 
 
@@ -527,13 +532,10 @@ def _in_clause(anchor: Anchor, lowered: str) -> bool:
 
 def technology_anchors(anchors: list[Anchor]) -> frozenset[int]:
     """The anchors that name a technology: one the task's identifiers imply, or a word that is a
-    technology's name (`signatures.TECHNOLOGIES_NAMED`)."""
-    from . import signatures  # loaded by `anchors_of` already
-
+    technology's name (`_named_technologies`)."""
     return frozenset(
         i for i, anchor in enumerate(anchors)
-        if (anchor.source and not anchor.concept)
-        or (not anchor.pair and anchor.word.terms[0] in signatures.TECHNOLOGIES_NAMED)
+        if (anchor.source and not anchor.concept) or (not anchor.pair and _named_technologies(anchor))
     )  # fmt: skip
 
 
@@ -628,14 +630,14 @@ def _decide(routing: Routing, found: list[LayerMatch], query: str, options: Opti
         return
     model = options.model
     routing.on_topic = model.task_relevance(query_features(routing, found, query))
-    best_relevance = max(c.relevance for c in routing.admitted)
+    most_relevant = max(routing.admitted, key=lambda c: c.relevance)
     memories = max(m.evidence.total for m in found)
     # Everyday text in another language around a stack's name (a zoo's python, パイソン) is left to
     # the task model: a memory named for that name is no surer sign than the name is
     everyday = any(m.everyday for m in found)
     named = None if everyday else named_candidate(routing.admitted)
     implied = implied_candidate(routing)
-    sure = 0.0 if everyday else best_relevance
+    sure = 0.0 if everyday else most_relevant.relevance
     judged_in = max(memories, int(model.gated_from)) if everyday else memories  # a folder of 6 judges it too
     routing.topic_reason = model.topic_reason(
         routing.on_topic, sure, judged_in, _relevance_of(named), _relevance_of(implied)
@@ -643,7 +645,7 @@ def _decide(routing: Routing, found: list[LayerMatch], query: str, options: Opti
     routing.topic_by = {
         relevance.NAMED_TOPIC: named,
         relevance.IMPLIED_TOPIC: implied,
-        relevance.SURE_TOPIC: max(routing.admitted, key=lambda c: c.relevance),
+        relevance.SURE_TOPIC: most_relevant,
     }.get(routing.topic_reason)
     routing.off_topic = not routing.topic_reason
     routing.topic_bar = model.on_topic
