@@ -58,8 +58,15 @@ _LIST_MARK = "-*+> \t"
 
 
 def _first_text(body: str) -> str:
-    """The body's first line of text, no heading, fence or table, its list or quote mark left out;
-    "" when it is longer than FIRST_TEXT_CHARS (never cut: a card says a whole line or nothing)."""
+    """The body's first line of text (`first_text_line`); "" when it is longer than
+    FIRST_TEXT_CHARS (never cut: a card says a whole line or nothing)."""
+    text = first_text_line(body)
+    return text if len(text) <= FIRST_TEXT_CHARS else ""
+
+
+def first_text_line(body: str) -> str:
+    """The body's first line of text, no heading, fence, rule, table or comment, its list or quote
+    mark left out; "" when there is none."""
     lines = body.splitlines()
     in_fence = False
     for index, line in enumerate(lines):
@@ -71,7 +78,7 @@ def _first_text(body: str) -> str:
         setext = index + 1 < len(lines) and set(lines[index + 1].strip()) in ({"="}, {"-"})
         if in_fence or rule or setext or ATX_HEADING.match(line) or text.startswith(("|", "<!--")):
             continue
-        return text if len(text) <= FIRST_TEXT_CHARS else ""
+        return text
     return ""
 
 

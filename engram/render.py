@@ -9,8 +9,7 @@ import json
 
 from . import gate, relevance, terms
 from .index import RETIRED
-from .memory_format import ATX_HEADING
-from .pack import Entry, Pack
+from .pack import Entry, Pack, first_text_line
 from .route import Candidate, Routing
 
 
@@ -52,11 +51,8 @@ def with_directive(directive: str, body: str) -> str:
 
 
 def _opens_with(body: str, directive: str) -> bool:
-    for line in body.splitlines():
-        text = line.strip()
-        if text and not ATX_HEADING.match(text):
-            return _folded(text.lstrip("-*+> ").strip("*_")).startswith(_folded(directive).rstrip(".;:!"))
-    return False
+    first = first_text_line(body).strip("*_")
+    return bool(first) and _folded(first).startswith(_folded(directive).rstrip(".;:!"))
 
 
 def _folded(text: str) -> str:
