@@ -747,11 +747,17 @@ def _explain(routing: Routing, found: list[LayerMatch]) -> None:
     routing.omitted = cut + hidden
     omitted_total = sum(len(rowids) for m in found for rowids in m.omitted.values())
     routing.unlisted = routing.total_related - len(routing.admitted) + omitted_total - len(hidden)
+    # nothing was routed to narrow: an off-topic task is not about these memories, whatever their tags
+    routing.narrow_tags = [] if routing.off_topic else _narrowing_tags(routing, found)
+
+
+def _narrowing_tags(routing: Routing, found: list[LayerMatch]) -> list[str]:
+    """`narrow_tags` over the tags of every related candidate."""
     tally: Counter = Counter()
     for m in found:
         for (tags,) in _in_chunks(m.layer, "SELECT m.tags FROM memories AS m WHERE m.rowid IN ({})", m.admitted_rowids):
             tally.update(set(json.loads(tags)))
-    routing.narrow_tags = narrow_tags(routing.anchors, tally, routing.total_related)
+    return narrow_tags(routing.anchors, tally, routing.total_related)
 
 
 def narrow_tags(anchors: list[Anchor], tally: Counter, size: int, count: int = 5) -> list[str]:

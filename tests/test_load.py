@@ -424,6 +424,21 @@ def test_dry_run_says_the_bar_an_off_topic_task_is_under(project):
     assert "not looked for (words about memories themselves): task" in shown.lines
 
 
+def test_an_off_topic_task_is_offered_no_tags_to_narrow_with(project):
+    """Nothing was routed, so no tag narrows it: a soup recipe is not narrowed to celery `retries`."""
+    _areas(project, 20)
+    project.write("celery-tasks", "Retry safely.", tags=["celery", "retries"], directive="Celery tasks are idempotent.")
+    project.write(
+        "celery-beat", "One file.", tags=["celery", "schedules"], directive="Beat schedules live in one module."
+    )
+    shown = project.load("--dry-run", "a recipe for celery and stilton soup for a winter dinner party")
+    assert [line for line in shown.lines if line.startswith("off-topic: ")]
+    assert not [line for line in shown.lines if line.startswith("Narrow with tags:")], shown.stdout
+    assert project.load_json("a recipe for celery and stilton soup for a winter dinner party")["narrow_tags"] == []
+    on_topic = project.load("--dry-run", "celery")
+    assert "Narrow with tags: retries, schedules" in on_topic.lines, on_topic.stdout
+
+
 def test_a_committed_shared_index_built_from_this_project_serves_nothing_its_sources_retired(project):
     """`global_index` naming the project's own export: the live sources are the workspace layer, so a
     memory removed or renamed since the file was built does not come back from it."""
