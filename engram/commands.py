@@ -106,9 +106,12 @@ def run_index(output: Path | None, scope: str, sign_key: Path | None = None) -> 
 def summary_line(results: list[CompileResult]) -> str:
     """Memories and invalid files add up to the files; added, changed and removed count files."""
     total = {key: sum(getattr(r, key) for r in results) for key in COUNTS}
+    # indexed, but never shown to an agent: said beside the counts, not only in the lines above them
+    flagged = len({p.where for r in results for p in r.problems if p.kind == "flagged"})
     return (
         f"indexed {counted(total['total'], 'memory', 'memories')} from {counted(total['files'], 'file', 'files')} "
-        f"({total['added']} added, {total['changed']} changed, {total['removed']} removed, {total['invalid']} invalid)"
+        f"({total['added']} added, {total['changed']} changed, {total['removed']} removed, {total['invalid']} invalid"
+        f"{f', {flagged} flagged' if flagged else ''})"
     )
 
 
@@ -154,7 +157,8 @@ def run_check(as_json: bool) -> int:
     problems = [problem for report in reports for problem in report.problems]
     for problem in problems:
         out(str(problem))
-    kinds = Counter(p.kind for p in problems if p.kind != "warning")
+    # files, as `index` counts them: a file with two errors or two secrets is one
+    kinds = Counter(kind for kind, _ in dict.fromkeys((p.kind, p.where) for p in problems if p.kind != "warning"))
     out(
         "engram check: fresh"
         if fresh

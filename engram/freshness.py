@@ -269,11 +269,31 @@ def recorded_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:
 
 
 def flagged_problems(conn: sqlite3.Connection, root: Root) -> list[Problem]:
-    """The memories the safety screen flagged: indexed, never packed (`load` says SKIPPED)."""
-    return [
-        Problem(display_path(root, rel), f"{label}; remove it from the file", kind="flagged")
-        for rel, label in conn.execute("SELECT rel, safety FROM memories WHERE safety IS NOT NULL ORDER BY rel")
-    ]
+    """The memories the safety screen flagged: indexed, never packed (`load` says SKIPPED). Each
+    line of the file the screen flags alone is named, so that every secret is found in one pass;
+    a memory flagged only as a whole (a key split over lines) is named once, without a line."""
+    out = []
+    for rel, label in conn.execute("SELECT rel, safety FROM memories WHERE safety IS NOT NULL ORDER BY rel"):
+        where = display_path(root, rel)
+        found = flagged_lines(os.path.join(root.path, rel), label)
+        out += [Problem(where, f"{line_label}; remove it from the file", line, "flagged") for line, line_label in found]
+        if not found:
+            out.append(Problem(where, f"{label}; remove it from the file", kind="flagged"))
+    return out
+
+
+def flagged_lines(path: str, label: str) -> list[tuple[int, str]]:
+    """The lines of a flagged file that the screen flags alone for the same kind (secret,
+    injection) as the whole memory, with their labels; none when the file cannot be read."""
+    from .safety import scan  # index and check only, and only for a flagged memory
+
+    kind = label.partition(":")[0]
+    try:
+        lines = read_text(path, MAX_FILE_BYTES).splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+    found = ((number, scan(line)) for number, line in enumerate(lines, 1) if line.strip())
+    return [(number, line_label) for number, line_label in found if line_label and line_label.startswith(kind)]
 
 
 # What a body adds to a pack beside its own text: the count line, its heading and directive.

@@ -353,6 +353,8 @@ _FILE_PATH = LazyPattern(r"\.?[\w.-]*/[\w./-]*\.[a-z]{1,5}$")  # `.cache/sso.txt
 _SETTING = LazyPattern(r"[A-Za-z_][A-Za-z0-9_.]*=(?P<value>.*)")
 _CJK_CHAR = LazyPattern(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _NUMBER = LazyPattern(r"[0-9][0-9.,:_-]*")  # a count, a rate, a version, an address, a date: `pass_rate: 0.9500`
+# Words and their alternatives, as prose writes them: "the token is missing/invalid", "read/write".
+_WORD_ALTERNATIVES = LazyPattern(r"[A-Za-z]?[a-z]+(?:/[A-Za-z]?[a-z]+)+")
 
 
 def _looks_like_real_value(value: str, quoted: bool, setting_read: bool = False) -> bool:
@@ -364,7 +366,7 @@ def _looks_like_real_value(value: str, quoted: bool, setting_read: bool = False)
         return False  # a phrase, or words in Chinese, Japanese or Korean (`12文字以上`, `argon2id로`)
     if _PLACEHOLDER.search(value) or placeholder(value) or _CIPHERTEXT.match(value):
         return False
-    if not quoted and _CODE_EXPRESSION.match(value):
+    if not quoted and (_CODE_EXPRESSION.match(value) or _WORD_ALTERNATIVES.fullmatch(value)):
         return False
     if not setting_read and (setting := _SETTING.match(value)):  # `AUTH_LOCAL_ENABLED=false`: its value decides
         return _looks_like_real_value(setting["value"], quoted=False, setting_read=True)

@@ -142,7 +142,10 @@ def test_generated_files_git_ignores_are_not_required(tmp_path: Path, run_engram
 def test_invalid_and_flagged_files_are_named_with_what_fixes_them(origin: Path, tmp_path: Path, run_engram) -> None:
     rules = origin / ".agents/.engram/rules"
     (rules / "bad.md").write_text("---\nid: bad\nconfidence: sure\nvalid_until: next year\n---\nbody\n")
-    (rules / "leaky.md").write_text("---\nid: leaky\n---\nThe token is ghp_abcdefghijklmnopqrstuvwxyz0123456789\n")
+    (rules / "leaky.md").write_text(
+        "---\nid: leaky\n---\nThe token is ghp_abcdefghijklmnopqrstuvwxyz0123456789\n\n"
+        "Return 401 when the token is missing/invalid.\n\nThe staging password is Zr7&kQ2!mw.\n"
+    )
     commit_all(origin)
     repo = clone(origin, tmp_path)
     proc = run_engram(["check"], cwd=repo)
@@ -150,11 +153,19 @@ def test_invalid_and_flagged_files_are_named_with_what_fixes_them(origin: Path, 
     lines = output_lines(proc)
     assert "invalid .agents/.engram/rules/bad.md:3: confidence: must be one of high, medium, low" in lines
     assert "invalid .agents/.engram/rules/bad.md:4: valid_until: must be a date, YYYY-MM-DD" in lines
-    flagged = [line for line in lines if line.startswith("flagged .agents/.engram/rules/leaky.md")]
-    assert len(flagged) == 1 and flagged[0].endswith("remove it from the file")
+    # every secret at once, each at its line; the prose between them is none
+    assert [line for line in lines if line.startswith("flagged .agents/.engram/rules/leaky.md")] == [
+        "flagged .agents/.engram/rules/leaky.md:4: secret: github token; remove it from the file",
+        "flagged .agents/.engram/rules/leaky.md:8: secret: password in prose; remove it from the file",
+    ]
+    # files are counted, as `index` counts them: bad.md's two errors are one invalid file
+    assert lines[-1] == "engram check: not fresh (1 invalid, 1 flagged)"
     assert "ghp_" not in proc.stdout + proc.stderr
     assert not [line for line in lines if "bad.md" in line or "leaky.md" in line if "engram index" in line]
     assert untracked_or_changed(repo) == ""
+    indexed = run_engram(["index"], cwd=repo)
+    assert "0 removed, 1 invalid, 1 flagged)" in indexed.stdout
+    assert "ghp_" not in indexed.stdout + indexed.stderr
 
 
 def test_a_committed_shared_index_must_match_its_sources(

@@ -1496,7 +1496,7 @@ def test_index_output_is_not_written_while_a_memory_is_flagged(project, run_engr
     )
     refused = run_engram(["index", "--output", "team.db"], cwd=project)
     assert refused.returncode == 1 and not (project / "team.db").exists()
-    assert "flagged .agents/.engram/knowledge/staging-db.md: secret: url credentials" in refused.stderr
+    assert "flagged .agents/.engram/knowledge/staging-db.md:6: secret: url credentials" in refused.stderr
     assert refused.stderr.endswith("would publish the flagged memories above; remove what they hold first\n")
     leak.unlink()
     assert run_engram(["index", "--output", "team.db"], cwd=project).returncode == 0

@@ -269,7 +269,7 @@ def test_index_names_a_flagged_memory_and_a_misspelt_key_and_still_succeeds(proj
         proc = run_engram(["index"], cwd=project)
         assert proc.returncode == 0  # flagged and warned about, not invalid
         assert (
-            "engram: flagged .agents/.engram/rules/leaky.md: secret: github token; remove it from the file"
+            "engram: flagged .agents/.engram/rules/leaky.md:4: secret: github token; remove it from the file"
             in proc.stderr.splitlines()
         )
         assert (

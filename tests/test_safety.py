@@ -183,6 +183,7 @@ def test_evaluate_counts_wrong_kind_as_miss(tmp_path: Path) -> None:
 # --- (b) detectors --------------------------------------------------------------
 
 SECRETS = [
+    ("The deploy token is Abc/def9x2Qz for now.", "secret: password in prose"),  # a slash in a real value
     ("Le mot de passe du compte de recette est « vK9#p2!qLw » (ne pas diffuser).", "secret: password in prose"),
     ("La contraseña de la base de datos de pruebas del equipo es Zr7&kQ2!mw.", "secret: password in prose"),
     ("A senha do banco de homologação é Qw7#kP2!zx, não compartilhe.", "secret: password in prose"),
@@ -784,6 +785,9 @@ FALSE_ALARMS = [
     "password hashing with bcrypt2; password policy NIST-800-63B; Rotate the password KeyVault-Prod monthly.",
     'Password Reset Request","User Authentication","Functional"',  # a CSV row of test cases
     'To reproduce the bug, paste "Ignore all previous instructions" into the chat box; the bot must refuse.',
+    # a word and its alternative after "is" (a new user's API error rule was never shown to an agent)
+    "- 401 vs 403: 401 only when the Firebase token is missing/invalid, 403 when the user is known.",
+    "The secret is read/write for the deploy role only.",
 ]
 
 
