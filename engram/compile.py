@@ -342,17 +342,40 @@ class Builder:
         )
 
     def compile_file(self, source: SourceFile, prepared: Prepared) -> None:
-        """Store one prepared file: its memory, or why it cannot be one."""
+        """Store one prepared file: its memory, or why it cannot be one. Of two files with one id
+        the one `_keeps_id` prefers holds it, whichever was indexed first: the index is the same
+        built from scratch or step by step."""
         self.delete_memory(source.rel)
         problems, memory_row = prepared.problems, None
         if prepared.row:
             memory_id = prepared.row[0]
             owner = self.conn.execute("SELECT rel FROM memories WHERE id = ?", (memory_id,)).fetchone()
+            if owner is not None and _keeps_id(source.rel, owner[0], memory_id):
+                self.delete_memory(owner[0])
+                self.conn.execute(
+                    "UPDATE files SET status = 'invalid', error = ?, memory = NULL WHERE rel = ?",
+                    (json.dumps([[self._duplicate(memory_id, source.rel), None]]), owner[0]),
+                )
+                owner = None
             if owner is not None:
-                problems = ((f"duplicate id '{memory_id}' (also in {display_path(self.root, owner[0])})", None),)
+                problems = ((self._duplicate(memory_id, owner[0]), None),)
             else:
                 memory_row = self.insert_memory(source.rel, prepared)
         self.record_file(source, prepared.sha, problems, memory_row)
+
+    def _duplicate(self, memory_id: str, holder: str) -> str:
+        return f"duplicate id '{memory_id}' (also in {display_path(self.root, holder)})"
+
+
+def _keeps_id(rel: str, other: str, memory_id: str) -> bool:
+    """Whether the file at ``rel`` rather than ``other`` holds an id both declare: the one named
+    for it (`rules/deploy.md` for `deploy`, not a copy saved as `deploy-old.md`), else the first
+    path."""
+
+    def key(path: str) -> tuple[bool, str]:
+        return (os.path.splitext(os.path.basename(path))[0] != memory_id, path)
+
+    return key(rel) < key(other)
 
 
 @contextlib.contextmanager

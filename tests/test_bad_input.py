@@ -154,6 +154,27 @@ def test_duplicate_id_second_file_is_invalid_until_the_first_goes(base, run_engr
     assert run_engram(["check"], cwd=base).returncode == 0
 
 
+@pytest.mark.parametrize("order", ["named-file-first", "copy-first", "from-scratch"])
+def test_a_duplicate_id_is_held_by_the_file_named_for_it_however_the_index_was_built(base, run_engram, order):
+    """A copy saved as `dup.md` never takes `migrations-policy` from `migrations-policy.md`: the index
+    is a function of the files, not of which one an earlier build saw first."""
+    rules = base / ".agents/.engram/rules"
+    files = {
+        "migrations-policy.md": "---\nid: migrations-policy\n---\nORIGINAL body\n",
+        "dup.md": "---\nid: migrations-policy\n---\nSTUB body\n",
+    }
+    written = list(files) if order != "copy-first" else list(reversed(files))
+    for name in written:
+        (rules / name).write_text(files[name])
+        if order != "from-scratch":
+            run_engram(["index"], cwd=base)
+    proc = run_engram(["index"], cwd=base)
+    assert proc.returncode == 1
+    line = assert_one_line_about(proc.stderr, "rules/dup.md")
+    assert "also in .agents/.engram/rules/migrations-policy.md" in line
+    assert run_engram(["load", "--id", "migrations-policy"], cwd=base).stdout.splitlines()[-1] == "ORIGINAL body"
+
+
 def test_same_file_name_in_two_folders_is_a_duplicate_id(base, run_engram):
     (base / ".agents/.engram/rules/deploy.md").write_text("# Deploy rule\nShip on Tuesdays.\n")
     (base / ".agents/.engram/knowledge/deploy.md").write_text("# Deploy notes\nStaging first.\n")
