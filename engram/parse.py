@@ -7,6 +7,7 @@ string the author wrote (``2026-06-30`` stays a string, ``on`` is not
 
 from __future__ import annotations
 
+import json
 import re
 from collections import namedtuple
 
@@ -143,6 +144,37 @@ def split_frontmatter(text: str) -> tuple[str | None, str, int]:
         return None, text, 1
     body_line = text[: match.end()].count("\n") + 1
     return match.group(1), text[match.end() :], body_line
+
+
+# A one-line text value written plainly around ': ' ("directive: Triage a crash from Sentry: confirm
+# the release first"): YAML refuses the whole file, which a new user's first rules did twice in 25.
+_PROSE_WITH_COLON = re.compile(
+    r"""^(directive|summary|title|description)([ \t]*:[ \t]+)([^\s"'|>&*!\[{#%@`][^\n]*?:[ \t][^\n]*)$"""
+)
+
+
+def _load_frontmatter(frontmatter: str) -> tuple[dict, str, tuple[tuple[str, int], ...]]:
+    """The frontmatter's keys (`_load_yaml`), the text YAML read, and a warning for each prose value
+    holding ': ' that YAML refused and engram read as the one line of text it is, quoted
+    (`_PROSE_WITH_COLON`); other tools still need it quoted. The file's own error stands when that
+    does not make it YAML."""
+    try:
+        return _load_yaml(frontmatter), frontmatter, ()
+    except ParseError as refused:
+        lines = frontmatter.splitlines()
+        prose = [(number, match) for number, line in enumerate(lines) if (match := _PROSE_WITH_COLON.match(line))]
+        if not prose:
+            raise
+        for number, match in prose:
+            key, colon, value = match.groups()
+            lines[number] = key + colon + json.dumps(value.rstrip(), ensure_ascii=False)
+        read = "\n".join(lines)
+        try:
+            data = _load_yaml(read)
+        except ParseError:
+            raise refused from None
+    said = "holds ': ', which YAML refuses unquoted: read as one line of text; quote it for other tools"
+    return data, read, tuple((f"`{match.group(1)}` {said}", number + 2) for number, match in prose)
 
 
 def _load_yaml(frontmatter: str) -> dict:
@@ -380,7 +412,7 @@ def parse_memory(text: str, rel_path: str) -> Memory:
     """Parse memory text found at ``rel_path`` (relative to its root, e.g. ``rules/x.md``)."""
     frontmatter, body, body_line = split_frontmatter(text)
     _no_conflict(body, body_line)
-    data = _load_yaml(frontmatter) if frontmatter is not None else {}
+    data, frontmatter, read_as_text = _load_frontmatter(frontmatter) if frontmatter is not None else ({}, None, ())
     data = {str(k).strip().lower(): v for k, v in data.items()}
     fields = _Fields(data, frontmatter or "")
     folder = rel_path.split("/", 1)[0]
@@ -414,7 +446,8 @@ def parse_memory(text: str, rel_path: str) -> Memory:
         + _repeated_keys(fields)
         + _globs_cut(applies_to, fields.written.get("applies_to", (None, ""))[0])
         + _cut_by_comments(frontmatter or "")
-        + _wide_separators(fields),
+        + _wide_separators(fields)
+        + read_as_text,
         unseen=(frontmatter or "") + "\n" + hidden,
     )
     if fields.errors:  # with the warnings: every problem of the file at once (`tgas` beside a bad `level`)

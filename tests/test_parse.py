@@ -424,9 +424,27 @@ def test_yaml_syntax_error_names_the_file_line():
     assert "3" in str(info.value)
 
 
+def test_a_colon_in_a_prose_value_is_read_as_its_text_with_a_warning():
+    """A new user's rules wrote `directive: Triage a crash from Sentry: confirm ...` twice in 25."""
+    memory = parse_memory(
+        "---\nid: x\ntags: [sentry]\ndirective: Triage a crash from Sentry: confirm the release #1 first. \n"
+        "summary: Who: the on-call\n---\nbody\n",
+        "rules/x.md",
+    )
+    assert memory.directive == "Triage a crash from Sentry: confirm the release #1 first."
+    assert memory.summary == "Who: the on-call" and memory.tags == ["sentry"]
+    said = "holds ': ', which YAML refuses unquoted: read as one line of text; quote it for other tools"
+    assert memory.warnings == ((f"`directive` {said}", 4), (f"`summary` {said}", 5))
+
+
 def test_a_colon_in_a_value_says_to_quote_it_and_yaml_punctuation_is_shown():
+    # not a prose value: an id or a list is not read as text
     with pytest.raises(ParseError) as info:
-        parse_memory("---\nid: x\ndirective: Keep layers apart: api first\n---\nbody\n", "rules/x.md")
+        parse_memory("---\nid: x: y\ndirective: Keep layers apart\n---\nbody\n", "rules/x.md")
+    assert info.value.reason.endswith("(a value holding ': ' needs quotes)")
+    # a prose value beside another YAML error: the file's own error stands
+    with pytest.raises(ParseError) as info:
+        parse_memory("---\nid: x\ndirective: Keep layers apart: api first\nfoo: bar: baz\n---\nbody\n", "rules/x.md")
     assert info.value.reason.endswith("(a value holding ': ' needs quotes)")
     with pytest.raises(ParseError) as info:
         parse_memory("---\nid: x\ntags: [a, 'secret value'\n---\nbody\n", "rules/x.md")
