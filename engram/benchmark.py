@@ -178,7 +178,7 @@ def run_benchmark(fixture: Path) -> dict:
     }
 
 
-COLUMNS = ("queries", "hit_at_pack", "recall_at_pack", "mrr", "precision", "off_topic_silent")
+COLUMNS = ("queries", "hit_at_pack", "recall_at_pack", "mrr", "precision", "off_topic_silent", "mean_pack")
 
 
 NAME_WIDTH = 8
@@ -209,7 +209,7 @@ OFF_TOPIC_COLUMNS = ("off_topic_silent",)  # the rest but `queries` are measured
 def _cell(summary: dict, column: str):
     """A number, or n/a where the group has no case it is measured on (a language's on-topic
     tasks alone: its silence is no 0.0)."""
-    if column == "queries":
+    if column in ("queries", "mean_pack"):  # over every case
         return summary[column]
     cases = summary["off_topic"] if column in OFF_TOPIC_COLUMNS else summary["on_topic"]
     return summary[column] if cases else "n/a"

@@ -98,7 +98,8 @@ def reasons(cand: Candidate, routing: Routing) -> list[str]:
 def omission_text(cand: Candidate, routing: Routing) -> str:
     """An omitted candidate's reason, then its relevance, its most specific words of the task and
     where it holds them, and what it lacks, when it was judged:
-    ``(relevance) relevance 0.12, holds login in body, test in tags; lacks kafka, zebra``."""
+    ``(limit) relevance 0.52, holds login in body, test in tags; lacks kafka, zebra``, the reason
+    and the number said once where they are one (``(relevance 0.12) holds ...``)."""
     if cand.held_alone is not None:  # failing the anchor rule: what it holds, and what the rule asks
         index, fields = cand.held_alone
         return gate.line(
@@ -108,10 +109,12 @@ def omission_text(cand: Candidate, routing: Routing) -> str:
     if cand.judged is None:
         return f"({cand.omission}){_retired(cand)}"  # (lifecycle) (expired 2025-01-01)
     lacks = cand.lacks(routing)
-    return gate.line(
-        f"({cand.omission}) relevance {cand.relevance:.2f}{_holds(cand, routing)}"
-        + (f"; lacks {', '.join(lacks)}" if lacks else "")
-    )
+    held = _holds(cand, routing)
+    if cand.omission == "relevance":
+        judged = f"(relevance {cand.relevance:.2f}){held.removeprefix(',')}"
+    else:
+        judged = f"({cand.omission}) relevance {cand.relevance:.2f}{held}"
+    return gate.line(judged + (f"; lacks {', '.join(lacks)}" if lacks else ""))
 
 
 def _holds(cand: Candidate, routing: Routing) -> str:

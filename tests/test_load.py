@@ -849,8 +849,8 @@ def test_an_omitted_memory_is_said_to_lack_the_subjects_first(project):
     held = {o["id"]: o.get("holds") for o in payload["omitted"]}
     assert held["long-notes"] == {"zebra": ["body"]}  # and where: what an author can move to a tag
     dry = project.load("--dry-run", "kafka brokers zebra").lines
-    assert "omitted: long-notes [workspace] (relevance) relevance" in next(line for line in dry if "long-notes" in line)
-    assert next(line for line in dry if "long-notes" in line).endswith(", holds zebra in body; lacks kafka, brokers")
+    assert "omitted: long-notes [workspace] (relevance 0." in next(line for line in dry if "long-notes" in line)
+    assert next(line for line in dry if "long-notes" in line).endswith(") holds zebra in body; lacks kafka, brokers")
     # the words inside an identifier are no words of their own beside it, unless it is unknown
     project.write("kafka-consumer", "# KC\nKafkaConsumer offsets.", tags=["consumer"])
     routed = project.load_json("KafkaConsumer zebra")
