@@ -32,7 +32,7 @@ from .layers import Layer, open_layers
 from .lazyre import LazyPattern
 from .pack import Fits, Pack, with_prerequisites
 from .paths import relative_posix
-from .render import render_text
+from .render import off_topic_text, render_text
 from .route import MAX_TASK_CHARS, Candidate, Options, Routing, path_memories, route, tagged_memories
 from .select import options_from_config, pack_options_from_config, pack_routing
 from .state import (
@@ -183,6 +183,7 @@ def on_prompt(hook: Hook) -> str | None:
     layers = hook.layers()
     prompt = own_words(raw, layers)
     if not prompt.strip():
+        debug("nothing to add: the prompt holds only what hosts and engram put into it")
         return None
     prompt = prompt[:MAX_TASK_CHARS]  # what routing reads, and all the session keeps for subagents
     options = hook.options()
@@ -243,7 +244,10 @@ def deliver_routed(hook: Hook, routing: Routing, options: Options) -> str | None
     session never deliver the same memory twice.
     """
     if not routing.admitted:
+        debug("nothing to add: no memory holds a word of the task")
         return None
+    if routing.off_topic:
+        debug(f"nothing to add: {off_topic_text(routing)}")
     in_play = with_prerequisites(routing.pack, options, options.limit)
     delivered = still_delivered(hook, [*in_play, *routing.admitted])
     already = gate.names([c.id for c in in_play if c.key in delivered])

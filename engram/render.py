@@ -133,6 +133,14 @@ def _held(cand: Candidate, routing: Routing) -> list[tuple[str, list[str]]]:
     return [(routing.label(routing.scoring[index]), fields) for index, fields in held[:HELD_LISTED]]
 
 
+def off_topic_text(routing: Routing) -> str:
+    """Why an off-topic task packs nothing, as dry-run says it (and a hook with ENGRAM_DEBUG=1)."""
+    return (
+        f"the task as a whole is judged not about this folder (on-topic {_on_topic_value(routing)}; "
+        f"{_off_topic_reason(routing)})"
+    )
+
+
 def _off_topic_reason(routing: Routing) -> str:
     """Why an off-topic task packs nothing: the task's relevance to the folder is under the
     decision's bar, or what would pack holds the task's words in bodies alone, weakly."""
@@ -204,10 +212,7 @@ def render_dry_run(routing: Routing, pack: Pack) -> str:
         more = f" and {len(unknown) - UNKNOWN_LISTED} more" if len(unknown) > UNKNOWN_LISTED else ""
         lines.append(f"no memory holds: {', '.join(unknown[:UNKNOWN_LISTED])}{more}")
     if routing.admitted and not routing.pack and routing.off_topic:
-        lines.append(
-            f"off-topic: the task as a whole is judged not about this folder (on-topic {_on_topic_value(routing)}; "
-            f"{_off_topic_reason(routing)})"
-        )
+        lines.append(f"off-topic: {off_topic_text(routing)}")
     elif routing.pack and (kept := _kept_reason(routing)):
         lines.append(f"on-topic {_on_topic_value(routing)}: {kept}")
     for position, entry in enumerate(pack.selected, 1):

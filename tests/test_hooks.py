@@ -679,6 +679,26 @@ def test_debug_reason_only_with_engram_debug(project: Project) -> None:
     assert result.stdout == "{}\n" and "engram hook: stdin is not JSON" in result.stderr
 
 
+def test_an_empty_answer_says_why_with_engram_debug(project: Project) -> None:
+    """docs/adopting.md: hooks answer silently; ENGRAM_DEBUG=1 makes them say why."""
+    for i in range(8):
+        memory(project, f"topic-{i}", f"Body about area{i}.", tags=(f"area{i}",), directive=f"Rule about area{i}.")
+    memory(
+        project, "celery-tasks", "Retry safely.", tags=("celery", "retries"), directive="Celery tasks are idempotent."
+    )
+    said = {}
+    for prompt in ("a recipe for celery and stilton soup for a winter dinner party", "plan a trip to kyoto"):
+        payload = json.dumps(event_payload(project, "UserPromptSubmit", prompt=prompt)).encode()
+        assert project.run_hook("claude", payload).stderr == ""
+        result = project.run_hook("claude", payload, env={"ENGRAM_DEBUG": "1"})
+        assert result.stdout == "{}\n"
+        said[prompt] = result.stderr
+    assert said["a recipe for celery and stilton soup for a winter dinner party"].startswith(
+        "engram hook: nothing to add: the task as a whole is judged not about this folder (on-topic 0."
+    )
+    assert said["plan a trip to kyoto"] == "engram hook: nothing to add: no memory holds a word of the task\n"
+
+
 @pytest.mark.parametrize(
     ("argv", "said"),
     [
