@@ -199,7 +199,7 @@ def describe(conn: sqlite3.Connection, only: set[str] | None = None) -> list[str
     edges = sum(len(v) for v in graph.values()) + related
     lines = [
         f"engram graph: {len(graph)} nodes, {edges} edges",
-        f"{related} related edges (shared tags; they only rerank)",
+        f"{related} related edges (memories sharing half their tags or more; they only rerank)",
         "Dependency layers",
     ]
     for node in sorted(graph, key=lambda n: (depth[n], n)):

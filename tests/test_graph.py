@@ -9,13 +9,13 @@ def _write_chain(project, write_memory):
     write_memory(
         project,
         "knowledge/release-foundation.md",
-        {"id": "release-foundation", "level": "foundation"},
+        {"id": "release-foundation", "level": "foundation", "tags": ["release", "versioning", "semver"]},
         "# Base\nVersioning basics.\n",
     )
     write_memory(
         project,
         "rules/release-checklist.md",
-        {"id": "release-checklist", "depends_on": ["release-foundation"]},
+        {"id": "release-checklist", "depends_on": ["release-foundation"], "tags": ["release", "checklist", "tags"]},
         "# Checklist\nTag after the checklist.\n",
     )
     write_memory(
@@ -39,6 +39,8 @@ def test_graph_prints_counts_and_layers_by_depth(project, write_memory, run_engr
     assert proc.returncode == 0
     lines = proc.stdout.splitlines()
     assert lines[0] == "engram graph: 4 nodes, 2 edges"
+    # what makes a related edge: one shared tag of three does not (a new user read "0" as a bug)
+    assert lines[1] == "0 related edges (memories sharing half their tags or more; they only rerank)"
     layers = [line.strip() for line in lines if line.startswith("  [")]
     assert layers.index("[0] release-foundation") < layers.index("[1] release-checklist depends on release-foundation")
     assert "[2] release-hotfix depends on release-checklist" in layers  # max(level advanced=2, 1 + 1)
