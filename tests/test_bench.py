@@ -108,10 +108,11 @@ def test_small_folder_quality_runs_on_the_bundled_rules():
         "mrr",
         "precision",
         "off_topic_silent",
+        "mean_pack",
     ]
-    size, queries, *ratios = row.split()
+    size, queries, *ratios, mean_pack = row.split()
     assert size == "15" and float(queries) > 10
-    assert all(0.0 <= float(value) <= 1.0 for value in ratios)
+    assert all(0.0 <= float(value) <= 1.0 for value in ratios) and 0.0 <= float(mean_pack) <= 8.0
 
 
 def test_the_depth_report_tells_how_far_down_each_ranking_the_expected_memory_is(tmp_path, benchmarks_importable):
