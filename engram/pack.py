@@ -260,6 +260,8 @@ def _disclose(pack: Pack, routing: Routing, pack_options: PackOptions) -> None:
             bodies.add(entry.cand.key)
     for entry in pack.entries:
         entry.shown = "body" if entry.cand.key in bodies else "card"
+    if routing.pack and not (pack.entries or pack.skipped):
+        return  # a hook session holds every memory the task routed to: no cards of others beside none
     listed = {e.cand.key for e in pack.entries} | {s.cand.key for s in pack.skipped} | pack_options.exclude
     for cand in (c for c in routing.admitted if c.key not in listed and c.tier != OUT):
         if len(pack.entries) - len(pack.selected) >= OMITTED_CARDS:

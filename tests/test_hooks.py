@@ -679,6 +679,24 @@ def test_debug_reason_only_with_engram_debug(project: Project) -> None:
     assert result.stdout == "{}\n" and "engram hook: stdin is not JSON" in result.stderr
 
 
+def test_a_later_prompt_about_what_the_session_holds_gets_no_cards_of_others(tmp_path: Path) -> None:
+    """The second prompt of a migration routes to the migration rule, delivered already: it gets
+    `already loaded:`, not the cards of the memories left out beside it (a new user's second prompt
+    carried five)."""
+    project = Project(tmp_path)
+    memory(project, "db-migrations", "Add an index concurrently. A new column is nullable first.",
+           tags=("migrations", "database"), directive="Schema changes are goose migrations.")  # fmt: skip
+    memory(project, "api-endpoints", "A new column in a response is added to the schema first.",
+           tags=("api", "endpoints"), directive="New endpoints start in openapi.yaml.")  # fmt: skip
+    later = "also add an index on the new column in that migration"
+    assert "- api-endpoints [rule]" in project.load(later).stdout  # a card beside the body, in `load`
+    first = event_payload(project, "UserPromptSubmit", prompt="write a migration adding a nullable column")
+    assert "### db-migrations" in project.hook("claude", first)["hookSpecificOutput"]["additionalContext"]
+    second = project.hook("claude", event_payload(project, "UserPromptSubmit", prompt=later))
+    second = second["hookSpecificOutput"]["additionalContext"]
+    assert second.splitlines() == ["loaded 0 memory files / 2 total related memories", "already loaded: db-migrations"]
+
+
 def test_an_empty_answer_says_why_with_engram_debug(project: Project) -> None:
     """docs/adopting.md: hooks answer silently; ENGRAM_DEBUG=1 makes them say why."""
     for i in range(8):
