@@ -171,7 +171,8 @@ def _kept_reason(routing: Routing) -> str:
         f"holds a path the task writes ({by}), and that decides",
         relevance.NAMED_TOPIC: f"{name} is named for a word of the task ({by}): in a folder of fewer than "
         f"{relevance.SMALL_FOLDER} memories, from {relevance.SURE_NAMED:.2f} that decides",
-        relevance.SURE_TOPIC: f"{name} is that sure to be about it ({by}), and that decides",
+        relevance.SURE_TOPIC: f"{name} alone is relevant enough to decide ({by}; from {relevance.SURE_SMALL:.2f} in a "
+        f"folder of fewer than {relevance.SMALL_FOLDER} memories)",
         relevance.FEW_TOPIC: "the folder holds too few memories for the task decision: its candidates decide",
     }[routing.topic_reason]
     return f"under {routing.topic_bar:.2f}, but {why}"

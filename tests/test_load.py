@@ -1639,6 +1639,25 @@ def test_dry_run_says_why_a_task_under_the_bar_packs_all_the_same(project):
     assert "1. logging [workspace]" in shown.stdout
 
 
+def test_dry_run_says_a_sure_memory_decides_in_a_small_folder(project):
+    """A memory this relevant decides whatever the task model says of a long text's other words:
+    dry-run names the bar it reached (a new user could not parse "is that sure to be about it")."""
+    _areas(project, 12)
+    project.write("invoice-pdf-export", "WeasyPrint renders the invoice PDF; fonts are embedded.",
+                  tags=["invoice", "pdf", "weasyprint"], directive="Invoice PDF export renders with WeasyPrint.")  # fmt: skip
+    task = (
+        "my grandmother visited kyoto in spring with aunt maria and uncle jose from lisbon; they loved the temples, "
+        "the noodles, the gardens, the trains, the markets and the quiet mornings by the river, and on the last "
+        "evening over dinner my cousin asked about the weasyprint invoice pdf export"
+    )
+    [line] = [line for line in project.load("--dry-run", task).lines if line.startswith("on-topic ")]
+    assert re.fullmatch(
+        r"on-topic 0\.\d\d+: under 0\.80, but invoice-pdf-export alone is relevant enough to decide \(relevance "
+        r"(0\.9[5-9]|1\.00); from 0\.95 in a folder of fewer than 64 memories\)",
+        line,
+    ), line
+
+
 def test_the_task_relevance_is_shown_with_the_digits_that_place_it_against_the_bar():
     routing = Routing([], [], [])
     routing.topic_bar = 0.8
