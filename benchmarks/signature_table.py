@@ -1,4 +1,4 @@
-"""Merge a helper-written list of technology signatures into `engram/signatures.py`.
+"""Merge a helper-written list of technology signatures into `engram/signatures.py` and `engram/signature_tables.py`.
 
     python benchmarks/signature_table.py LIST.json [LIST.json ...] [--words FILE ...]
 
@@ -48,9 +48,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import yaml
 
 from benchmarks.sets import CURSORRULES, ROOT
-from engram import signatures, terms
+from engram import signature_tables, signatures, terms
 
-TABLE_FILE = ROOT / "engram" / "signatures.py"
+NAMES_FILE = ROOT / "engram" / "signatures.py"  # NAMES and EVERYDAY_NAMES
+TABLE_FILE = ROOT / "engram" / "signature_tables.py"  # SIGNATURES, FIRST_WORDS and CODE
 COMMON_DF = 8  # of the 257 bundled rules
 # A pasted message of this many words, that many of them no stopword, is specific as a whole even
 # when each word is common ("working outside of request context"): prose does not repeat it.
@@ -273,16 +274,23 @@ def everyday_names(names: dict[str, tuple[str, ...]], ordinary: set[str]) -> lis
     return sorted({term for aliases in names.values() for term in aliases if term in stems})
 
 
-def rendered(names: dict[str, tuple[str, ...]], tables: Tables, everyday: list[str]) -> str:
-    """The NAMES, SIGNATURES, FIRST_WORDS, CODE and EVERYDAY_NAMES literals, signatures grouped by
+def rendered_names(names: dict[str, tuple[str, ...]], everyday: list[str]) -> str:
+    """The NAMES and EVERYDAY_NAMES literals of `signatures`."""
+    lines = ["NAMES: dict[str, tuple[str, ...]] = {"]
+    lines += [f"    {tech!r}: {terms_!r}," for tech, terms_ in sorted(names.items())]
+    lines += ["}", "EVERYDAY_NAMES: frozenset[str] = frozenset({"]
+    lines += _wrapped(f"{term!r}," for term in everyday)
+    return "\n".join([*lines, "})"]) + "\n"
+
+
+def rendered_tables(tables: Tables) -> str:
+    """The SIGNATURES, FIRST_WORDS and CODE literals of `signature_tables`, signatures grouped by
     their first technology."""
     table, code = tables
     by_tech: dict[str, list[str]] = defaultdict(list)
     for signature, techs in table.items():
         by_tech[techs[0]].append(f"    {signature!r}: {techs!r},")
-    lines = ["NAMES: dict[str, tuple[str, ...]] = {"]
-    lines += [f"    {tech!r}: {terms_!r}," for tech, terms_ in sorted(names.items())]
-    lines += ["}", "SIGNATURES: dict[str, tuple[str, ...]] = {"]
+    lines = ["SIGNATURES: dict[str, tuple[str, ...]] = {"]
     for tech in sorted(by_tech):
         lines += [f"    # {tech}", *by_tech[tech]]
     longest: dict[str, int] = {}
@@ -293,9 +301,7 @@ def rendered(names: dict[str, tuple[str, ...]], tables: Tables, everyday: list[s
     lines += _wrapped(f"{word!r}: {length}," for word, length in sorted(longest.items()))
     lines += ["}", "CODE: dict[str, tuple[str, ...]] = {"]
     lines += _wrapped(f"{identifier!r}: {techs!r}," for identifier, techs in sorted(code.items()))
-    lines += ["}", "EVERYDAY_NAMES: frozenset[str] = frozenset({"]
-    lines += _wrapped(f"{term!r}," for term in everyday)
-    return "\n".join([*lines, "})"]) + "\n"
+    return "\n".join([*lines, "}"]) + "\n"
 
 
 def _wrapped(items) -> list[str]:
@@ -309,10 +315,19 @@ def _wrapped(items) -> list[str]:
     return [*rows, row] if row else rows
 
 
-def rewrite(source: str, names: dict[str, tuple[str, ...]], tables: Tables, everyday: list[str]) -> str:
-    start = source.index("NAMES: dict[str, tuple[str, ...]] = {")
+def rewrite(source: str, first_literal: str, literals: str) -> str:
+    """The source with its literals from ``first_literal`` to `# fmt: on` replaced by ``literals``."""
+    start = source.index(first_literal)
     end = source.index("# fmt: on", start)
-    return source[:start] + rendered(names, tables, everyday) + source[end:]
+    return source[:start] + literals + source[end:]
+
+
+def rewrite_names(source: str, names: dict[str, tuple[str, ...]], everyday: list[str]) -> str:
+    return rewrite(source, "NAMES: dict[str, tuple[str, ...]] = {", rendered_names(names, everyday))
+
+
+def rewrite_tables(source: str, tables: Tables) -> str:
+    return rewrite(source, "SIGNATURES: dict[str, tuple[str, ...]] = {", rendered_tables(tables))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -327,16 +342,17 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     lists = [json.loads(path.read_text(encoding="utf-8")) for path in args.lists]
     ordinary = word_list(paths)
-    tables = (signatures.SIGNATURES, signatures.CODE)
+    tables = (signature_tables.SIGNATURES, signature_tables.CODE)
     names, tables, left_out = merged(
         signatures.NAMES, tables, lists, bundled_df(), ordinary, bundled_code(signatures.NAMES)
     )
-    source = rewrite(TABLE_FILE.read_text(encoding="utf-8"), names, tables, everyday_names(names, ordinary))
-    TABLE_FILE.write_text(source, encoding="utf-8")
-    added = len(tables[0]) - len(signatures.SIGNATURES)
+    everyday = everyday_names(names, ordinary)
+    NAMES_FILE.write_text(rewrite_names(NAMES_FILE.read_text(encoding="utf-8"), names, everyday), encoding="utf-8")
+    TABLE_FILE.write_text(rewrite_tables(TABLE_FILE.read_text(encoding="utf-8"), tables), encoding="utf-8")
+    added = len(tables[0]) - len(signature_tables.SIGNATURES)
     print(
         f"{len(names) - len(signatures.NAMES)} technologies, {added} signatures and"
-        f" {len(tables[1]) - len(signatures.CODE)} code identifiers added, {len(tables[0])} and"
+        f" {len(tables[1]) - len(signature_tables.CODE)} code identifiers added, {len(tables[0])} and"
         f" {len(tables[1])} in all; left out: {dict(left_out)}"
     )
     return 0

@@ -26,6 +26,18 @@ def isolated_environment(
         monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
     monkeypatch.setenv("ENGRAM_CONFIG_DIR", str(tmp_path / "cfg"))
+    monkeypatch.setenv("ENGRAM_CACHE_DIR", _session_cache(tmp_path_factory))
+
+
+_SESSION_CACHE: list[str] = []
+
+
+def _session_cache(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One cache folder for the session: the signature tables' copy is written once, not per test
+    (tests of the copy itself set their own)."""
+    if not _SESSION_CACHE:
+        _SESSION_CACHE.append(str(tmp_path_factory.mktemp("cache")))
+    return _SESSION_CACHE[0]
 
 
 def is_installed(request: pytest.FixtureRequest) -> bool:

@@ -43,7 +43,7 @@ def engram_env(config_dir: Path, **extra: str) -> dict[str, str]:
     """This environment without any ENGRAM_* or host variable, with ``config_dir`` (made here) as the
     user config folder: what every command of a test runs with, `extra` added."""
     config_dir.mkdir(parents=True, exist_ok=True)
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(ISOLATED_PREFIXES)}
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(ISOLATED_PREFIXES) or k == "ENGRAM_CACHE_DIR"}
     return {**clean, "ENGRAM_CONFIG_DIR": str(config_dir), **extra}
 
 

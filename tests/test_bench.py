@@ -154,7 +154,7 @@ def test_the_signature_table_script_filters_and_merges_as_docs_routing_says(benc
     from collections import Counter
 
     from benchmarks import signature_table as script
-    from engram import signatures
+    from engram import signature_tables, signatures
 
     common = {"web": 64, "data": 150, "context": 40, "working": 30, "outside": 9}
     names, df, ordinary = signatures.NAMES, Counter(common), {"hardhat"}
@@ -202,9 +202,13 @@ def test_the_signature_table_script_filters_and_merges_as_docs_routing_says(benc
         "code of other stacks too": 1,
         "any stack's code": 1,
     }
-    source = script.TABLE_FILE.read_text(encoding="utf-8")
+    # the literals as the script writes them are the two files as they are
     everyday = sorted(signatures.EVERYDAY_NAMES)
-    assert script.rewrite(source, signatures.NAMES, (signatures.SIGNATURES, signatures.CODE), everyday) == source
+    names_source = script.NAMES_FILE.read_text(encoding="utf-8")
+    assert script.rewrite_names(names_source, signatures.NAMES, everyday) == names_source
+    tables_source = script.TABLE_FILE.read_text(encoding="utf-8")
+    tables = (signature_tables.SIGNATURES, signature_tables.CODE)
+    assert script.rewrite_tables(tables_source, tables) == tables_source
     # a name is an everyday word as the index stems it: `hibernate` is one, `gms2` none
     names = {"spring-boot": ("springboot", "spring"), "hibernate": ("hibernat", "jpa"), "gamemaker": ("gms2",)}
     assert script.everyday_names(names, {"spring", "hibernate", "jpa", "gms"}) == ["hibernat", "jpa", "spring"]

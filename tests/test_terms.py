@@ -9,7 +9,7 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engram import concepts, devwords, route, signatures, terms
+from engram import concepts, devwords, route, signature_tables, signatures, terms
 
 
 def anchors_of(query: str) -> list[route.Anchor]:
@@ -319,7 +319,7 @@ def test_an_identifier_implies_its_technology_as_a_name_anchor() -> None:
         "cmakelists txt",
     ]
     one_each: dict[str, str] = {}
-    for signature, techs in signatures.SIGNATURES.items():
+    for signature, techs in signature_tables.SIGNATURES.items():
         one_each.setdefault(techs[0], signature)
     many = " ".join(one_each.values())
     assert len([a for a in route.anchors_of(many)[0] if a.source and not a.concept]) == signatures.MAX_IMPLIED
@@ -350,7 +350,7 @@ def test_a_technology_named_by_a_name_no_everyday_word_brings_its_other_names() 
 def test_common_words_joined_as_code_imply_their_stack() -> None:
     """`on_delete` is Django's and `target_link_libraries` CMake's though each of their words is
     common; written as prose, or inside a path or a hyphenated word, they imply nothing
-    (`signatures.CODE`)."""
+    (`signature_tables.CODE`)."""
 
     def implied(text: str) -> list[tuple[str, str]]:
         return [(a.text, a.source) for a in route.anchors_of(text)[0] if a.source and not a.concept]
@@ -380,29 +380,29 @@ def test_a_receiver_and_a_member_any_code_writes_imply_nothing() -> None:
     assert implied("const items = data.map((d) => d.name) renders nothing") == []
     assert implied("session.get(url) hangs") == implied("router.post returns 404") == []
     assert implied("op.create_table('users') fails") == ["alembic"]
-    assert not any(generic_code(identifier) for identifier in signatures.CODE)
+    assert not any(generic_code(identifier) for identifier in signature_tables.CODE)
     assert generic_code("data.map") and not generic_code("web::data") and not generic_code("op.create_table")
 
 
 def test_the_code_table_holds_identifiers_as_a_text_writes_them() -> None:
-    assert all(signatures.CODE_IDENTIFIER.fullmatch(identifier) for identifier in signatures.CODE)
-    parts = (signatures.CODE_JOINT.split(identifier)[::2] for identifier in signatures.CODE)
+    assert all(signatures.CODE_IDENTIFIER.fullmatch(identifier) for identifier in signature_tables.CODE)
+    parts = (signatures.CODE_JOINT.split(identifier)[::2] for identifier in signature_tables.CODE)
     assert max(map(len, parts)) <= signatures.CODE_PARTS
-    assert all(identifier == identifier.lower() for identifier in signatures.CODE)
-    assert all(techs and set(techs) <= signatures.NAMES.keys() for techs in signatures.CODE.values())
+    assert all(identifier == identifier.lower() for identifier in signature_tables.CODE)
+    assert all(techs and set(techs) <= signatures.NAMES.keys() for techs in signature_tables.CODE.values())
 
 
 def test_the_signature_table_is_in_the_form_the_lookup_reads() -> None:
     """Each signature is written as the words `terms.words` makes of it, names known technologies, and
     its first word and length are what `signatures.implied` looks at."""
-    table = signatures.SIGNATURES
+    table = signature_tables.SIGNATURES
     assert all(" ".join(w.text for w in terms.words(signature)) == signature for signature in table)
     assert all(techs and set(techs) <= signatures.NAMES.keys() for techs in table.values())
     longest: dict[str, int] = {}
     for signature in table:
         first, length = signature.split()[0], len(signature.split())
         longest[first] = max(longest.get(first, 0), length)
-    assert longest == signatures.FIRST_WORDS
+    assert longest == signature_tables.FIRST_WORDS
     assert all(names for names in signatures.NAMES.values())
     assert {name for names in signatures.NAMES.values() for name in names} >= signatures.EVERYDAY_NAMES
 
