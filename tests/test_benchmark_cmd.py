@@ -114,23 +114,10 @@ def test_benchmark_prints_a_table_and_lists_misses_on_request(four_rules, tmp_pa
     assert table.returncode == 0 and table.stderr == ""
     packs = [[e["id"] for e in four_rules.load_json(case["query"])["entries"]] for case in CASES]
     numbers = expected_numbers(CASES, packs)
+    columns = ["queries", "hit_at_pack", "recall_at_pack", "mrr", "precision", "off_topic_silent", "mean_pack"]
     assert [line.split() for line in table.lines] == [
-        ["group", "queries", "hit_at_pack", "recall_at_pack", "mrr", "precision", "off_topic_silent", "mean_pack"],
-        [
-            "all",
-            *(
-                str(numbers[name])
-                for name in (
-                    "queries",
-                    "hit_at_pack",
-                    "recall_at_pack",
-                    "mrr",
-                    "precision",
-                    "off_topic_silent",
-                    "mean_pack",
-                )
-            ),
-        ],
+        ["group", *columns],
+        ["all", *(str(numbers[name]) for name in columns)],
     ]  # no language groups without "lang"
     with_misses = four_rules.run("benchmark", fixture, "--misses").lines[2:]
     # a memory loaded beside the expected one: its relevance, tier and the words it holds
