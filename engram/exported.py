@@ -109,10 +109,11 @@ def holders(conn: sqlite3.Connection, column: str, terms: list[str]) -> set[int]
 def hidden_by_reason(conn: sqlite3.Connection, params: dict[str, object]) -> dict[str, set[int]]:
     """The memories the visibility rule hides for a load with ``params``, by reason: the fixed
     ones as exported, the varying ones read now."""
-    out = {
-        reason: set(_unpacked(blob))
-        for reason, blob in tuple_cursor(conn).execute("SELECT reason, rowids FROM exported_hidden")
-    }
+    out: dict[str, set[int]] = {}
+    for reason, blob in tuple_cursor(conn).execute("SELECT reason, rowids FROM exported_hidden"):
+        # a reason no index writes is an edited file's: its memories stay hidden, said as `hash`,
+        # and its text (printed as an omission reason) is never read
+        out.setdefault(reason if reason in FIXED_REASONS else "hash", set()).update(_unpacked(blob))
     if params["include_low"]:
         out.pop("confidence", None)
     for rowid, reason in tuple_cursor(conn).execute(VARYING_HIDDEN_SQL, params):
