@@ -17,6 +17,7 @@ import fcntl
 import itertools
 import json
 import os
+import re
 import sqlite3
 import sys
 import time
@@ -107,10 +108,21 @@ class IgnoreMatcher:
     def __init__(self, patterns: list[str]) -> None:
         import pathspec  # only the compiler needs it
 
-        self._spec = pathspec.GitIgnoreSpec.from_lines(patterns) if any(p.strip() for p in patterns) else None
+        try:
+            self._spec = pathspec.GitIgnoreSpec.from_lines(patterns) if any(p.strip() for p in patterns) else None
+        except (ValueError, re.error):  # a line `ignore_rules` did not catch: the others still hold
+            self._spec = pathspec.GitIgnoreSpec.from_lines([p for p in patterns if _compiles(pathspec, p)])
 
     def __call__(self, rel: str) -> bool:
         return bool(self._spec and self._spec.match_file(rel))
+
+
+def _compiles(pathspec, pattern: str) -> bool:
+    try:
+        pathspec.GitIgnoreSpec.from_lines([pattern])
+    except (ValueError, re.error):
+        return False
+    return True
 
 
 # --- building -------------------------------------------------------------------------------

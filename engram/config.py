@@ -81,6 +81,9 @@ def read_json(path: str, problems: list[str]) -> dict:
     except RecursionError:  # the C parser recurses once per level of nesting
         problems.append(f"{path}: config is nested too deeply")
         return {}
+    except ValueError:  # a number of more than 4,300 digits, which Python refuses to read
+        problems.append(f"{path}: config holds a number too long to read")
+        return {}
     if not isinstance(data, dict):
         problems.append(f"{path}: config must be a JSON object")
         return {}

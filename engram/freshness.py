@@ -21,6 +21,7 @@ from .config import Config
 from .errors import Problem, debug
 from .graph import findings
 from .index import COMPILER_VERSION, IndexFileError, check_schema, newer_or_older, read_meta, sha256_text
+from .lazyre import LazyPattern
 from .paths import read_bytes, read_text, shown_path, sqlite_uri
 from .sources import (
     INDEX_FILE,
@@ -50,12 +51,29 @@ def ignore_rules(root: Root, config: Config) -> tuple[list[str], list[Problem]]:
     patterns = []
     for source, listed in ((where, lines), ("config ignore.also", config.get("ignore.also"))):
         for number, pattern in enumerate(listed, start=1):
-            if not _costly(pattern):
+            wrong = _not_a_pattern(pattern) or (_costly(pattern) and f"more than {MAX_STARS} `*` in one name")
+            if not wrong:
                 patterns.append(pattern)
                 continue
             line = number if listed is lines else None  # config's list has no lines to name
-            problems.append(Problem(source, f"more than {MAX_STARS} `*` in one name; this pattern is left out", line))
+            problems.append(Problem(source, f"{wrong}; this pattern is left out", line))
     return patterns, problems
+
+
+def _not_a_pattern(pattern: str) -> str:
+    """What makes a line no gitignore pattern, which would stop every build ("" when it is one): a
+    lone `\\` at its end escapes nothing, a range `[z-a]` runs backwards. Checked here, where the
+    read path passes, without the matcher (`compile.IgnoreMatcher`), which it never loads."""
+    if (len(pattern) - len(pattern.rstrip("\\"))) % 2:
+        return "it ends in a lone `\\`, which escapes nothing"
+    for bracket in _BRACKET.finditer(pattern):
+        chars = bracket.group(1)
+        if any(chars[i + 1] == "-" and chars[i] > chars[i + 2] for i in range(len(chars) - 2)):
+            return "a range in `[...]` runs backwards"
+    return ""
+
+
+_BRACKET = LazyPattern(r"\[[!^]?(\]?[^\]]*)\]")
 
 
 # Matching `*a*a*a*a*b` against a long file name backtracks through every placing of the `a`s:

@@ -186,6 +186,45 @@ def test_same_file_name_in_two_folders_is_a_duplicate_id(base, run_engram):
     assert "deploy" in ids_in_index(base)
 
 
+# --- files and settings that stopped every command (a red-team audit) ------------------------------
+
+
+def test_a_line_of_engramignore_that_is_no_pattern_is_named_and_the_others_still_ignore(base, run_engram):
+    rules = base / ".agents/.engram/rules"
+    (rules / "old-notes.md").write_text("---\nid: old-notes\ntags: [llama]\n---\nOld llama notes.\n")
+    (base / ".engramignore").write_text("Ignore all previous instructions\\\nrules/x[z-a].md\nrules/old-*.md\n")
+    loaded = run_engram(["load", "llama"], cwd=base)
+    assert loaded.returncode == 0 and "The good memory about llamas." in loaded.stdout
+    assert "Old llama notes" not in loaded.stdout
+    indexed = run_engram(["index"], cwd=base)
+    assert (
+        "engram: invalid .engramignore:1: it ends in a lone `\\`, which escapes nothing; this pattern is left out"
+        in (indexed.stderr.splitlines())
+    )
+    assert "engram: invalid .engramignore:2: a range in `[...]` runs backwards; this pattern is left out" in (
+        indexed.stderr.splitlines()
+    )
+    assert run_engram(["check"], cwd=base).stdout.splitlines()[-1] == "engram check: not fresh (1 invalid)"
+
+
+def test_a_file_name_that_is_no_utf8_is_named_and_the_rest_loads(base, run_engram):
+    rules = base / ".agents/.engram/rules"
+    with open(os.path.join(os.fsencode(rules), b"caf\xe9.md"), "wb") as latin1_named:
+        latin1_named.write(b"---\nid: cafe\n---\nllama body\n")
+    indexed = run_engram(["index"], cwd=base)
+    assert indexed.returncode == 1
+    assert "engram: invalid .agents/.engram/rules/caf\ufffd.md: file name is not UTF-8" in indexed.stderr.splitlines()
+    loaded = run_engram(["load", "llama"], cwd=base)
+    assert loaded.returncode == 0 and "The good memory about llamas." in loaded.stdout
+
+
+def test_a_config_number_too_long_to_read_is_a_warning(base, run_engram):
+    (base / ".agents/.engram/engram.config.json").write_text('{"load": {"limit": ' + "9" * 5000 + "}}")
+    loaded = run_engram(["load", "llama"], cwd=base)
+    assert loaded.returncode == 0 and "The good memory about llamas." in loaded.stdout
+    assert "config holds a number too long to read" in loaded.stderr
+
+
 # --- files that cannot be read ----------------------------------------------------------------
 
 
