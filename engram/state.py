@@ -18,6 +18,7 @@ from .index import STATE_SCHEMA_VERSION, migrate_state
 from .paths import remove_if_present
 from .safety import scan, screen_fingerprint
 from .sources import set_aside
+from .userkey import keyed
 
 BUSY_TIMEOUT_MS = 5000
 
@@ -218,7 +219,10 @@ class ScreenCache:
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
-        self.screen = screen_fingerprint() + gate.SCREENED_FORM
+        # the user's own key in it: a state.db committed to a repository (`git add -f`) holds
+        # verdicts made under another key, which never match here (a red-team audit's clean verdict
+        # for a flagged memory turned the screen off in a fresh clone)
+        self.screen = keyed(screen_fingerprint() + gate.SCREENED_FORM)
         self.pruned = False
 
     def __call__(self, digest: str, text: str) -> str | None:

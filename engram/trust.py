@@ -20,6 +20,7 @@ import sqlite3
 
 from .index import IndexFileError
 from .paths import read_bytes, sha256_file, write_atomic
+from .userkey import keyed
 
 SIGNATURE_SUFFIX = ".sig"
 SIGNATURE_FORMAT = "engram-index-signature-1"
@@ -136,7 +137,7 @@ def check_pinned(index_path: str, pin: Pin, state: sqlite3.Connection | None) ->
         return
     # a verdict holds for this file with this signature: one removed or replaced since is checked
     # again, as a fresh clone (CI) would check it
-    signed = f"{digest} {_signature_digest(index_path)}"
+    signed = keyed(f"{digest} {_signature_digest(index_path)}")  # this user's own check only
     if _remembered(state, signed, pin.key):
         return
     check_signature(index_path, digest, pin.key)
