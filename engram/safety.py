@@ -317,11 +317,15 @@ def _continuation(text: str, end: int) -> str:
 
 
 _PRIVATE_KEY = _Detector(
-    (b"-----begin",),
-    # The header alone is often quoted in prose; a key block has a base64 body.
+    (b"private",),
+    # The header alone is often quoted in prose; a key block has a base64 body. Read from its
+    # `PRIVATE KEY` on, in any case, spacing or emphasis, with any run of dashes, and its lines
+    # quoted or listed as markdown writes them (`> `, `- `): a red-team audit's keys passed so.
     _matching(
         LazyPattern(
-            r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:\s|\\n)*(?:[A-Za-z-]+:[^\n]*\n\s*)*[A-Za-z0-9+/=]{16,}"
+            r"PRIVATE[ \t*_]*KEY(?:[ \t]+BLOCK)?[ \t*_]*-{3,}"
+            r"(?:\s|\\n|(?<=\n)[ \t]*[>*+-](?=[ \t]))*(?:[A-Za-z-]+:[^\n]*\n(?:\s|[>*+-](?=[ \t]))*)*[A-Za-z0-9+/=]{16,}",
+            re.I,
         ),
         "secret: private key",
     ),

@@ -184,6 +184,12 @@ def test_evaluate_counts_wrong_kind_as_miss(tmp_path: Path) -> None:
 
 SECRETS = [
     ("The deploy token is Abc/def9x2Qz for now.", "secret: password in prose"),  # a slash in a real value
+    # a key block as markdown quotes or lists it, or its header in another case, spacing or emphasis
+    ("> -----BEGIN PRIVATE KEY-----\n> MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n> -----END PRIVATE KEY-----", "secret: private key"),
+    ("- -----BEGIN RSA PRIVATE KEY-----\n- MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n- -----END RSA PRIVATE KEY-----", "secret: private key"),
+    ("-----begin private key-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n-----end private key-----", "secret: private key"),
+    ("-----BEGIN **PRIVATE** KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7", "secret: private key"),
+    ("----BEGIN\tPRIVATE  KEY----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7", "secret: private key"),
     ("Le mot de passe du compte de recette est « vK9#p2!qLw » (ne pas diffuser).", "secret: password in prose"),
     ("La contraseña de la base de datos de pruebas del equipo es Zr7&kQ2!mw.", "secret: password in prose"),
     ("A senha do banco de homologação é Qw7#kP2!zx, não compartilhe.", "secret: password in prose"),
@@ -788,6 +794,8 @@ FALSE_ALARMS = [
     # a word and its alternative after "is" (a new user's API error rule was never shown to an agent)
     "- 401 vs 403: 401 only when the Firebase token is missing/invalid, 403 when the user is known.",
     "The secret is read/write for the deploy role only.",
+    "Keep the private key --- never commit it, rotate it every quarter.",
+    "| private key | --- | where it lives |",
 ]
 
 
