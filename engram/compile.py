@@ -43,12 +43,14 @@ from .freshness import (
     stored_file,
     unseen_problems,
 )
-from .gate import screened_text
+from .gate import invalid_field, screened_text
 from .graph import findings, rebuild_edges
 from .index import (
     COMPILER_VERSION,
     FTS_COLUMNS,
+    STORED_TEXT_SQL,
     create_index,
+    digest_matches,
     fingerprint,
     has_engram_header,
     index_damage,
@@ -442,6 +444,11 @@ def compile_root(
         if current is not None and thorough and not _full_text_sound(root.index_path):
             current.close()
             current, damage = None, "the full-text index is damaged"
+        elif current is not None and thorough and not _stored_text_sound(current):
+            # written by something other than engram: no later build would mend the row (it copies
+            # rows of unchanged files), and load would skip its memory for good
+            current.close()
+            current, damage = None, "a memory's stored text does not match its hash"
         if current is None and os.path.isfile(root.index_path):
             _set_aside_if_damaged(root, result, damage)
         try:
@@ -480,6 +487,11 @@ def compile_to(root: Root, config: Config, target: str, current: sqlite3.Connect
     result = CompileResult(root)
     build_into(target, root, current, ignore_patterns(root, config), result)
     return result
+
+
+def _stored_text_sound(conn: sqlite3.Connection) -> bool:
+    """Every memory's printed columns valid and hashing to their stored digest (`verify` says which not)."""
+    return all(not invalid_field(row) and digest_matches(row) for row in conn.execute(STORED_TEXT_SQL))
 
 
 def _full_text_sound(path: str) -> bool:

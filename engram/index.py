@@ -294,6 +294,15 @@ def printed_digest(columns: dict[str, str]) -> str:
     return sha256_text("\0".join(columns[name] for name in PRINTED_COLUMNS))
 
 
+def digest_matches(row) -> bool:
+    """Whether a stored memory row's printed columns are text and hash to its `text_sha256`."""
+    columns = {name: row[name] for name in PRINTED_COLUMNS}
+    return all(isinstance(v, str) for v in columns.values()) and printed_digest(columns) == row["text_sha256"]
+
+
+STORED_TEXT_SQL = f"SELECT rowid, rel, {', '.join(PRINTED_COLUMNS)}, text_sha256 FROM memories ORDER BY rel"
+
+
 def fingerprint(rows) -> str:
     """A digest over (rel, sha256) pairs of every source file, given in path order (``ORDER BY rel``)."""
     digest = hashlib.sha256()

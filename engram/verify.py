@@ -13,12 +13,12 @@ from .freshness import built_by_another_version
 from .graph import references, related_edges
 from .index import (
     LOCAL_REBUILD,
-    PRINTED_COLUMNS,
+    STORED_TEXT_SQL,
     IndexFileError,
     create_index,
+    digest_matches,
     fingerprint,
     open_index,
-    printed_digest,
     read_meta,
 )
 from .paths import sha256_file
@@ -74,13 +74,12 @@ def _findings(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> list[st
     mismatch = built_by_another_version(meta) if "tokenizer" in meta else None  # a missing key is said above
     if mismatch:
         findings.append(f"{path}: {mismatch}")
-    rows = conn.execute(f"SELECT rowid, rel, {', '.join(PRINTED_COLUMNS)}, text_sha256 FROM memories ORDER BY rel")
-    for row in rows:
+    for row in conn.execute(STORED_TEXT_SQL):
         where = f"{gate.memory_id(row['id'])} ({gate.path(row['rel'])})"
         field = gate.invalid_field(row)
         if field:
             findings.append(f"{path}: stored {field} of memory {where} is not valid")
-        elif not _digest_matches(row):
+        elif not digest_matches(row):
             findings.append(f"{path}: stored text of memory {where} does not match its hash")
     files = conn.execute("SELECT rel, sha256 FROM files ORDER BY rel")
     if meta.get("fingerprint") and fingerprint(files) != meta["fingerprint"]:
@@ -147,8 +146,3 @@ def _fts_findings(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> lis
     if rows != count:
         return [f"{path}: full-text index holds {rows} rows for {count} memories"]
     return []
-
-
-def _digest_matches(row: sqlite3.Row) -> bool:
-    columns = {name: row[name] for name in PRINTED_COLUMNS}
-    return all(isinstance(v, str) for v in columns.values()) and printed_digest(columns) == row["text_sha256"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -223,6 +224,23 @@ def test_a_config_number_too_long_to_read_is_a_warning(base, run_engram):
     loaded = run_engram(["load", "llama"], cwd=base)
     assert loaded.returncode == 0 and "The good memory about llamas." in loaded.stdout
     assert "config holds a number too long to read" in loaded.stderr
+
+
+def test_a_row_edited_in_the_index_is_rebuilt_by_the_index_command_its_hint_names(base, run_engram):
+    """`load` skips a memory whose stored text fails its hash and says `engram index` rebuilds it:
+    it did not (a later build copies the rows of unchanged files), so the memory was lost until its
+    file was edited (a red-team audit)."""
+    assert run_engram(["index"], cwd=base).returncode == 0
+    with contextlib.closing(sqlite3.connect(base / ".agents/.engram/index.db")) as conn, conn:
+        conn.execute("UPDATE memories SET body = 'x' WHERE id = 'good'")
+    skipped = run_engram(["load", "llama"], cwd=base)
+    assert "SKIPPED rules/good.md: stored text does not match its hash; run `engram index` to rebuild it" in (
+        skipped.stdout
+    )
+    indexed = run_engram(["index"], cwd=base)
+    assert indexed.returncode == 0
+    assert "a memory's stored text does not match its hash; rebuilt, the damaged file kept as" in indexed.stderr
+    assert "The good memory about llamas." in run_engram(["load", "llama"], cwd=base).stdout
 
 
 # --- files that cannot be read ----------------------------------------------------------------

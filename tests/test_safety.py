@@ -185,9 +185,18 @@ def test_evaluate_counts_wrong_kind_as_miss(tmp_path: Path) -> None:
 SECRETS = [
     ("The deploy token is Abc/def9x2Qz for now.", "secret: password in prose"),  # a slash in a real value
     # a key block as markdown quotes or lists it, or its header in another case, spacing or emphasis
-    ("> -----BEGIN PRIVATE KEY-----\n> MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n> -----END PRIVATE KEY-----", "secret: private key"),
-    ("- -----BEGIN RSA PRIVATE KEY-----\n- MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n- -----END RSA PRIVATE KEY-----", "secret: private key"),
-    ("-----begin private key-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n-----end private key-----", "secret: private key"),
+    (
+        "> -----BEGIN PRIVATE KEY-----\n> MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n> -----END PRIVATE KEY-----",
+        "secret: private key",
+    ),
+    (
+        "- -----BEGIN RSA PRIVATE KEY-----\n- MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n- -----END RSA PRIVATE KEY-----",
+        "secret: private key",
+    ),
+    (
+        "-----begin private key-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n-----end private key-----",
+        "secret: private key",
+    ),
     ("-----BEGIN **PRIVATE** KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7", "secret: private key"),
     ("----BEGIN\tPRIVATE  KEY----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7", "secret: private key"),
     ("Le mot de passe du compte de recette est « vK9#p2!qLw » (ne pas diffuser).", "secret: password in prose"),
