@@ -7,7 +7,7 @@ import os
 from collections import Counter
 from pathlib import Path
 
-from . import native_rules
+from . import gate, native_rules
 from .compile import CompileResult, compile_root, export_index
 from .errors import EngramError, out, say, warning
 from .graph import describe
@@ -148,7 +148,11 @@ def run_check(as_json: bool) -> int:
         payload = {
             "fresh": fresh,
             "roots": [
-                {"scope": r.root.scope, "path": str(r.root.path), "problems": [p.as_json() for p in r.problems]}
+                {
+                    "scope": r.root.scope,
+                    "path": gate.file_path(str(r.root.path)),
+                    "problems": [p.as_json() for p in r.problems],
+                }
                 for r in reports
             ],
         }

@@ -27,9 +27,9 @@ class EngramError(Exception):
 def say(message: str, prefix: str = "engram") -> None:
     """The one way engram writes to stderr: ``<prefix>: <message>``, one line through the output gate,
     a secret in it withheld (a message quotes what the user typed: an argument, a path, a setting)."""
-    from .gate import redacted  # a message can quote a file name holding anything
+    from . import gate  # a message can quote a file name holding anything
 
-    print(f"{prefix}: {redacted(message)}", file=sys.stderr)
+    print(f"{prefix}: {gate.message(gate.redacted(message))}", file=sys.stderr)
 
 
 def out(message: str = "", end: str = "\n") -> None:
@@ -67,7 +67,7 @@ class Problem(namedtuple("Problem", "where reason line kind", defaults=(None, "i
 
         where = gate.file_path(self.where)
         place = f"{where}:{self.line}" if self.line else where
-        return f"{self.kind} {place}: {gate.line(self.reason)}"
+        return f"{self.kind} {place}: {gate.message(self.reason)}"
 
     def as_json(self) -> dict:
         from . import gate
@@ -76,5 +76,5 @@ class Problem(namedtuple("Problem", "where reason line kind", defaults=(None, "i
             "kind": self.kind,
             "path": gate.file_path(self.where),
             "line": self.line,
-            "reason": gate.line(self.reason),
+            "reason": gate.message(self.reason),
         }

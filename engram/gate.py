@@ -174,6 +174,14 @@ def path(rel: str) -> str:
 def file_path(value: str) -> str:
     """A file path shown in a message: one line, each folder or file name the screen flags withheld
     (a file may be named to carry an instruction)."""
+    return message(value)
+
+
+def message(value: str) -> str:
+    """A one-line message that may quote what a repository controls (a path in its config, a file
+    or key name): each part between slashes the screen flags (an instruction, a secret) withheld,
+    as each folder or file name of a path is (a red-team audit named a `global_path` and a file
+    after an instruction, and the warnings printed it)."""
     return "/".join(WITHHELD if part and _flagged(part) else part for part in line(value).split("/"))
 
 

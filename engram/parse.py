@@ -11,6 +11,7 @@ import json
 import re
 from collections import namedtuple
 
+from . import gate
 from .errors import EngramError
 from .memory_format import ATX_HEADING, AUTHORITIES, ID_PATTERN, MAX_ID_CHARS, TYPES
 from .nearmiss import near_miss
@@ -512,7 +513,7 @@ def _unread_keys(fields: _Fields) -> tuple[tuple[str, int | None], ...]:
         meant = "tags: [always]" if always else OTHER_TOOLS_KEYS.get(key) or near_miss(key, READ_KEYS)
         line, written = fields.written.get(key, (None, key))
         if meant:
-            warnings.append((f"`{written}` is not a key engram reads: did you mean `{meant}`?", line))
+            warnings.append((f"`{gate.name(written)}` is not a key engram reads: did you mean `{meant}`?", line))
     return tuple(warnings)
 
 
@@ -549,7 +550,7 @@ def _globs_cut(applies_to: list[str], line: int | None) -> tuple[tuple[str, int 
 def _repeated_keys(fields: _Fields) -> tuple[tuple[str, int], ...]:
     """A warning for each top-level key written again (YAML reads only the last), at its later line."""
     return tuple(
-        (f"`{key}` is given again (line {first} too): YAML reads this one only", line)
+        (f"`{gate.name(key)}` is given again (line {first} too): YAML reads this one only", line)
         for line, key in fields.keys
         if (first := fields.written[key.lower()][0]) != line
     )
