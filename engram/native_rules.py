@@ -280,6 +280,8 @@ def host_globs(patterns: list[str]) -> list[str]:
         if gate.line(pattern) != pattern:
             continue  # a line break would end `globs:` and start a key of its own
         for expanded in expand_braces(pattern.strip()):
+            if "," in expanded:
+                continue  # Cursor splits its globs at commas: `lib/**, **/*` would attach the rule everywhere
             for glob in _host_glob(expanded):
                 if glob not in out:
                     out.append(glob)

@@ -527,7 +527,8 @@ _COMMENTED_VALUE = re.compile(
 def _globs_cut(applies_to: list[str], line: int | None) -> tuple[tuple[str, int | None], ...]:
     """A warning for each `applies_to` glob not used as written: one holding a line break, a tab or a
     control character (left out of the hosts' rule files, where it would start a key of its own),
-    one whose `{a,b}` groups expand past MAX_EXPANSIONS patterns (the rest are not matched)."""
+    one whose `{a,b}` groups expand past MAX_EXPANSIONS patterns (the rest are not matched), one
+    holding a comma outside `{}` (left out of the hosts' rule files, which split globs at commas)."""
     from .gate import line as one_line  # what the host rule files keep of a glob (`native_rules.host_globs`)
     from .globs import MAX_EXPANSIONS, expand_braces
 
@@ -543,6 +544,14 @@ def _globs_cut(applies_to: list[str], line: int | None) -> tuple[tuple[str, int 
         elif "{" in glob and len(expand_braces(glob, MAX_EXPANSIONS + 1)) > MAX_EXPANSIONS:
             warnings.append(
                 (f"an `applies_to` glob expands to more than {MAX_EXPANSIONS} patterns; the rest are not matched", line)
+            )
+        elif any("," in expanded for expanded in expand_braces(glob)):
+            warnings.append(
+                (
+                    "an `applies_to` glob holding ',' is left out of the hosts' rule files (Cursor reads two globs"
+                    " there, `lib/**, **/*` every file): write each glob as an entry of its own",
+                    line,
+                )
             )
     return tuple(warnings)
 

@@ -93,6 +93,21 @@ def test_globs_follow_engram_semantics_and_description_falls_back(project: Path,
     )
 
 
+def test_a_glob_holding_a_comma_is_left_out_of_the_rule_files_and_said(linked: Path, write_memory, run_engram) -> None:
+    """Cursor splits its globs at commas: one entry `lib/**, **/*` attached the rule to every file
+    (a red-team audit). Each glob is an entry of its own; a `{a,b}` group is still expanded."""
+    write_memory(
+        linked,
+        "rules/libs.md",
+        {"id": "libs", "directive": "Libs.", "applies_to": ["lib/**, **/*", "src/{a,b}/**"]},
+        "Body.\n",
+    )
+    indexed = run_engram("index", linked)
+    assert "an `applies_to` glob holding ',' is left out of the hosts' rule files" in indexed.stderr
+    cursor = (linked / CURSOR / "libs.mdc").read_text(encoding="utf-8")
+    assert "globs: src/a/**, src/b/**\n" in cursor and "lib/**" not in cursor
+
+
 def test_files_follow_memory_changes(indexed: Path, write_memory, run_engram) -> None:
     write_memory(indexed, "rules/http-retries.md", HTTP_FRONTMATTER | {"applies_to": ["lib/**"]}, "New body.\n")
     proc = run_engram("index", indexed)
