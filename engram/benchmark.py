@@ -113,6 +113,10 @@ def read_cases(fixture: Path) -> list[dict]:
         raise FixtureError(f"{fixture}: not UTF-8 text") from None
     except json.JSONDecodeError as error:
         raise FixtureError(f"{fixture}: not JSON ({error.msg}, line {error.lineno})") from None
+    except ValueError:  # a number of more than 4,300 digits
+        raise FixtureError(f"{fixture}: holds a number too long to read") from None
+    except RecursionError:  # the C parser recurses once per level of nesting
+        raise FixtureError(f"{fixture}: nested too deeply") from None
     if not isinstance(data, list):
         raise FixtureError(f"{fixture}: not a JSON list of cases")
     for number, case in enumerate(data, 1):
@@ -134,7 +138,20 @@ def _case_problem(case: object) -> str | None:
             return f'"{key}" is not a list of ids'
     if not isinstance(case.get("lang", ""), str):
         return '"lang" is not a string'
+    if case.get("lang") == "all":  # the whole set's group: its cases would count twice there
+        return '"lang" is "all", the name of the group of every case'
+    texts = [case["query"], case.get("lang", ""), *case["expect"], *case.get("accept", [])]
+    if not all(_is_unicode(text) for text in texts):
+        return "holds a lone surrogate (\\ud800 ... \\udfff), which is no text"
     return None
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _index_fully(ws: Workspace) -> None:

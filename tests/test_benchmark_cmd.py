@@ -162,6 +162,13 @@ def test_benchmark_warns_about_labels_no_memory_has(four_rules, tmp_path):
     (b"{\"query\": \"a\"}", "not a JSON list of cases"),
     (b"[{\"query\": ", "not JSON (Expecting value, line 1)"),
     (b"\xff\xfe[]", "not UTF-8 text"),
+    # a red-team audit's: each stopped the command with an internal error
+    (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+    (b"[{\"query\": \"a\", \"expect\": [], \"n\": " + b"9" * 5000 + b"}]", "holds a number too long to read"),
+    (b"[{\"query\": \"a\", \"expect\": [], \"lang\": \"\\ud800\"}]",
+     "case 1: holds a lone surrogate (\\ud800 ... \\udfff), which is no text"),
+    (b"[{\"query\": \"a\", \"expect\": [], \"lang\": \"all\"}]",
+     'case 1: "lang" is "all", the name of the group of every case'),
 ])  # fmt: skip
 def test_a_bad_fixture_is_one_clear_line(four_rules, tmp_path, content, message):
     fixture = tmp_path / "bad.json"
