@@ -204,11 +204,19 @@ def _pattern(data: dict, key: str, pattern, what: str, problems: list[str]) -> N
 
 
 def update_config_file(path: str, dotted: str, value) -> None:
-    """Set one dotted key in a config file, keeping every other key as it was."""
+    """Set one dotted key in a config file, keeping every other key as it was, in its own text
+    (`jsonkeep`); a file a rewrite would change elsewhere (a key given twice, `1e400`) is refused."""
+    from . import jsonkeep  # a command that writes config only
+
     problems: list[str] = []
     data = read_json(path, problems) if os.path.exists(path) else {}
     if problems:
         raise ConfigError(problems[0])
+    original = read_text(path, MAX_CONFIG_BYTES) if data else None
+    try:
+        jsonkeep.strict_loads(original or "{}")
+    except jsonkeep.WouldChange as err:
+        raise ConfigError(f"{path}: {err}; not changed") from None
     node = data
     *parents, last = dotted.split(".")
     for part in parents:
@@ -220,4 +228,4 @@ def update_config_file(path: str, dotted: str, value) -> None:
     else:
         node[last] = value
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    write_atomic(path, jsonkeep.dumps(data, original))

@@ -5,10 +5,45 @@ hold engram's lines only. Stdlib only."""
 
 from __future__ import annotations
 
+import collections
 import json
+import math
 import re
 
 _FIRST_INDENT = re.compile(r"\n([ \t]+)\S")
+
+
+class WouldChange(ValueError):
+    """A JSON text that no rewrite keeps as it is (`strict_loads`)."""
+
+
+def strict_loads(text: str) -> object:
+    """`json.loads`, refusing (WouldChange) what a rewrite would change: a key given twice (the first
+    would be dropped), `NaN` or `Infinity` (no JSON: a Node host would reject the file), a number a
+    float cannot hold exactly (`1e400`, `1.00000000000000000001`)."""
+
+    def unique(pairs: list[tuple[str, object]]) -> dict:
+        data = dict(pairs)
+        if len(data) < len(pairs):
+            counts = collections.Counter(key for key, _ in pairs)
+            twice = next(key for key, _ in pairs if counts[key] > 1)
+            raise WouldChange(f'has the key "{twice}" twice, and a rewrite keeps only the last')
+        return data
+
+    def constant(name: str) -> object:
+        raise WouldChange(f"holds {name}, which is no JSON")
+
+    def exact(number: str) -> float:
+        from decimal import Decimal
+
+        value = float(number)
+        if not math.isfinite(value) or Decimal(number) != Decimal(repr(value)):
+            raise WouldChange(f"holds the number {number}, which a rewrite would change")
+        return value
+
+    return json.loads(text, object_pairs_hook=unique, parse_constant=constant, parse_float=exact)
+
+
 _DECODER = json.JSONDecoder()
 DEFAULT_INDENT = "  "
 

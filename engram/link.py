@@ -24,10 +24,8 @@ imported where they are used, and no dataclasses.
 from __future__ import annotations
 
 import base64
-import collections
 import hashlib
 import json
-import math
 import os
 import re
 import shlex
@@ -792,34 +790,13 @@ def _loads_tolerant(text: str, path: Path) -> object:
 
 
 def _strict_loads(text: str, path: Path) -> object:
-    """`json.loads`, refusing what a rewrite would change: a key given twice (the first would be
-    dropped), `NaN` or `Infinity` (no JSON: a Node host would reject the file), a number a float
-    cannot hold exactly (`1e400`, `1.00000000000000000001`)."""
+    """`jsonkeep.strict_loads`: what a rewrite would change is left untouched."""
+    from . import jsonkeep
 
-    def unique(pairs: list[tuple[str, object]]) -> dict:
-        data = dict(pairs)
-        if len(data) < len(pairs):
-            counts = collections.Counter(key for key, _ in pairs)
-            twice = next(key for key, _ in pairs if counts[key] > 1)
-            raise LinkError(
-                f'{path}: has the key "{twice}" twice, and a rewrite keeps only the last; engram left it untouched'
-            )
-        return data
-
-    def constant(name: str) -> object:
-        raise LinkError(f"{path}: holds {name}, which is no JSON; engram left it untouched")
-
-    def exact(number: str) -> float:
-        from decimal import Decimal
-
-        value = float(number)
-        if not math.isfinite(value) or Decimal(number) != Decimal(repr(value)):
-            raise LinkError(
-                f"{path}: holds the number {number}, which a rewrite would change; engram left it untouched"
-            )
-        return value
-
-    return json.loads(text, object_pairs_hook=unique, parse_constant=constant, parse_float=exact)
+    try:
+        return jsonkeep.strict_loads(text)
+    except jsonkeep.WouldChange as err:
+        raise LinkError(f"{path}: {err}; engram left it untouched") from None
 
 
 def _without_trailing_commas(text: str) -> str | None:

@@ -980,6 +980,22 @@ def test_load_limit_caps_the_pack(project):
     assert project.load("deploy").lines[0] == "loaded 5 memory files / 5 total related memories"
 
 
+def test_set_load_limit_keeps_the_config_text_it_does_not_own(project):
+    """Only the limit changes, the rest keeps its text; a file a rewrite would change elsewhere
+    (`1e400` read as Infinity, a key given twice) is refused, not rewritten (a red-team audit)."""
+    config = project.root / "engram.config.json"
+    config.write_text('{"roles": ["ops"],  "budget": 1.50,\n "load": {"limit": 8}}\n')
+    assert project.run("set-load-limit", "3").returncode == 0
+    kept = config.read_text()
+    assert '"roles": ["ops"]' in kept and '"budget": 1.50' in kept  # 1.50 as written, not 1.5
+    assert json.loads(kept) == {"roles": ["ops"], "budget": 1.5, "load": {"limit": 3}}
+    for text in ('{"x": 1e400, "load": {"limit": 8}}', '{"load": {"limit": 8}, "load": {"limit": 9}}'):
+        config.write_text(text)
+        refused = project.run("set-load-limit", "4")
+        assert refused.returncode == 1 and refused.stderr.endswith("; not changed\n"), refused.stderr
+        assert config.read_text() == text
+
+
 def test_set_load_limit_out_of_range(project):
     for value in ("40", "0", "abc"):
         result = project.run("set-load-limit", value)
