@@ -10,10 +10,12 @@ import json
 import math
 import re
 
+from .errors import EngramError
+
 _FIRST_INDENT = re.compile(r"\n([ \t]+)\S")
 
 
-class WouldChange(ValueError):
+class WouldChange(EngramError):
     """A JSON text that no rewrite keeps as it is (`strict_loads`)."""
 
 
