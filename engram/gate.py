@@ -87,7 +87,7 @@ SECRET_WINDOW = 3
 
 
 def secret_parts(task: str) -> tuple[str, ...]:
-    """The parts of a task (split at whitespace, lowered) the screen flags as a secret, alone or
+    """The parts of a task (split at whitespace, folded and lowered) the screen flags as a secret, alone or
     in the fewest neighbours that make one; every part when only the whole task is flagged. The
     task's words shown back (dry-run's anchors, what a memory lacks) are withheld inside them: a
     key pasted into a prompt, lowered, no longer looks like one."""
@@ -102,7 +102,10 @@ def secret_parts(task: str) -> tuple[str, ...]:
             window = range(start, start + size)
             if flagged.isdisjoint(window) and scan_secrets(" ".join(parts[start : start + size])):
                 flagged.update(window)
-    return tuple(parts[i].lower() for i in sorted(flagged or range(len(parts))))
+    import unicodedata  # only for a task holding a secret
+
+    # as the task's words are folded: a key typed in full-width letters is an anchor in ASCII
+    return tuple(unicodedata.normalize("NFKC", parts[i]).lower() for i in sorted(flagged or range(len(parts))))
 
 
 def task_word(word: str, secrets: tuple[str, ...]) -> str:

@@ -287,6 +287,15 @@ AWS_KEY = "AKIA" + "Q7XZ3PLM5RT2WB4N"
 GITHUB_TOKEN = "ghp_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
 
 
+def test_a_secret_typed_in_full_width_letters_is_never_printed_back(four_rules):
+    """The task's words are folded (NFKC, lowered) before they are shown: a key typed in full-width
+    letters came back in ASCII, lowered, in dry-run's anchors and JSON (a red-team audit)."""
+    wide = "".join(chr(ord(c) + 0xFEE0) for c in AWS_KEY)  # ＡＫＩＡ...
+    task = f"cypress tests with {wide}"
+    shown = four_rules.load("--dry-run", task).stdout + json.dumps(four_rules.load_json(task))
+    assert AWS_KEY.lower() not in shown and AWS_KEY not in shown and "(withheld)" in shown
+
+
 def test_a_secret_pasted_into_a_task_is_never_printed_back(four_rules, tmp_path):
     """dry-run lists the task's words, JSON what each memory lacks, `benchmark --misses` the task:
     a key pasted into it, lowered or split into parts, is withheld everywhere, the rest is shown."""
