@@ -16,6 +16,7 @@ from .errors import EngramError, say, warning
 from .index import LOCAL_REBUILD, SHARED_REBUILD, IndexFileError
 from .layers import Layer, invalid_note, open_layers
 from .pack import Entry, Pack, Screen, checked_body, requires_of, screen_text
+from .printable import decoded
 from .render import (
     body_block,
     render_dry_run,
@@ -134,11 +135,6 @@ def _set_value(args: LoadArgs, flag: str, value: str) -> None:
         setattr(args, _attribute(flag), value)
 
 
-def clean_text(text: str) -> str:
-    """Arguments with undecodable bytes become text with replacement characters."""
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
 def parse_budget(raw: str | None) -> int | None:
     if raw is None:
         return None
@@ -150,7 +146,7 @@ def parse_budget(raw: str | None) -> int | None:
 
 
 def main(argv: list[str]) -> int:
-    argv = [clean_text(a) for a in argv]
+    argv = [decoded(a) for a in argv]  # undecodable bytes as U+FFFD
     flags = argv[: argv.index("--")] if "--" in argv else argv
     if "-h" in flags or "--help" in flags:
         sys.stdout.write(help_text())

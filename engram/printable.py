@@ -28,3 +28,9 @@ def text(value: str) -> str:
     if _UNPRINTABLE.search(value) is None:  # one scan; nearly every text takes this way
         return value
     return _UNPRINTABLE.sub("", _ESCAPE_SEQUENCE.sub("", value.replace("\r\n", "\n")))
+
+
+def decoded(value: str) -> str:
+    """Text read with undecodable bytes kept as surrogates (an argument, a Latin-1 file name such
+    as `café.md`) with each such byte as U+FFFD, which SQLite, JSON and a terminal take."""
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")

@@ -8,6 +8,7 @@ from collections import namedtuple
 from collections.abc import Iterator
 
 from .paths import TEMP_MARK, is_inside, shown_path
+from .printable import decoded
 
 ROOT_DIR = os.path.join(".agents", ".engram")
 MEMORY_FOLDERS = ("rules", "skills", "knowledge")
@@ -189,7 +190,7 @@ def stray_files(root: Root) -> list[str]:
         if folder == root.path:
             dirs[:] = [d for d in dirs if d not in skipped]
         rel = os.path.relpath(folder, root.path).replace(os.sep, "/")
-        found += [shown_name(name if rel == "." else f"{rel}/{name}") for name in files if name.endswith(".md")]
+        found += [decoded(name if rel == "." else f"{rel}/{name}") for name in files if name.endswith(".md")]
     return sorted(found)
 
 
@@ -204,7 +205,7 @@ def other_format_files(root: Root) -> list[str]:
     for folder in MEMORY_FOLDERS:
         for parent, _dirs, files in os.walk(os.path.join(root.path, folder)):
             rel = os.path.relpath(parent, root.path).replace(os.sep, "/")
-            found += [shown_name(f"{rel}/{name}") for name in files if name.lower().endswith(OTHER_FORMATS)]
+            found += [decoded(f"{rel}/{name}") for name in files if name.lower().endswith(OTHER_FORMATS)]
     return sorted(found)
 
 
@@ -298,7 +299,7 @@ def _walk_listing(
         name = entry.name
         if not name.isprintable():
             if name.endswith(".md") or _safely(entry.is_dir):
-                batch.append((prefix + shown_name(name), directory, entry, _unprintable(name)))
+                batch.append((prefix + decoded(name), directory, entry, _unprintable(name)))
         elif _safely(entry.is_symlink) and not is_inside(os.path.join(directory, name), base):
             if name.endswith(".md"):
                 batch.append((prefix + name, directory, entry, "symlink points outside the memory root"))
@@ -317,14 +318,8 @@ def _walk_listing(
         yield batch
 
 
-def shown_name(name: str) -> str:
-    """A file name as text: bytes that are no UTF-8 (a Latin-1 `café.md`, read as surrogates) become
-    U+FFFD, which SQLite and a terminal take."""
-    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
 def _unprintable(name: str) -> str:
-    return "file name is not UTF-8" if shown_name(name) != name else "file name holds control characters"
+    return "file name is not UTF-8" if decoded(name) != name else "file name holds control characters"
 
 
 def _safely(check) -> bool:

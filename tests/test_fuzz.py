@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from engram import hook as engram_hook
 from engram import load as engram_load
+from engram import printable
 from engram.entry import guarded
 from engram.terms import estimate_tokens
 from helpers import engram, engram_env
@@ -167,7 +168,7 @@ def test_any_query_prints_a_count_line(inproc, query):
     assert code == 0, err
     assert out.startswith("loaded ")
     assert COUNT_LINE.match(out.splitlines()[0]), out[:200]
-    blank = not engram_load.clean_text(query).strip()  # a blank task is said to the terminal, nothing else is
+    blank = not printable.decoded(query).strip()  # a blank task is said to the terminal, nothing else is
     assert err == ('engram: warning: no task given: engram load "<task>"\n' if blank else "")
     assert_nothing_flagged(out)
 
