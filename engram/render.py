@@ -111,16 +111,16 @@ def omission_text(cand: Candidate, routing: Routing) -> str:
     lacks = cand.lacks(routing)
     held = _holds(cand, routing)
     if cand.omission == "relevance":
-        judged = f"(relevance {cand.relevance:.2f}){held.removeprefix(',')}"
+        judged = f"(relevance {cand.relevance:.2f})" + (f" {held}" if held else "")
     else:
-        judged = f"({cand.omission}) relevance {cand.relevance:.2f}{held}"
+        judged = f"({cand.omission}) relevance {cand.relevance:.2f}" + (f", {held}" if held else "")
     return gate.line(judged + (f"; lacks {', '.join(lacks)}" if lacks else ""))
 
 
 def _holds(cand: Candidate, routing: Routing) -> str:
-    """``, holds login in body, test in tags``: the candidate's most specific words of the task."""
+    """``holds login in body, test in tags``: the candidate's most specific words of the task ("" for none)."""
     holds = ", ".join(f"{word} in {'/'.join(fields)}" for word, fields in _held(cand, routing))
-    return f", holds {holds}" if holds else ""
+    return f"holds {holds}" if holds else ""
 
 
 HELD_LISTED = 3  # words an omitted candidate holds, named in dry-run
@@ -194,7 +194,10 @@ def miss_reasons(routing: Routing, pack: Pack, ids: list[str]) -> list[str]:
         elif memory_id not in packed:
             lines.append(f"{name}: {omission_text(cand, routing)}")
         else:
-            lines.append(f"{name}: packed; relevance {cand.relevance:.2f}, tier {cand.tier}{_holds(cand, routing)}")
+            held = _holds(cand, routing)
+            lines.append(
+                f"{name}: packed; relevance {cand.relevance:.2f}, tier {cand.tier}" + (f", {held}" if held else "")
+            )
     return [gate.line(line) for line in lines]
 
 
