@@ -208,6 +208,16 @@ def test_a_line_of_engramignore_that_is_no_pattern_is_named_and_the_others_still
     assert run_engram(["check"], cwd=base).stdout.splitlines()[-1] == "engram check: not fresh (1 invalid)"
 
 
+def test_a_line_the_matcher_refuses_past_the_checks_is_left_out_and_the_others_still_ignore(base, run_engram):
+    """`!` alone passes `ignore_rules` but the matcher refuses it: the matcher drops that line alone."""
+    (base / ".agents/.engram/rules/old-notes.md").write_text("---\nid: old-notes\ntags: [llama]\n---\nOld llama.\n")
+    (base / ".engramignore").write_text("!\nrules/old-*.md\n")
+    indexed = run_engram(["index"], cwd=base)
+    assert indexed.returncode == 0, indexed.stderr
+    loaded = run_engram(["load", "llama"], cwd=base)
+    assert "The good memory about llamas." in loaded.stdout and "Old llama" not in loaded.stdout
+
+
 def test_a_file_name_that_is_no_utf8_is_named_and_the_rest_loads(base, run_engram):
     rules = base / ".agents/.engram/rules"
     with open(os.path.join(os.fsencode(rules), b"caf\xe9.md"), "wb") as latin1_named:
