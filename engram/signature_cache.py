@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from .config import user_config_dir
 from .errors import debug
-from .paths import remove_if_present, sqlite_uri
+from .paths import remove_if_present, replacing, sqlite_uri
 
 TABLES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "signature_tables.py")
 CHUNK = 500  # keys one query asks for
@@ -115,30 +115,29 @@ def write_copy(path: str, tables: Tables) -> None:
     """Write the copy beside no other (older copies removed), atomically: a reader sees a whole
     copy or none. Best effort: a folder that cannot be written leaves the tables to answer."""
     folder = os.path.dirname(path)
-    temp = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(folder, exist_ok=True)
-        for name in os.listdir(folder):
-            if name.startswith("signatures-") and os.path.join(folder, name) != path and not name.endswith(".tmp"):
+        for name in os.listdir(folder):  # a writer's temp file is hidden (`paths.temp_name`): never one
+            if name.startswith("signatures-") and os.path.join(folder, name) != path:
                 with contextlib.suppress(OSError):
                     remove_if_present(os.path.join(folder, name))
-        conn = sqlite3.connect(temp)
-        try:
-            with conn:
-                for table, rows in tables.rows.items():
-                    kind = "INTEGER" if table == "first_words" else "TEXT"
-                    conn.execute(f"CREATE TABLE {table} (key TEXT PRIMARY KEY, value {kind} NOT NULL) WITHOUT ROWID")
-                    conn.executemany(
-                        f"INSERT INTO {table} VALUES (?, ?)",
-                        (
-                            (key, value if isinstance(value, int) else SEPARATOR.join(value))
-                            for key, value in rows.items()
-                        ),
-                    )
-        finally:
-            conn.close()
-        os.replace(temp, path)
+        with replacing(path) as temp:
+            conn = sqlite3.connect(temp)
+            try:
+                with conn:
+                    for table, rows in tables.rows.items():
+                        kind = "INTEGER" if table == "first_words" else "TEXT"
+                        conn.execute(
+                            f"CREATE TABLE {table} (key TEXT PRIMARY KEY, value {kind} NOT NULL) WITHOUT ROWID"
+                        )
+                        conn.executemany(
+                            f"INSERT INTO {table} VALUES (?, ?)",
+                            (
+                                (key, value if isinstance(value, int) else SEPARATOR.join(value))
+                                for key, value in rows.items()
+                            ),
+                        )
+            finally:
+                conn.close()
     except (OSError, sqlite3.Error) as exc:
         debug(f"the signature tables' copy {path} is not written ({exc}); the tables answer")
-        with contextlib.suppress(OSError):
-            remove_if_present(temp)

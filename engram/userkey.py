@@ -9,6 +9,7 @@ import hashlib
 import os
 
 from .config import user_config_dir
+from .paths import replacing
 
 KEY_FILE = "state-key"  # in the user's config folder
 
@@ -39,11 +40,10 @@ def _stored_key(path: str) -> str | None:
             return key
     with contextlib.suppress(OSError):
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        temp = f"{path}.{os.getpid()}.tmp"
-        descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w", encoding="ascii") as handle:
-            handle.write(os.urandom(16).hex() + "\n")
-        os.replace(temp, path)
+        with replacing(path) as temp:
+            descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(descriptor, "w", encoding="ascii") as handle:
+                handle.write(os.urandom(16).hex() + "\n")
         with open(path, encoding="ascii") as handle:  # another process's, where it renamed last
             key = handle.read(64).strip()
         return key if len(key) == 32 else None
