@@ -284,16 +284,23 @@ _TOKEN_PREFIXES = tuple(prefix for token in _TOKEN_FORMATS for prefix in token.p
 
 def _provider_token(text: str, runs: list[tuple[int, int]]) -> str | None:
     for run_start, end in runs:
-        starts = _token_starts(text, run_start, end)
-        wrapped = _continuation(text, end) if starts else ""
-        for start in starts:
+        for start in _token_starts(text, run_start, end):
+            wrapped = _wrapped_token(text, start)
             for token in _TOKEN_FORMATS:
                 if not text.startswith(token.prefixes, start):
                     continue
-                label = token.check(text, start) or (wrapped and token.check(text[start:end] + wrapped, 0))
+                label = token.check(text, start) or (wrapped and token.check(wrapped, 0))
                 if label:
                     return label
     return None
+
+
+def _unmarked_token(text: str) -> str | None:
+    """A provider token split by markdown (`ghp_**...**`, `` `sk-` `...` ``): the model reads it whole."""
+    if "*" not in text and "`" not in text:
+        return None
+    unmarked = text.encode("utf-8", "surrogatepass").translate(None, b"*`").decode("utf-8", "surrogatepass")
+    return _provider_token(unmarked, _token_runs(unmarked.encode("ascii", "replace").lower()))
 
 
 # A separator inside a token run, before a letter: a token may start there (`s3://bucket/AKIA...`,
@@ -307,13 +314,14 @@ def _token_starts(text: str, start: int, end: int) -> list[int]:
     return [index for index in starts if text.startswith(_TOKEN_PREFIXES, index)]
 
 
-_CONTINUATION = LazyPattern(r"[ \t]*\r?\n[ \t]*([A-Za-z0-9_+/-]+)")
+# A token's characters, dots included: a JWT's three parts.
+_WRAPPED = LazyPattern(r"([A-Za-z0-9_+/.-]+)[ \t]*\r?\n[ \t]*([A-Za-z0-9_+/.-]+)")
 
 
-def _continuation(text: str, end: int) -> str:
-    """A token wrapped at the end of its line goes on at the start of the next one."""
-    wrapped = _CONTINUATION.match(text, end)
-    return wrapped.group(1) if wrapped else ""
+def _wrapped_token(text: str, start: int) -> str:
+    """A token wrapped at the end of its line, joined with its rest at the start of the next one."""
+    wrapped = _WRAPPED.match(text, start)
+    return wrapped.group(1) + wrapped.group(2) if wrapped else ""
 
 
 _PRIVATE_KEY = _Detector(
@@ -792,6 +800,7 @@ def _find_secret(text: str, lowered: bytes, decode: bool = True) -> str | None:
     runs = _token_runs(lowered)
     return (
         _provider_token(text, runs)
+        or _unmarked_token(text)
         or _PRIVATE_KEY.run(text, lowered)
         or (_URL_CREDENTIALS_DETECTOR.run(text, lowered) if b"@" in lowered else None)
         or _password_assignment(text, lowered)
@@ -916,7 +925,8 @@ def _refused_request(text: str, start: int) -> bool:
 _PERSONA = LazyPattern(
     r"""(?:you\s+are\s+now|from\s+now\s+on,?\s+you\s+are)\s+
         (?:an?\s|the\s|my\s|no\s+longer\b|free\b|unrestricted|unfiltered|jailbroken|dan\b
-        |in\s+\w+\s+mode\b|called\b|named\b)
+        |in\s+\w+\s+mode\b|called\b|named\b
+        |[^.!?\n]{0,40}?(?:with\s+no|without(?:\s+any)?)\s+(?:restrictions|limits|limitations|rules|filters|guidelines)\b)
     |from\s+now\s+on,?\s+you\s+will\s+(?:act|behave|roleplay|pretend)\b""",
     re.I | re.X,
 )
@@ -2176,11 +2186,33 @@ _TAG_FIRST, _TAG_LAST = "\U000e0000", "\U000e007f"
 _TAG_RUN = LazyPattern(f"(?<!\U0001f3f4)[{_TAG_FIRST}-{_TAG_LAST}]{{4,}}")  # not the tags of a flag emoji
 
 
+# `&#73;gnore`, `ghp&#95;...`, `Ignore%20all%20previous`: a model reads escapes as the characters
+# they stand for. Named references (`&lt;`) are left alone: documentation about HTML writes them.
+_CHARACTER_REFERENCE = LazyPattern(r"&#(?:[xX](?P<hex>[0-9a-fA-F]{1,6})|(?P<decimal>[0-9]{1,7}));?")
+_PERCENT_ESCAPES = LazyPattern(r"(?:%[0-9A-Fa-f]{2})+")
+
+
+def _referenced_char(reference: re.Match) -> str:
+    code = int(reference["hex"], 16) if reference["hex"] else int(reference["decimal"])
+    return chr(code) if 0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else reference.group()
+
+
+def _unescaped(text: str) -> str:
+    """The text with numeric character references and percent escapes written as their characters."""
+    if "&#" in text:
+        text = _CHARACTER_REFERENCE.sub(_referenced_char, text)
+    if "%" in text:
+        text = _PERCENT_ESCAPES.sub(
+            lambda run: bytes.fromhex(run.group().replace("%", "")).decode("utf-8", "replace"), text
+        )
+    return text
+
+
 def normalise(text: str) -> str:
     """The text as the model reads it: as printed (`gate.text`: escape sequences and control
-    characters removed, so a DEL inside a key or a phrase hides nothing), NFKC (fullwidth letters,
-    ligatures), invisible characters removed, look-alike letters folded."""
-    text = printed(text)
+    characters removed, so a DEL inside a key or a phrase hides nothing), escapes unescaped, NFKC
+    (fullwidth letters, ligatures), invisible characters removed, look-alike letters folded."""
+    text = printed(_unescaped(text))
     if text.isascii():
         return text
     import unicodedata
