@@ -79,6 +79,7 @@ class Case:
         self.everyday = False  # everyday text in another language around a stack's name
         self.implied = 0.0  # ... named or tagged for a technology the task implies
         self.thin: set[str] = set()  # the candidates holding the task's words in their bodies alone
+        self.triggered: set[str] = set()  # the candidates a trigger phrase of which the task writes
 
     def score(self, model: relevance.Model) -> None:
         """Rank the candidates as `route` does under ``model``'s candidate weights."""
@@ -90,6 +91,7 @@ class Case:
         self.named = 0.0 if self.everyday else route.named_relevance(self.routing.admitted)
         self.implied = route.implied_relevance(self.routing)
         self.thin = {c.id for c in self.routing.admitted if route.is_thin(c)}
+        self.triggered = {c.id for c in route.triggered_candidates(self.routing)}
         self.task = route.query_features(self.routing, self.found, self.query) if self.ranked else {}
 
 

@@ -222,13 +222,15 @@ def decided(
     best_relevance = 0.0 if case.everyday else max(r for _, _, r in case.ranked)  # as `route._decide` judges it
     named_implied = (case.named, case.implied)
     memories = max(case.memories, gated_from) if case.everyday else case.memories
-    if not relevance.on_topic_because(
+    if not case.triggered and not relevance.on_topic_because(
         case.on_topic, best_relevance, memories, named_implied, gated_from, on_topic, sure, select
     ):
         return []
     best = case.ranked[0][1]
-    pack = [(i, r) for i, score, r in case.ranked if score >= max(select, relative * best)][:limit]
-    if relevance.thin_pack([(r, i in case.thin) for i, r in pack], case.memories) is not None:
+    bar = max(select, relative * best)
+    ranked = sorted(case.ranked, key=lambda ranked: ranked[0] not in case.triggered)  # as `route._decide` orders it
+    pack = [(i, r) for i, score, r in ranked if score >= bar or i in case.triggered][:limit]
+    if not case.triggered and relevance.thin_pack([(r, i in case.thin) for i, r in pack], case.memories) is not None:
         return []
     return [i for i, _ in pack]
 

@@ -262,6 +262,8 @@ SURE_SMALL = 0.95
 
 # What makes a task about the folder (`on_topic_because`), beside its own relevance (TASK_TOPIC).
 TASK_TOPIC, IMPLIED_TOPIC, NAMED_TOPIC, SURE_TOPIC, FEW_TOPIC = "task", "implied", "named", "sure", "few memories"
+# Not a judgement: the task writes a trigger phrase of a memory whole (`route.triggered_candidates`).
+TRIGGER_TOPIC = "trigger"
 
 
 def on_topic_because(

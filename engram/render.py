@@ -174,6 +174,7 @@ def _kept_reason(routing: Routing) -> str:
         relevance.SURE_TOPIC: f"{name} alone is relevant enough to decide ({by}; from {relevance.SURE_SMALL:.2f} in a "
         f"folder of fewer than {relevance.SMALL_FOLDER} memories)",
         relevance.FEW_TOPIC: "the folder holds too few memories for the task decision: its candidates decide",
+        relevance.TRIGGER_TOPIC: f"the task writes a trigger phrase of {name} ({by}), and that decides",
     }[routing.topic_reason]
     return f"under {routing.topic_bar:.2f}, but {why}"
 

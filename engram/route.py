@@ -37,7 +37,8 @@ LACKS_LISTED = 3  # query words named in dry-run as what an omitted candidate do
 TYPE_ORDER = {"rule": 0, "skill": 1, "knowledge": 2}  # memories chosen by tag: rules first
 CANDIDATE_FIELDS = (
     "rowid", "id", "rel", "type", "authority", "confidence", "lifecycle", "level", "valid_until", "roles", "tags",
-    "directive", "summary", "title", "applies_to", "depends_on", "tokens", "ignored", "safety", "source_sha256",
+    "directive", "summary", "triggers", "title", "applies_to", "depends_on", "tokens", "ignored", "safety",
+    "source_sha256",
 )  # fmt: skip
 CANDIDATE_COLUMNS = ", ".join(f"m.{name}" for name in CANDIDATE_FIELDS)  # the row a Candidate holds
 
@@ -639,19 +640,25 @@ def _decide(routing: Routing, found: list[LayerMatch], query: str, options: Opti
     implied = implied_candidate(routing)
     sure = 0.0 if everyday else most_relevant.relevance
     judged_in = max(memories, int(model.gated_from)) if everyday else memories  # a folder of 6 judges it too
+    triggered = triggered_candidates(routing)
     routing.topic_reason = model.topic_reason(
         routing.on_topic, sure, judged_in, _relevance_of(named), _relevance_of(implied)
-    )
+    ) or (relevance.TRIGGER_TOPIC if triggered else "")
     routing.topic_by = {
         relevance.NAMED_TOPIC: named,
         relevance.IMPLIED_TOPIC: implied,
         relevance.SURE_TOPIC: most_relevant,
+        relevance.TRIGGER_TOPIC: triggered[0] if triggered else None,
     }.get(routing.topic_reason)
     routing.off_topic = not routing.topic_reason
     routing.topic_bar = model.on_topic
     best = routing.admitted[0].score
-    tiers = [model.tier(max(cand.score, cand.clause_score), best) for cand in routing.admitted]
-    if not routing.off_topic:
+    routing.admitted.sort(key=lambda cand: cand not in triggered)  # the phrase its author chose comes first
+    tiers = [
+        relevance.BODY_TIER if cand in triggered else model.tier(max(cand.score, cand.clause_score), best)
+        for cand in routing.admitted
+    ]
+    if not routing.off_topic and not triggered:
         would_pack = [c for c, tier in zip(routing.admitted, tiers) if tier in relevance.SELECTED][: options.limit]
         routing.thin = relevance.thin_pack([(c.relevance, is_thin(c)) for c in would_pack], memories)
         routing.off_topic = routing.thin is not None
@@ -661,6 +668,32 @@ def _decide(routing: Routing, found: list[LayerMatch], query: str, options: Opti
             routing.pack.append(cand)
         else:
             cand.omission = "limit" if cand.tier in relevance.SELECTED else "relevance"
+
+
+def triggered_candidates(routing: Routing) -> list[Candidate]:
+    """The candidates with a trigger of two words or more that the task writes whole, in any form of
+    its words ("implement the new card 'Ashen Warden' ..." and `triggers: [new card]`): their author
+    listed the phrase as what people type for them, so it packs them whatever else the task says."""
+    task: list[tuple[str, ...]] | None = None
+    triggered = []
+    for cand in routing.admitted:
+        phrases = [p for p in map(_phrase_terms, json.loads(cand.row["triggers"])) if p]
+        if phrases:
+            task = task if task is not None else [word.terms for word in terms.words(routing.task)]
+            if any(_writes(task, phrase) for phrase in phrases):
+                triggered.append(cand)
+    return triggered
+
+
+def _phrase_terms(trigger: str) -> list[tuple[str, ...]]:
+    """A trigger's words as terms, if it has two or more and not only stopwords; else []."""
+    words = terms.words(trigger)
+    return [word.terms for word in words] if len(words) > 1 and not all(map(terms.is_stopword, words)) else []
+
+
+def _writes(task: list[tuple[str, ...]], phrase: list[tuple[str, ...]]) -> bool:
+    """Whether the phrase's words stand side by side in the task."""
+    return any(task[start : start + len(phrase)] == phrase for start in range(len(task) - len(phrase) + 1))
 
 
 def is_thin(cand: Candidate) -> bool:

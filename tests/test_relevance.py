@@ -382,6 +382,32 @@ def test_a_path_the_task_writes_in_a_memorys_folder_makes_it_about_the_folder(tm
     assert packed(layers, "fix the crash in scripts/users.py when the email is missing") == []
 
 
+def test_a_trigger_phrase_the_task_writes_packs_its_memory_first(tmp_path) -> None:
+    """A memory's trigger of two words or more, written whole in any form of its words, packs it first
+    however many words of the task no memory holds; a trigger's words apart, or a one-word trigger,
+    are evidence like any other."""
+    write_memory(
+        tmp_path,
+        "skills/add-new-card.md",
+        {"id": "add-new-card", "triggers": ["new card", "card design"], "directive": "Cards are data files."},
+        "Add the card's JSON under `content/cards/` and run the balance check.",
+    )
+    write_memory(
+        tmp_path,
+        "rules/server-authoritative.md",
+        {"id": "server-authoritative", "triggers": ["damage"], "directive": "The server decides every card's damage."},
+        "Clients only render the damage the server sends.",
+    )
+    for n in range(8):
+        write_memory(tmp_path, f"rules/note{n}.md", {"id": f"note{n}", "directive": f"Release note {n}."}, "Body.")
+    layers = indexed_layers(tmp_path)
+    task = "implement the New Cards 'Ashen Warden' - 3 mana 2/5, taunt, deathrattle: deal 2 damage to all enemy units"
+    assert packed(layers, task)[:1] == ["add-new-card"]
+    routing = route(layers, task, Options())
+    assert routing.topic_reason == relevance.TRIGGER_TOPIC and routing.on_topic < routing.topic_bar
+    assert "add-new-card" not in packed(layers, "a card that is new: Ashen Warden, 3 mana, taunt, deathrattle")
+
+
 def test_a_hyphenated_compound_finds_the_same_compound_before_its_words_apart(tmp_path) -> None:
     """A task's "front-end" is the word the index holds for a body's "front-end": it outranks a
     memory holding "front", "end" and "back" apart, each more often."""
