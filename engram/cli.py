@@ -42,19 +42,26 @@ ENGRAMIGNORE = (
     "# inside .agents/.engram/ (knowledge/old-*.md), not against project paths.\n"
 )
 
-NEXT_STEPS = """
-next steps:
-  1. write a memory, e.g. {root}/rules/no-secrets.md:
+FIRST_MEMORY = """write a memory, e.g. {root}/rules/no-secrets.md:
        ---
        id: no-secrets
        tags: [security, secrets]
        directive: Never commit secrets; use the team vault.
        ---
        Read API keys and passwords from the environment; the vault path is in docs/vault.md.
-  2. engram load "where should the api keys go"   # the pack an agent gets for that task
+  2. engram load "where should the api keys go"   # the pack an agent gets for that task"""
+MEMORIES_FOUND = """engram index                                 # compiles the {count} memory files found; names any problem
+  2. engram load "<a task you give an agent>"      # the pack an agent gets for that task"""
+LATER_STEPS = """
   3. engram link claude                           # or codex, gemini, cursor: hooks load memories as the agent works
   4. engram index                                 # writes the linked host's rule files for memories with applies_to
   5. commit .agents/ and .claude/, and run `engram check` in CI"""
+
+
+def next_steps(root: str, memory_files: int) -> str:
+    """What to do after `init`: write a first memory, or compile the ones the folder holds."""
+    first = MEMORIES_FOUND.format(count=memory_files) if memory_files else FIRST_MEMORY.format(root=root)
+    return f"\nnext steps:\n  1. {first}{LATER_STEPS}"
 
 
 def run(argv: list[str]) -> int:
@@ -118,7 +125,8 @@ def init() -> None:
     found = other_tools_rules(ws.root.project)
     if found:
         out(f"rules in other tools' formats: {', '.join(found)}; engram's docs/adopting.md says how to bring them in")
-    out(NEXT_STEPS.format(root=shown_root))
+    memory_files = sum(1 for folder in ("rules", "skills", "knowledge") for _ in (root / folder).rglob("*.md"))
+    out(next_steps(shown_root, memory_files))
 
 
 @app.command()

@@ -268,20 +268,30 @@ def on_file(hook: Hook) -> str | None:
     generated .claude/.cursor rule files carry the project's own, only the global layer's: no rule
     file in the project holds those (a CI clone has no global folder to check them against)."""
     rule_files = hook.ws.config.get("hooks.path_rules") != "hook" and has_rule_files(hook)
+    rules = hook.host.rules if rule_files else None
+    native = f"the project's applies_to memories are in {rules.folder}, which the host loads itself" if rules else ""
     if rule_files and hook.ws.global_root is None and hook.ws.global_index_path is None:
+        debug(f"nothing to add: {native}, and no global folder is set")
         return None
     paths = [rel for raw in hook.host.file_paths(hook.payload) if (rel := project_path(raw, hook))]
     if not paths:
+        debug("nothing to add: the event names no file inside the project")
         return None
     options = hook.options()
     layers = [layer for layer in hook.layers() if not rule_files or layer.scope != "workspace"]
     matched = path_memories(layers, paths, options)
     if not matched:
+        debug(
+            "nothing to add: no memory's applies_to matches "
+            + ", ".join(map(gate.file_path, paths[:3]))
+            + (f" ({native})" if native else "")
+        )
         return None
     with write_transaction(hook.state):
         delivered = still_delivered(hook, matched)
         new = [c for c in matched if c.key not in delivered]
         if not new:
+            debug("nothing to add: the session holds every memory for these files already")
             return None
         routing = Routing([], matched, new)
         # layered whatever load.disclosure says, within the host cap alone
@@ -296,7 +306,10 @@ def on_file(hook: Hook) -> str | None:
         delivered_now = body_marks(pack)
         hook.session.mark_delivered(delivered_now)
     # Without a new body, a file event would only repeat cards or SKIPPED lines on every touch.
-    return context_text(pack, []) if delivered_now else None
+    if not delivered_now:
+        debug("nothing to add: no new memory body fits or passes its checks for these files")
+        return None
+    return context_text(pack, [])
 
 
 def on_reset(hook: Hook) -> None:

@@ -116,7 +116,10 @@ def _flag(name: str) -> tuple[str, str | None]:
         return (exact or matches)[0]
     if matches:
         raise FlagError(f"ambiguous option: {gate.line(name)} could match {', '.join(flag for flag, _ in matches)}")
-    raise FlagError(f"unrecognized arguments: {gate.line(name)}")
+    hint = (
+        ' (a task that starts with "--" goes after a lone --: engram load -- "<task>")' if " " in name.strip() else ""
+    )
+    raise FlagError(f"unrecognized arguments: {gate.line(name)}{hint}")
 
 
 def _attribute(flag: str) -> str:

@@ -717,6 +717,29 @@ def test_an_empty_answer_says_why_with_engram_debug(project: Project) -> None:
     assert said["plan a trip to kyoto"] == "engram hook: nothing to add: no memory holds a word of the task\n"
 
 
+def test_an_empty_file_event_answer_says_why_with_engram_debug(project: Project) -> None:
+    """A new user's edit of a file an applies_to rule covers answered `{}` with no reason: the rule
+    is in the host's own rule files."""
+
+    def said(file_path: str) -> str:
+        payload = json.dumps(claude_tool(project, "Edit", file_path)).encode()
+        result = project.run_hook("claude", payload, env={"ENGRAM_DEBUG": "1"})
+        assert result.stdout == "{}\n"
+        return result.stderr
+
+    project.config({"hooks": {"path_rules": "hook"}})
+    assert said("/etc/hosts") == "engram hook: nothing to add: the event names no file inside the project\n"
+    assert said(str(project.path / "docs/notes.txt")) == (
+        "engram hook: nothing to add: no memory's applies_to matches docs/notes.txt\n"
+    )
+    project.config({})
+    (project.path / ".claude/rules/engram").mkdir(parents=True)
+    assert said(str(project.path / "src/http/client.py")) == (
+        "engram hook: nothing to add: the project's applies_to memories are in .claude/rules/engram, which the"
+        " host loads itself, and no global folder is set\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("argv", "said"),
     [

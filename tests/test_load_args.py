@@ -42,6 +42,11 @@ def test_single_dash_words_are_task_words():
     ("argv", "message"),
     [
         (["--bogus"], "unrecognized arguments: --bogus"),
+        (
+            ["--env flag is broken"],
+            'unrecognized arguments: --env flag is broken (a task that starts with "--" goes after a lone --: '
+            'engram load -- "<task>")',
+        ),
         (["--d", "x"], "ambiguous option: --d could match --dry-run, --disclosure"),
         (["--index"], "argument --index: expected one argument"),
         (["--id", "--json"], "argument --id: expected one argument"),

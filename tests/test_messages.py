@@ -77,6 +77,21 @@ def test_init_prints_the_next_steps(run_engram, nowhere: Path) -> None:
         assert step in steps, step
 
 
+def test_init_in_a_folder_holding_memories_says_to_compile_them(run_engram, nowhere: Path) -> None:
+    """A new user's repo with its memories already written is not told to write an example one."""
+    run_engram(["init"], cwd=nowhere)
+    for rel in ("rules/a.md", "skills/deploy/b.md"):
+        path = nowhere / ".agents/.engram" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("---\nid: x\n---\nText.\n")
+    steps = [line.strip() for line in run_engram(["init"], cwd=nowhere).stdout.splitlines()]
+    assert (
+        "1. engram index                                 # compiles the 2 memory files found; names any problem"
+        in steps
+    )
+    assert not any("no-secrets" in line for line in steps)
+
+
 def test_init_names_other_tools_rules_and_the_root_as_seen_from_a_sub_folder(run_engram, nowhere: Path) -> None:
     subprocess.run(["git", "init", "-q"], cwd=nowhere, check=True)
     (nowhere / ".cursor/rules/engram").mkdir(parents=True)
