@@ -78,6 +78,7 @@ class Case:
         self.named = 0.0  # the relevance of the best candidate named for a word of the task
         self.everyday = False  # everyday text in another language around a stack's name
         self.implied = 0.0  # ... named or tagged for a technology the task implies
+        self.named_id = self.implied_id = ""  # those two candidates' ids
         self.thin: set[str] = set()  # the candidates holding the task's words in their bodies alone
         self.triggered: set[str] = set()  # the candidates a trigger phrase of which the task writes
 
@@ -88,8 +89,10 @@ class Case:
         route.rank(self.routing, self.found)
         self.ranked = [(c.id, c.score, c.relevance) for c in self.routing.admitted]
         self.everyday = any(m.everyday for m in self.found)  # no small-folder override then (`route._decide`)
-        self.named = 0.0 if self.everyday else route.named_relevance(self.routing.admitted)
-        self.implied = route.implied_relevance(self.routing)
+        named = None if self.everyday else route.named_candidate(self.routing.admitted)
+        implied = route.implied_candidate(self.routing)
+        self.named, self.named_id = (named.relevance, named.id) if named else (0.0, "")
+        self.implied, self.implied_id = (implied.relevance, implied.id) if implied else (0.0, "")
         self.thin = {c.id for c in self.routing.admitted if route.is_thin(c)}
         self.triggered = {c.id for c in route.triggered_candidates(self.routing)}
         self.task = route.query_features(self.routing, self.found, self.query) if self.ranked else {}

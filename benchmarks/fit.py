@@ -222,14 +222,20 @@ def decided(
     best_relevance = 0.0 if case.everyday else max(r for _, _, r in case.ranked)  # as `route._decide` judges it
     named_implied = (case.named, case.implied)
     memories = max(case.memories, gated_from) if case.everyday else case.memories
-    if not case.triggered and not relevance.on_topic_because(
+    reason = relevance.on_topic_because(
         case.on_topic, best_relevance, memories, named_implied, gated_from, on_topic, sure, select
-    ):
+    )
+    if not case.triggered and not reason:
         return []
     best = case.ranked[0][1]
     bar = max(select, relative * best)
     ranked = sorted(case.ranked, key=lambda ranked: ranked[0] not in case.triggered)  # as `route._decide` orders it
     pack = [(i, r) for i, score, r in ranked if score >= bar or i in case.triggered][:limit]
+    if reason not in relevance.TASK_DECIDED or not reason:  # one memory decided: it packs, and what is triggered
+        sure_id = max(case.ranked, key=lambda ranked: ranked[2])[0]
+        deciders = {relevance.NAMED_TOPIC: case.named_id, relevance.IMPLIED_TOPIC: case.implied_id}
+        decider = deciders.get(reason, sure_id if reason == relevance.SURE_TOPIC else "")
+        pack = [(i, r) for i, r in pack if i == decider or i in case.triggered]
     if not case.triggered and relevance.thin_pack([(r, i in case.thin) for i, r in pack], case.memories) is not None:
         return []
     return [i for i, _ in pack]

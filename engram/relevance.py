@@ -264,6 +264,9 @@ SURE_SMALL = 0.95
 TASK_TOPIC, IMPLIED_TOPIC, NAMED_TOPIC, SURE_TOPIC, FEW_TOPIC = "task", "implied", "named", "sure", "few memories"
 # Not a judgement: the task writes a trigger phrase of a memory whole (`route.triggered_candidates`).
 TRIGGER_TOPIC = "trigger"
+# What makes every candidate's tier count; on the other reasons one memory decided, and only it packs
+# (with any memory the task triggers). "" is off-topic: nothing packs anyway.
+TASK_DECIDED = (TASK_TOPIC, FEW_TOPIC, "")
 
 
 def on_topic_because(

@@ -176,7 +176,8 @@ def _kept_reason(routing: Routing) -> str:
         relevance.FEW_TOPIC: "the folder holds too few memories for the task decision: its candidates decide",
         relevance.TRIGGER_TOPIC: f"the task writes a trigger phrase of {name} ({by}), and that decides",
     }[routing.topic_reason]
-    return f"under {routing.topic_bar:.2f}, but {why}"
+    rest = "" if routing.topic_reason in relevance.TASK_DECIDED else "; the other candidates are listed, not packed"
+    return f"under {routing.topic_bar:.2f}, but {why}{rest}"
 
 
 def miss_reasons(routing: Routing, pack: Pack, ids: list[str]) -> list[str]:

@@ -76,7 +76,7 @@ class Anchor:
         self.software = False
         # A concept of project work the task writes in other words (`concepts`: "nullable column"
         # -> migrations): matched as a name is, in folders under SMALL_FOLDER only (`gather`), and no
-        # technology the task implies (`implied_relevance`). ``source``: the two words.
+        # technology the task implies (`implied_candidate`). ``source``: the two words.
         self.concept = concept
         # A word inside an identifier the task pasted (`process` of `MainProcess`), unless it is a
         # technology's name: found where a memory spells words out, not in its id or tags
@@ -662,6 +662,14 @@ def _decide(routing: Routing, found: list[LayerMatch], query: str, options: Opti
         would_pack = [c for c, tier in zip(routing.admitted, tiers) if tier in relevance.SELECTED][: options.limit]
         routing.thin = relevance.thin_pack([(c.relevance, is_thin(c)) for c in would_pack], memories)
         routing.off_topic = routing.thin is not None
+    if routing.topic_reason not in relevance.TASK_DECIDED:
+        # The task model doubted the task; one memory (and any it triggers) made it about the folder:
+        # that one packs, the rest are listed as plausible at most.
+        deciders = [routing.topic_by, *triggered]
+        tiers = [
+            relevance.PLAUSIBLE_TIER if tier in relevance.SELECTED and cand not in deciders else tier
+            for cand, tier in zip(routing.admitted, tiers)
+        ]
     for cand, tier in zip(routing.admitted, tiers):
         cand.tier = relevance.OUT if routing.off_topic else tier
         if cand.tier in relevance.SELECTED and len(routing.pack) < options.limit:
@@ -721,10 +729,6 @@ def implied_candidate(routing: Routing) -> Candidate | None:
     return max(holders, key=lambda c: c.relevance, default=None)
 
 
-def implied_relevance(routing: Routing) -> float:
-    return _relevance_of(implied_candidate(routing))
-
-
 def _on_a_path(cand: Candidate, routing: Routing) -> bool:
     return bool(routing.paths) and holds_a_path(json.loads(cand.row["applies_to"]), routing.paths)
 
@@ -734,10 +738,6 @@ def named_candidate(admitted: list[Candidate]) -> Candidate | None:
     return max(
         (c for c in admitted if c.judged and c.judged.features["named"]), key=lambda c: c.relevance, default=None
     )
-
-
-def named_relevance(admitted: list[Candidate]) -> float:
-    return _relevance_of(named_candidate(admitted))
 
 
 def _relevance_of(cand: Candidate | None) -> float:

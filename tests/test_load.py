@@ -1649,7 +1649,7 @@ def test_dry_run_says_why_a_task_under_the_bar_packs_all_the_same(project):
     [line] = [line for line in shown.lines if line.startswith("on-topic ")]
     assert re.fullmatch(
         r"on-topic 0\.\d\d+: under 0\.80, but logging is named for a word of the task \(relevance 0\.\d\d\): in a "
-        r"folder of fewer than 64 memories, from 0\.40 that decides",
+        r"folder of fewer than 64 memories, from 0\.40 that decides; the other candidates are listed, not packed",
         line,
     ), line
     assert "1. logging [workspace]" in shown.stdout
@@ -1669,7 +1669,8 @@ def test_dry_run_says_a_sure_memory_decides_in_a_small_folder(project):
     [line] = [line for line in project.load("--dry-run", task).lines if line.startswith("on-topic ")]
     assert re.fullmatch(
         r"on-topic 0\.\d\d+: under 0\.80, but invoice-pdf-export alone is relevant enough to decide \(relevance "
-        r"(0\.9[5-9]|1\.00); from 0\.95 in a folder of fewer than 64 memories\)",
+        r"(0\.9[5-9]|1\.00); from 0\.95 in a folder of fewer than 64 memories\); the other candidates are listed, "
+        r"not packed",
         line,
     ), line
 

@@ -383,9 +383,10 @@ def test_a_path_the_task_writes_in_a_memorys_folder_makes_it_about_the_folder(tm
 
 
 def test_a_trigger_phrase_the_task_writes_packs_its_memory_first(tmp_path) -> None:
-    """A memory's trigger of two words or more, written whole in any form of its words, packs it first
-    however many words of the task no memory holds; a trigger's words apart, or a one-word trigger,
-    are evidence like any other."""
+    """A memory's trigger of two words or more, written whole in any form of its words, packs it
+    however many words of the task no memory holds, and alone where the task model doubted the task
+    (the candidate holding "card" and "damage" in its body is listed); a trigger's words apart, or a
+    one-word trigger, are evidence like any other."""
     write_memory(
         tmp_path,
         "skills/add-new-card.md",
@@ -402,9 +403,13 @@ def test_a_trigger_phrase_the_task_writes_packs_its_memory_first(tmp_path) -> No
         write_memory(tmp_path, f"rules/note{n}.md", {"id": f"note{n}", "directive": f"Release note {n}."}, "Body.")
     layers = indexed_layers(tmp_path)
     task = "implement the New Cards 'Ashen Warden' - 3 mana 2/5, taunt, deathrattle: deal 2 damage to all enemy units"
-    assert packed(layers, task)[:1] == ["add-new-card"]
+    assert packed(layers, task) == ["add-new-card"]
     routing = route(layers, task, Options())
     assert routing.topic_reason == relevance.TRIGGER_TOPIC and routing.on_topic < routing.topic_bar
+    assert [(c.id, c.tier) for c in routing.admitted] == [
+        ("add-new-card", relevance.BODY_TIER),
+        ("server-authoritative", relevance.PLAUSIBLE_TIER),
+    ]
     assert "add-new-card" not in packed(layers, "a card that is new: Ashen Warden, 3 mana, taunt, deathrattle")
 
 
