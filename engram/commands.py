@@ -227,4 +227,4 @@ def _task_graph(conn, task: str, ws: Workspace) -> list[str]:
 
     options = options_from_config(ws.config)
     routing = route(open_layers(ws, None, []), task, options)
-    return describe(conn, {c.id for c in with_prerequisites(routing.pack, options, options.limit)})
+    return describe(conn, {c.id for c in with_prerequisites(routing, options, options.limit)})

@@ -248,7 +248,7 @@ def deliver_routed(hook: Hook, routing: Routing, options: Options) -> str | None
         return None
     if routing.off_topic:
         debug(f"nothing to add: {off_topic_text(routing)}")
-    in_play = with_prerequisites(routing.pack, options, options.limit)
+    in_play = with_prerequisites(routing, options, options.limit)
     delivered = still_delivered(hook, [*in_play, *routing.admitted])
     already = gate.names([c.id for c in in_play if c.key in delivered])
     pack_options = pack_options_from_config(hook.ws.config, exclude=frozenset(delivered), screen=hook.screen())

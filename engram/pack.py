@@ -143,9 +143,7 @@ class PackOptions:
 
 def build_pack(routing: Routing, options: Options, pack_options: PackOptions, fits: Fits | None = None) -> Pack:
     """The pack of a routing; with ``fits``, cut down until it fits (`fit_pack`)."""
-    members = [
-        c for c in with_prerequisites(routing.pack, options, pack_options.limit) if c.key not in pack_options.exclude
-    ]
+    members = [c for c in with_prerequisites(routing, options, pack_options.limit) if c.key not in pack_options.exclude]
     entries, skipped = _checked_entries(members, pack_options.screen)
     for skip in skipped:
         skip.cand.omission = skip.reason
@@ -162,17 +160,19 @@ def build_pack(routing: Routing, options: Options, pack_options: PackOptions, fi
     return pack
 
 
-def with_prerequisites(ranked: list[Candidate], options: Options, limit: int | None) -> list[Candidate]:
-    """Each routed memory preceded by its visible prerequisites (transitively), within the limit."""
+def with_prerequisites(routing: Routing, options: Options, limit: int | None) -> list[Candidate]:
+    """Each packed memory preceded by its visible prerequisites (transitively), within the limit. A
+    prerequisite the task routed to on its own is that candidate, as judged (dry-run shows its relevance)."""
     out: list[Candidate] = []
     keys: set[str] = set()
-    for cand in ranked:
+    judged = {c.key: c for c in routing.admitted}
+    for cand in routing.pack:
         if cand.key in keys:
             continue
         if limit is not None and len(out) >= limit:  # full: no need to look its prerequisites up
             cand.omission = "limit"
             continue
-        needed = [p for p in _prerequisites(cand, options) if p.key not in keys]
+        needed = [judged.get(p.key, p) for p in _prerequisites(cand, options) if p.key not in keys]
         if out and limit is not None and len(out) + len(needed) + 1 > limit:
             cand.omission = "limit"
             continue

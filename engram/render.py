@@ -85,10 +85,11 @@ def source_path(cand: Candidate) -> str:
 
 def reasons(cand: Candidate, routing: Routing) -> list[str]:
     """Why a candidate matched: anchors and their fields, then the multipliers applied."""
-    if cand.prerequisite_of:
-        return [f"prerequisite of {cand.prerequisite_of} (depends_on)"]
+    out = [f"prerequisite of {cand.prerequisite_of} (depends_on)"] if cand.prerequisite_of else []
+    if out and cand.judged is None:  # pulled in alone: no word of the task to show
+        return out
     matched = cand.matched_fields(routing.scoring).items()
-    out = [f"{routing.label(routing.scoring[index])} -> {', '.join(fields)}" for index, fields in matched]
+    out += [f"{routing.label(routing.scoring[index])} -> {', '.join(fields)}" for index, fields in matched]
     if cand.judged and cand.clause_score > cand.score:  # packed for one clause of a task of several
         out.append(f"leads a clause of the task: relevance {cand.judged.clause:.2f} to it")
     out += [f"x{factor:g} {name}" for name, factor in cand.multipliers]

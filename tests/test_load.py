@@ -1655,6 +1655,22 @@ def test_dry_run_says_why_a_task_under_the_bar_packs_all_the_same(project):
     assert "1. logging [workspace]" in shown.stdout
 
 
+def test_dry_run_shows_a_prerequisite_the_task_routes_to_on_its_own_as_judged(project):
+    """A new user's "where do I put the client secret" showed the vault rule as `score 0.000 not judged`
+    because a skill depending on it ranked first: it is that candidate, with its words and relevance."""
+    _areas(project, 6)
+    project.write("secrets-in-vault", "Secrets live in Vault under secret/game/.", tags=["secrets", "vault"],
+                  directive="Every secret lives in Vault.")  # fmt: skip
+    project.write("rotate-steam-key", "Put the new client secret in Vault, then restart.", tags=["secret"],
+                  directive="Rotate the Steam client secret.", depends_on=["secrets-in-vault"])  # fmt: skip
+    lines = project.load("--dry-run", "where do I put the steam client secret").lines
+    start = next(i for i, line in enumerate(lines) if line.startswith("1. secrets-in-vault [workspace] score 0."))
+    assert lines[start + 1 : start + 3] == [
+        "   prerequisite of rotate-steam-key (depends_on)",
+        "   secret -> id, tags, directive, body",
+    ]
+
+
 def test_dry_run_says_a_sure_memory_decides_in_a_small_folder(project):
     """A memory this relevant decides whatever the task model says of a long text's other words:
     dry-run names the bar it reached (a new user could not parse "is that sure to be about it")."""

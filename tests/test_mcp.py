@@ -87,9 +87,16 @@ def test_route_gives_no_relevance_for_a_prerequisite_it_never_judged(memories: P
         "# Sign\nSign every artifact.\n",
     )
     assert run_engram(["index"], memories).returncode == 0
-    routed = call(build_server(str(memories)), "route", {"task": "sign the artifacts"}).structured_content
+    server = build_server(str(memories))
+    routed = call(server, "route", {"task": "publish the artifacts"}).structured_content
     relevance = {e["id"]: e["relevance"] for e in routed["entries"]}
     assert relevance["signing-keys"] is None and relevance["sign-artifacts"] > 0
+    # one the task routes to on its own ("sign", "signing") is that candidate, with its relevance
+    routed = call(server, "route", {"task": "sign the artifacts"}).structured_content
+    assert [(e["id"], e["relevance"] > 0) for e in routed["entries"][:2]] == [
+        ("signing-keys", True),
+        ("sign-artifacts", True),
+    ]
 
 
 def test_route_routes_a_huge_task_on_its_first_pages(memories: Path) -> None:
