@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import native_rules
-from .compile import compile_to
+from .compile import built_or_checked_here, compile_to
 from .config import Config
 from .errors import Problem
 from .freshness import compare_sources, flagged_problems, ignore_rules, open_usable, recorded_problems, unseen_problems
@@ -99,7 +99,8 @@ def global_notes(ws: Workspace) -> list[Problem]:
 
 def reference_index(root: Root, config: Config, scratch_path: str, report: Report) -> str:
     """The path of an index that is what `engram index` would build now: the local one when it is
-    current, else one built at ``scratch_path`` (from the local one when it is usable).
+    current and engram built or checked it here, else one built at ``scratch_path`` (from the local
+    one when it is usable and engram's own).
 
     The local index's differences from the sources go into ``report``.
     """
@@ -115,6 +116,11 @@ def reference_index(root: Root, config: Config, scratch_path: str, report: Repor
     try:
         behind = compare_sources(local, root, config) if local is not None else []
         report.problems += behind
+        if local is not None and not built_or_checked_here(root):
+            # a committed index.db (a fresh clone's) may say a flagged memory is clean: what the gate
+            # reports is built here from the sources
+            local.close()
+            local = None
         if local is not None and not behind:
             return root.index_path
         compile_to(root, config, scratch_path, local)

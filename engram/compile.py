@@ -48,6 +48,7 @@ from .graph import findings, rebuild_edges
 from .index import (
     COMPILER_VERSION,
     FTS_COLUMNS,
+    PRINTED_COLUMNS,
     STORED_TEXT_SQL,
     create_index,
     digest_matches,
@@ -438,7 +439,7 @@ def compile_root(
         _remove_leftovers(root)
         # every page and the full-text structure are read only when the file changed since engram
         # last built or checked it (a tampered or damaged file has another stamp); `verify` always does
-        thorough = file_stamp(root.index_path) != _checked_stamp(root)
+        thorough = not built_or_checked_here(root)
         current = open_current(root, thorough=thorough)
         damage = None
         if current is not None and thorough and not _full_text_sound(root.index_path):
@@ -449,6 +450,9 @@ def compile_root(
             # rows of unchanged files), and load would skip its memory for good
             current.close()
             current, damage = None, "a memory's stored text does not match its hash"
+        elif current is not None and thorough and not _verdicts_sound(current):
+            current.close()
+            current, damage = None, "a memory the safety screen flags is stored as clean"
         if current is None and os.path.isfile(root.index_path):
             _set_aside_if_damaged(root, result, damage)
         try:
@@ -463,6 +467,12 @@ def compile_root(
             if current is not None:
                 current.close()
     return result
+
+
+def built_or_checked_here(root: Root) -> bool:
+    """Whether the index file is the one engram last built or checked whole here (a clone's, a copy's
+    or a tampered file has another stamp)."""
+    return file_stamp(root.index_path) == _checked_stamp(root)
 
 
 def _checked_stamp(root: Root) -> str | None:
@@ -492,6 +502,15 @@ def compile_to(root: Root, config: Config, target: str, current: sqlite3.Connect
 def _stored_text_sound(conn: sqlite3.Connection) -> bool:
     """Every memory's printed columns valid and hashing to their stored digest (`verify` says which not)."""
     return all(not invalid_field(row) and digest_matches(row) for row in conn.execute(STORED_TEXT_SQL))
+
+
+STORED_CLEAN_SQL = f"SELECT {', '.join(PRINTED_COLUMNS)} FROM memories WHERE safety IS NULL"
+
+
+def _verdicts_sound(conn: sqlite3.Connection) -> bool:
+    """No memory the screen flags is stored as clean: a committed index.db with a flag cleared would
+    have `index` and `check` call it clean (`load` screens what it prints again)."""
+    return not any(scan(screened_text(row)) for row in conn.execute(STORED_CLEAN_SQL))
 
 
 def _full_text_sound(path: str) -> bool:
