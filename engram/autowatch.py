@@ -16,6 +16,7 @@ import time
 
 from .errors import debug
 from .freshness import VOUCHED_HERE, WALKED
+from .paths import write_atomic
 from .sources import WATCH_STARTED
 from .workspace import Workspace
 
@@ -65,5 +66,4 @@ def _start(ws: Workspace, stamp: str) -> None:
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    with open(stamp, "w", encoding="utf-8") as handle:
-        handle.write(f"{watcher.pid}\n")
+    write_atomic(stamp, f"{watcher.pid}\n", durable=False)  # replaced, never written through a committed symlink

@@ -58,7 +58,7 @@ from .index import (
     printed_digest,
 )
 from .parse import Memory, ParseError, parse_memory
-from .paths import remove_if_present, replacing
+from .paths import remove_if_present, replacing, write_atomic
 from .safety import scan, scan_secrets
 from .sources import (
     BUILD_LOCK_FILE,
@@ -437,6 +437,7 @@ def compile_root(
     result.problems += ignore_problems
     with root_lock(root, wait=deadline is None):
         _remove_leftovers(root)
+        _roll_back_journal(root.index_path)
         # every page and the full-text structure are read only when the file changed since engram
         # last built or checked it (a tampered or damaged file has another stamp); `verify` always does
         thorough = not built_or_checked_here(root)
@@ -487,8 +488,8 @@ def _record_checked(root: Root) -> None:
     """Only builds read and write it, under the build lock; a torn write only costs one more check."""
     stamp = file_stamp(root.index_path)
     if stamp is not None:
-        with contextlib.suppress(OSError), open(os.path.join(root.data, CHECKED_FILE), "w", encoding="ascii") as handle:
-            handle.write(stamp + "\n")
+        with contextlib.suppress(OSError):  # replaced, not written through: a committed symlink stays a link's name
+            write_atomic(os.path.join(root.data, CHECKED_FILE), stamp + "\n", durable=False)
 
 
 def compile_to(root: Root, config: Config, target: str, current: sqlite3.Connection | None) -> CompileResult:
@@ -546,6 +547,16 @@ def _summarise(conn: sqlite3.Connection, result: CompileResult) -> None:
     result.problems += recorded_problems(conn, result.root) + flagged_problems(conn, result.root)
     if result.report is not None:
         result.problems += unseen_problems(conn, result.root, result.report)
+
+
+def _roll_back_journal(index_path: str) -> None:
+    """A writer killed inside a transaction on the index (a `sqlite-utils` command, say) leaves a hot
+    journal that read-only handles cannot roll back: every read would fail as if the file were damaged.
+    A read-write handle's first read rolls it back, restoring the index as it was (SQLite's recovery)."""
+    if not os.path.exists(index_path + "-journal"):
+        return
+    with contextlib.suppress(sqlite3.Error), contextlib.closing(sqlite3.connect(index_path)) as conn:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
 
 
 def _remove_leftovers(root: Root) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections import namedtuple
@@ -102,6 +103,8 @@ def set_aside(path: str) -> str:
 
     target = f"{path}{CORRUPT_SUFFIX}{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
     os.replace(path, target)
+    with contextlib.suppress(FileNotFoundError):  # a journal left beside it would be rolled into the rebuilt file
+        os.replace(path + "-journal", target + "-journal")
     return target
 
 

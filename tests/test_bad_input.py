@@ -9,6 +9,8 @@ import re
 import shutil
 import sqlite3
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -254,6 +256,46 @@ def test_a_row_edited_in_the_index_is_rebuilt_by_the_index_command_its_hint_name
 
 
 # --- files that cannot be read ----------------------------------------------------------------
+
+
+KILLED_WRITER = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("PRAGMA cache_size=1")
+conn.execute("BEGIN IMMEDIATE")
+conn.execute("CREATE TABLE junk(x)")
+conn.executemany("INSERT INTO junk VALUES (?)", [("x" * 500,)] * 2000)
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_writer_killed_inside_a_transaction_on_the_index_is_rolled_back(base, run_engram):
+    """A hot journal left by a killed writer of index.db (a `sqlite-utils` command) made every load
+    pack nothing and set the index aside as damaged on each call, rebuilding into the same
+    journal (a red-team audit): the next build rolls the journal back, as SQLite recovers."""
+    assert run_engram(["index"], cwd=base).returncode == 0
+    index = base / ".agents/.engram/index.db"
+    writer = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(index)], stdout=subprocess.PIPE, text=True)
+    assert writer.stdout is not None and writer.stdout.readline() == "ready\n"
+    writer.kill()
+    writer.wait()
+    assert (base / ".agents/.engram/index.db-journal").exists()
+    for _ in range(2):
+        loaded = run_engram(["load", "llama"], cwd=base)
+        assert "The good memory about llamas." in loaded.stdout and loaded.stderr == ""
+    assert not list((base / ".agents/.engram").glob("index.db.corrupt-*"))
+
+
+def test_a_committed_symlink_for_the_index_stamp_is_replaced_not_written_through(base, tmp_path, run_engram):
+    """A repository whose `.index.checked` pointed at `~/.bashrc` had it overwritten by the first
+    load (a red-team audit): engram's own small files are replaced, never written through."""
+    precious = tmp_path / "bashrc"
+    precious.write_text("export PATH=$HOME/bin:$PATH\n")
+    (base / ".agents/.engram/.index.checked").symlink_to(precious)
+    assert run_engram(["load", "llama"], cwd=base).returncode == 0
+    assert precious.read_text() == "export PATH=$HOME/bin:$PATH\n"
+    assert not (base / ".agents/.engram/.index.checked").is_symlink()
 
 
 def test_symlink_pointing_outside_the_root_is_refused(base, tmp_path, run_engram):
