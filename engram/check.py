@@ -17,10 +17,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import native_rules
-from .compile import built_or_checked_here, compile_to
+from .compile import compile_to
 from .config import Config
 from .errors import Problem
-from .freshness import compare_sources, flagged_problems, ignore_rules, open_usable, recorded_problems, unseen_problems
+from .freshness import (
+    built_or_checked_here,
+    compare_sources,
+    flagged_problems,
+    ignore_rules,
+    open_usable,
+    recorded_problems,
+    unseen_problems,
+)
 from .index import IndexFileError, connect_readonly, read_meta
 from .layers import open_prebuilt, recorded_sources
 from .paths import is_inside, sha256_file, shown_path

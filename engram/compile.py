@@ -28,6 +28,7 @@ from . import exported, pointers, terms
 from .config import Config
 from .errors import EngramError, Problem
 from .freshness import (
+    built_or_checked_here,
     file_stamp,
     flagged_problems,
     ignore_digest,
@@ -48,7 +49,6 @@ from .graph import findings, rebuild_edges
 from .index import (
     COMPILER_VERSION,
     FTS_COLUMNS,
-    PRINTED_COLUMNS,
     STORED_TEXT_SQL,
     create_index,
     digest_matches,
@@ -393,6 +393,20 @@ def _keeps_id(rel: str, other: str, memory_id: str) -> bool:
     return key(rel) < key(other)
 
 
+def _lock_file(path: str):
+    """The lock file, opened without following a link: a committed `.index.lock` link would have the
+    file it names created. A link found there is replaced by a file of engram's own."""
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        descriptor = os.open(path, flags, 0o666)
+    except OSError:
+        if not os.path.islink(path):
+            raise
+        os.remove(path)
+        descriptor = os.open(path, flags, 0o666)
+    return os.fdopen(descriptor, "a+")
+
+
 @contextlib.contextmanager
 def root_lock(root: Root, wait: bool = True):
     """Serialise compilers of one root across processes (two `engram index` at once).
@@ -401,8 +415,7 @@ def root_lock(root: Root, wait: bool = True):
     """
     if root.data != root.path:
         os.makedirs(root.data, exist_ok=True)
-    lock_path = os.path.join(root.data, BUILD_LOCK_FILE)
-    handle = open(lock_path, "a+")  # noqa: SIM115 - held for the duration of the block
+    handle = _lock_file(os.path.join(root.data, BUILD_LOCK_FILE))
     try:
         deadline = time.monotonic() + (LOCK_TIMEOUT_S if wait else 0)
         while True:
@@ -440,27 +453,21 @@ def compile_root(
         _roll_back_journal(root.index_path)
         # every page and the full-text structure are read only when the file changed since engram
         # last built or checked it (a tampered or damaged file has another stamp); `verify` always does
-        thorough = not built_or_checked_here(root)
-        current = open_current(root, thorough=thorough)
+        ours = built_or_checked_here(root)
+        current = open_current(root, thorough=not ours)
         damage = None
-        if current is not None and thorough and not _full_text_sound(root.index_path):
+        if current is not None and not ours:
+            # An index engram did not build or check here (a clone's committed file, a copy, one
+            # edited in place) is never built on: a build copies the rows of unchanged files, and its
+            # rows could hold text in no memory file, hashed to match, or a flag cleared.
+            damage = _damage(current, root.index_path)
             current.close()
-            current, damage = None, "the full-text index is damaged"
-        elif current is not None and thorough and not _stored_text_sound(current):
-            # written by something other than engram: no later build would mend the row (it copies
-            # rows of unchanged files), and load would skip its memory for good
-            current.close()
-            current, damage = None, "a memory's stored text does not match its hash"
-        elif current is not None and thorough and not _verdicts_sound(current):
-            current.close()
-            current, damage = None, "a memory the safety screen flags is stored as clean"
+            current = None
         if current is None and os.path.isfile(root.index_path):
             _set_aside_if_damaged(root, result, damage)
         try:
             if current is not None and not needs_refresh(root, current, patterns):
                 _summarise(current, result)
-                if thorough:
-                    _record_checked(root)
                 return result
             _rebuild_into_temp(root, current, patterns, result, progress, deadline)
             _record_checked(root)  # built here: sound by construction
@@ -468,20 +475,6 @@ def compile_root(
             if current is not None:
                 current.close()
     return result
-
-
-def built_or_checked_here(root: Root) -> bool:
-    """Whether the index file is the one engram last built or checked whole here (a clone's, a copy's
-    or a tampered file has another stamp)."""
-    return file_stamp(root.index_path) == _checked_stamp(root)
-
-
-def _checked_stamp(root: Root) -> str | None:
-    try:
-        with open(os.path.join(root.data, CHECKED_FILE), encoding="ascii") as handle:
-            return handle.read(200).strip() or None
-    except (OSError, ValueError):
-        return None
 
 
 def _record_checked(root: Root) -> None:
@@ -500,18 +493,18 @@ def compile_to(root: Root, config: Config, target: str, current: sqlite3.Connect
     return result
 
 
+def _damage(conn: sqlite3.Connection, index_path: str) -> str | None:
+    """What is damaged in an index engram did not build here, said when it is set aside; None if nothing."""
+    if not _full_text_sound(index_path):
+        return "the full-text index is damaged"
+    if not _stored_text_sound(conn):  # load would skip the memory: written by something other than engram
+        return "a memory's stored text does not match its hash"
+    return None
+
+
 def _stored_text_sound(conn: sqlite3.Connection) -> bool:
     """Every memory's printed columns valid and hashing to their stored digest (`verify` says which not)."""
     return all(not invalid_field(row) and digest_matches(row) for row in conn.execute(STORED_TEXT_SQL))
-
-
-STORED_CLEAN_SQL = f"SELECT {', '.join(PRINTED_COLUMNS)} FROM memories WHERE safety IS NULL"
-
-
-def _verdicts_sound(conn: sqlite3.Connection) -> bool:
-    """No memory the screen flags is stored as clean: a committed index.db with a flag cleared would
-    have `index` and `check` call it clean (`load` screens what it prints again)."""
-    return not any(scan(screened_text(row)) for row in conn.execute(STORED_CLEAN_SQL))
 
 
 def _full_text_sound(path: str) -> bool:

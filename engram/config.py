@@ -157,8 +157,8 @@ def _validate(data: dict, problems: list[str]) -> None:
     data["roles"] = [r.lower() for r in data["roles"]]
     _string_list(data, "also", problems, section="ignore")
     for key in ("global_path", "global_index"):
-        if data.get(key) is not None and not isinstance(data[key], str):
-            problems.append(f"config {key}: must be a path string or null")
+        if data.get(key) is not None and not (isinstance(data[key], str) and "\0" not in data[key]):
+            problems.append(f"config {key}: must be a path string or null")  # a NUL is no path the system takes
             data[key] = None
     _pattern(data, "global_index_key", _PUBLIC_KEY, "the base64 of an ed25519 public key (44 characters)", problems)
     _pattern(data, "global_index_sha256", _SHA256, "64 hexadecimal digits", problems)

@@ -14,6 +14,7 @@ import itertools
 import json
 import os
 import sqlite3
+import stat
 from collections.abc import Iterable, Iterator
 
 from . import gate, pointers, terms
@@ -24,6 +25,7 @@ from .index import COMPILER_VERSION, IndexFileError, check_schema, newer_or_olde
 from .lazyre import LazyPattern
 from .paths import read_bytes, read_text, shown_path, sqlite_uri
 from .sources import (
+    CHECKED_FILE,
     INDEX_FILE,
     MAX_FILE_BYTES,
     WATCH_SOCKET,
@@ -73,7 +75,7 @@ def _not_a_pattern(pattern: str) -> str:
     return ""
 
 
-_BRACKET = LazyPattern(r"\[[!^]?(\]?[^\]]*)\]")
+_BRACKET = LazyPattern(r"\[[!^]?(\]?[^\][]*)\]")  # no `[` inside: from each `[`, a search stops at the next one
 
 
 # Matching `*a*a*a*a*b` against a long file name backtracks through every placing of the `a`s:
@@ -190,6 +192,23 @@ def pointed_changed(conn: sqlite3.Connection, root: Root) -> set[str]:
 # The memory files each root's walk stat'ed in this process: where a walk is costly, `autowatch`
 # starts a watcher so that the next call needs none.
 WALKED: dict[str, int] = {}
+
+
+def built_or_checked_here(root: Root) -> bool:
+    """Whether the index file is the one engram last built or checked whole here: a clone's committed
+    file, a copy's, or one written by something else has another stamp (size, times, inode)."""
+    return file_stamp(root.index_path) == _checked_stamp(root)
+
+
+def _checked_stamp(root: Root) -> str | None:
+    path = os.path.join(root.data, CHECKED_FILE)
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):  # a committed link or FIFO is no stamp of ours
+            return None
+        with open(path, encoding="ascii") as handle:
+            return handle.read(200).strip() or None
+    except (OSError, ValueError):
+        return None
 
 
 def file_stamp(path: str) -> str | None:

@@ -18,6 +18,7 @@ from . import exported, gate
 from .errors import debug
 from .freshness import (
     built_by_another_version,
+    built_or_checked_here,
     file_stamp,
     ignore_patterns,
     needs_refresh,
@@ -184,6 +185,12 @@ def _root_layer(ws: Workspace, root: Root, messages: list[str]) -> Layer | None:
         if conn is not None:
             conn.close()
         conn = open_current(root)
+    elif behind and conn is not None and not built_or_checked_here(root):
+        # An index engram did not build here (a clone's committed one: its sources' stats differ) is
+        # served only once rebuilt from the sources, which `compile_root` does (a big one in the background).
+        conn.close()
+        messages.append(f"{root.index_path}: {NOT_BUILT_HERE}")
+        return None
     if conn is None:
         return None
     return Layer(root.scope, conn, root.index_path, root.path, behind, kept_as)
@@ -222,6 +229,7 @@ def _refresh(ws: Workspace, root: Root, messages: list[str], first: bool = False
     return True
 
 
+NOT_BUILT_HERE = "not built here, and not rebuilt yet; nothing is served from it until `engram index` rebuilds it"
 BUILD_POLL_S = 0.02
 FIRST_BUILD_PENDING = "another engram is building its first index; nothing to serve yet, retry"
 

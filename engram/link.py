@@ -36,7 +36,7 @@ from pathlib import Path
 from .errors import EngramError
 from .hosts import HOSTS as host_registry
 from .hosts.base import HookFile, Host
-from .paths import write_atomic
+from .paths import read_bytes, write_atomic
 
 HOSTS = tuple(host_registry)
 PYTHONS = ("python3", "python")  # the names a portable `python -m engram` command may use
@@ -715,13 +715,17 @@ def _without_server(data: dict) -> dict:
 # --- reading and writing -----------------------------------------------------
 
 
+# A host's settings file is a few KB; a committed link to /dev/zero took GBs of memory, a FIFO hung link.
+MAX_HOST_CONFIG_BYTES = 4 * 1024 * 1024
+
+
 def _read(path: Path) -> bytes | None:
     try:
-        return path.read_bytes()
+        return read_bytes(str(path), MAX_HOST_CONFIG_BYTES)
     except FileNotFoundError:
         return None
-    except OSError as err:
-        raise LinkError(f"{path}: cannot read ({err.strerror})") from None
+    except OSError as err:  # UnreadableFile too: a FIFO, a device, a folder, a file past the cap
+        raise LinkError(f"{path}: cannot read ({err.strerror or err})") from None
 
 
 def _parse(raw: bytes | None, path: Path) -> dict:

@@ -150,13 +150,12 @@ def _at_line_start(text: str, index: int) -> bool:
     return _DECORATION.fullmatch(text, text.rfind("\n", 0, index) + 1, index) is not None
 
 
+_UPPER, _LOWER, _DIGIT = (LazyPattern(letters) for letters in ("[A-Z]", "[a-z]", "[0-9]"))
+
+
 def _char_classes(value: str) -> tuple[bool, bool, bool]:
-    """(has upper, has lower, has digit), ASCII only."""
-    return (
-        any("A" <= c <= "Z" for c in value),
-        any("a" <= c <= "z" for c in value),
-        any("0" <= c <= "9" for c in value),
-    )
+    """(has upper, has lower, has digit), ASCII only; each a search in C."""
+    return (_UPPER.search(value) is not None, _LOWER.search(value) is not None, _DIGIT.search(value) is not None)
 
 
 def _shannon_entropy(value: str) -> float:
@@ -195,8 +194,24 @@ def _token_runs(lowered: bytes) -> list[tuple[int, int]]:
 _SK_KEY = LazyPattern(r"sk-(ant-)?(?:proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,})")
 
 
+# The farthest a token's pattern reads from its start: provider tokens are shorter (a JWT needs its three
+# parts' first characters only). A run of `sk-sk-sk-...` starts a candidate at every separator: read to
+# the run's end from each, 32 KB of it took the screen 24 s (a red-team audit).
+_TOKEN_REACH = 512
+
+
+def _token_match(pattern: LazyPattern, label: str) -> _Check:
+    """A provider token's pattern at its start, read at most _TOKEN_REACH characters on."""
+
+    def check(text: str, index: int) -> str | None:
+        found = pattern.match(text, index, index + _TOKEN_REACH)
+        return label if found and not placeholder(found.group()) else None
+
+    return check
+
+
 def _sk_key(text: str, index: int) -> str | None:
-    match = _SK_KEY.match(text, index)
+    match = _SK_KEY.match(text, index, index + _TOKEN_REACH)
     if not match or not all(_char_classes(match.group(2))):
         return None
     return "secret: anthropic key" if match.group(1) else "secret: openai key"
@@ -222,76 +237,86 @@ _TOKEN_FORMATS = (
     _TokenFormat(
         ("AKIA", "ASIA"),
         # AWS's documentation example keys end in EXAMPLE
-        _matching(
+        _token_match(
             LazyPattern(r"(?:AKIA|ASIA)(?![A-Z0-9]*EXAMPLE)[A-Z0-9]{16}(?![A-Za-z0-9])"), "secret: aws access key"
         ),
     ),
     _TokenFormat(
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-        _matching(LazyPattern(r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}"), "secret: github token"),
+        _token_match(LazyPattern(r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}"), "secret: github token"),
     ),
-    _TokenFormat(("glpat-",), _matching(LazyPattern(r"glpat-[A-Za-z0-9_-]{20,}"), "secret: gitlab token")),
+    _TokenFormat(("glpat-",), _token_match(LazyPattern(r"glpat-[A-Za-z0-9_-]{20,}"), "secret: gitlab token")),
     _TokenFormat(
         ("xoxb-", "xoxp-", "xoxa-", "xapp-"),
-        _matching(LazyPattern(r"xox[bpa]-\d{6,}-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{20,}"), "secret: slack token"),
+        _token_match(
+            LazyPattern(r"xox[bpa]-\d{6,}-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{20,}"), "secret: slack token"
+        ),
     ),
     _TokenFormat(("sk-",), _sk_key),
     _TokenFormat(
-        ("AIza",), _matching(LazyPattern(r"AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"), "secret: google api key")
+        ("AIza",), _token_match(LazyPattern(r"AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"), "secret: google api key")
     ),
     _TokenFormat(
-        ("sk_live_", "rk_live_"), _matching(LazyPattern(r"[sr]k_live_[A-Za-z0-9]{20,}"), "secret: stripe key")
+        ("sk_live_", "rk_live_"), _token_match(LazyPattern(r"[sr]k_live_[A-Za-z0-9]{20,}"), "secret: stripe key")
     ),
-    _TokenFormat(("npm_",), _matching(LazyPattern(r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"), "secret: npm token")),
+    _TokenFormat(("npm_",), _token_match(LazyPattern(r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"), "secret: npm token")),
     _TokenFormat(
         ("pypi-AgEIcHlwaS5vcmc",),
-        _matching(LazyPattern(r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{40,}"), "secret: pypi token"),
+        _token_match(LazyPattern(r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{40,}"), "secret: pypi token"),
     ),
     _TokenFormat(
         ("dop_v1_", "doo_v1_", "dor_v1_"),
-        _matching(LazyPattern(r"do[por]_v1_[a-f0-9]{64}(?![a-f0-9])"), "secret: digitalocean token"),
+        _token_match(LazyPattern(r"do[por]_v1_[a-f0-9]{64}(?![a-f0-9])"), "secret: digitalocean token"),
     ),
-    _TokenFormat(("AC", "SK"), _matching(LazyPattern(r"(?:AC|SK)[0-9a-f]{32}(?![0-9A-Za-z])"), "secret: twilio key")),
+    _TokenFormat(
+        ("AC", "SK"), _token_match(LazyPattern(r"(?:AC|SK)[0-9a-f]{32}(?![0-9A-Za-z])"), "secret: twilio key")
+    ),
     _TokenFormat(
         ("shpat_", "shpss_", "shpca_", "shppa_"),
-        _matching(LazyPattern(r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}(?![A-Za-z0-9])"), "secret: shopify token"),
+        _token_match(LazyPattern(r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}(?![A-Za-z0-9])"), "secret: shopify token"),
     ),
     _TokenFormat(
-        ("dapi",), _matching(LazyPattern(r"dapi[a-f0-9]{32}(?:-\d)?(?![A-Za-z0-9])"), "secret: databricks token")
+        ("dapi",), _token_match(LazyPattern(r"dapi[a-f0-9]{32}(?:-\d)?(?![A-Za-z0-9])"), "secret: databricks token")
     ),
-    _TokenFormat(("AGE-SECRET-KEY-1",), _matching(LazyPattern(r"AGE-SECRET-KEY-1[0-9A-Z]{58}"), "secret: age key")),
-    _TokenFormat(("hf_",), _matching(LazyPattern(r"hf_[A-Za-z0-9]{34,}(?![A-Za-z0-9])"), "secret: hugging face token")),
+    _TokenFormat(("AGE-SECRET-KEY-1",), _token_match(LazyPattern(r"AGE-SECRET-KEY-1[0-9A-Z]{58}"), "secret: age key")),
+    _TokenFormat(
+        ("hf_",), _token_match(LazyPattern(r"hf_[A-Za-z0-9]{34,}(?![A-Za-z0-9])"), "secret: hugging face token")
+    ),
     _TokenFormat(("AA",), _telegram_token),
-    _TokenFormat(("key-",), _matching(LazyPattern(r"key-[0-9a-f]{32}(?![0-9a-z])"), "secret: mailgun key")),
+    _TokenFormat(("key-",), _token_match(LazyPattern(r"key-[0-9a-f]{32}(?![0-9a-z])"), "secret: mailgun key")),
     _TokenFormat(  # a bot token: the user id in base64, a timestamp, an HMAC
         ("M", "N", "O"),
-        _matching(
+        _token_match(
             LazyPattern(r"[MNO][A-Za-z0-9]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}"), "secret: discord token"
         ),
     ),
-    _TokenFormat(("PMAK-",), _matching(LazyPattern(r"PMAK-[0-9a-f]{24}-[0-9a-f]{34}"), "secret: postman key")),
+    _TokenFormat(("PMAK-",), _token_match(LazyPattern(r"PMAK-[0-9a-f]{24}-[0-9a-f]{34}"), "secret: postman key")),
     _TokenFormat(
         ("dckr_pat_", "dckr_oat_"),
-        _matching(LazyPattern(r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,}"), "secret: docker hub token"),
+        _token_match(LazyPattern(r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,}"), "secret: docker hub token"),
     ),
     _TokenFormat(
         ("eyJ",),
-        _matching(LazyPattern(r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{8,}"), "secret: jwt"),
+        _token_match(LazyPattern(r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{8,}"), "secret: jwt"),
     ),
 )
 _TOKEN_PREFIXES = tuple(prefix for token in _TOKEN_FORMATS for prefix in token.prefixes)
 
 
 def _provider_token(text: str, runs: list[tuple[int, int]]) -> str | None:
-    for run_start, end in runs:
-        for start in _token_starts(text, run_start, end):
-            wrapped = _wrapped_token(text, start)
-            for token in _TOKEN_FORMATS:
-                if not text.startswith(token.prefixes, start):
-                    continue
-                label = token.check(text, start) or (wrapped and token.check(wrapped, 0))
-                if label:
-                    return label
+    # Each start is read up to _TOKEN_REACH characters on: past MAX_OCCURRENCES of them (no memory of the
+    # bundled, team or fixture folders has more than 12) a text is `sk-sk-sk-...`, not prose.
+    starts = [start for run_start, end in runs for start in _token_starts(text, run_start, end)]
+    if len(starts) > MAX_OCCURRENCES:
+        return TOO_REPETITIVE
+    for start in starts:
+        wrapped = _wrapped_token(text, start)
+        for token in _TOKEN_FORMATS:
+            if not text.startswith(token.prefixes, start):
+                continue
+            label = token.check(text, start) or (wrapped and token.check(wrapped, 0))
+            if label:
+                return label
     return None
 
 
@@ -320,7 +345,7 @@ _WRAPPED = LazyPattern(r"([A-Za-z0-9_+/.-]+)[ \t]*\r?\n[ \t]*([A-Za-z0-9_+/.-]+)
 
 def _wrapped_token(text: str, start: int) -> str:
     """A token wrapped at the end of its line, joined with its rest at the start of the next one."""
-    wrapped = _WRAPPED.match(text, start)
+    wrapped = _WRAPPED.match(text, start, start + 2 * _TOKEN_REACH)
     return wrapped.group(1) + wrapped.group(2) if wrapped else ""
 
 
@@ -2038,7 +2063,16 @@ def _find_injection(text: str, lowered: bytes, decode: bool = True) -> str | Non
         readings = list(
             dict.fromkeys(_as_read(plain, plain_lowered, _EMPTY_COMMENT.sub(gap, plain)) for gap in ("", " "))
         )
+    if _JOINED_ORDER.search(lowered):  # `ignore_all_previous_instructions`: removing `_` glues the words
+        joined = text.translate(_JOINERS_TO_SPACES)
+        readings.append((joined, joined.encode("ascii", "replace").lower()))
     return next(filter(None, (_injection_read(*reading) for reading in readings)), None)
+
+
+# An order's first word joined to the next by `_` or `*` (an identifier, `ignore*all*previous`): the
+# model reads the words; the screen, with emphasis removed, read one long word.
+_JOINED_ORDER = LazyPattern(rb"(?:ignore|disregard|forget|override|bypass|reveal|pretend)[_*]+[a-z]")
+_JOINERS_TO_SPACES = str.maketrans("_*", "  ")
 
 
 def _injection_read(plain: str, plain_lowered: bytes) -> str | None:

@@ -8,6 +8,7 @@ import stat
 from collections import namedtuple
 from collections.abc import Iterator
 
+from .errors import EngramError
 from .paths import TEMP_MARK, is_inside, shown_path
 from .printable import decoded
 
@@ -148,6 +149,9 @@ def _git_top(start: str) -> str | None:
 
 def workspace_root(start: str | os.PathLike[str] | None = None) -> Root:
     project = find_project(start)
+    if decoded(project) != project:
+        # SQLite, JSON and the terminal take UTF-8 text: each stopped on such a path with an internal error
+        raise EngramError(f"the project's path {decoded(project)} is not UTF-8; engram needs a folder whose path is")
     return Root(os.path.join(project, ROOT_DIR), "workspace", project)
 
 
@@ -189,7 +193,7 @@ def stray_files(root: Root) -> list[str]:
     which their authors may not know. Root-relative, sorted."""
     skipped = {*MEMORY_FOLDERS, *UNINDEXED_FOLDERS}
     found = []
-    for folder, dirs, files in os.walk(root.path):
+    for folder, dirs, files in shallow(os.walk(root.path), root.path):
         if folder == root.path:
             dirs[:] = [d for d in dirs if d not in skipped]
         rel = os.path.relpath(folder, root.path).replace(os.sep, "/")
@@ -206,7 +210,7 @@ def other_format_files(root: Root) -> list[str]:
     `*.md` file), though they sit where memories do. Root-relative, sorted."""
     found = []
     for folder in MEMORY_FOLDERS:
-        for parent, _dirs, files in os.walk(os.path.join(root.path, folder)):
+        for parent, _dirs, files in shallow(os.walk(os.path.join(root.path, folder)), root.path):
             rel = os.path.relpath(parent, root.path).replace(os.sep, "/")
             found += [decoded(f"{rel}/{name}") for name in files if name.lower().endswith(OTHER_FORMATS)]
     return sorted(found)
@@ -252,6 +256,19 @@ def _memory_entries(root: Root, ordered: bool) -> Iterator[list[Found]]:
             yield [(folder + "/", top, None, "symlinked folder points outside the memory root")]
         elif os.path.isdir(top):
             yield from _walk(top, folder, base, ordered, visited)
+
+
+# Folders below a memory folder walked at most this deep: a walk goes one call deeper per folder, and a
+# clone's folder nested 490 levels deep (a path git stores) stopped every command (a red-team audit).
+MAX_FOLDER_DEPTH = 32
+
+
+def shallow(walked: Iterator[tuple[str, list[str], list[str]]], top: str) -> Iterator[tuple[str, list[str], list[str]]]:
+    """An `os.walk` from ``top`` that does not enter folders past MAX_FOLDER_DEPTH levels (nor recurse past them)."""
+    for folder, dirs, files in walked:
+        if os.path.relpath(folder, top).count(os.sep) >= MAX_FOLDER_DEPTH:
+            dirs[:] = []
+        yield folder, dirs, files
 
 
 # Listing a folder by its descriptor makes each entry's stat relative to it (`fstatat`), which
@@ -308,6 +325,10 @@ def _walk_listing(
                 batch.append((prefix + name, directory, entry, "symlink points outside the memory root"))
             elif _safely(entry.is_dir):  # said once, so memories that seem to be there but never load are explained
                 batch.append((prefix + name + "/", directory, entry, "symlinked folder points outside the memory root"))
+        elif _safely(entry.is_dir) and prefix.count("/") >= MAX_FOLDER_DEPTH:
+            batch.append(
+                (prefix + name + "/", directory, entry, f"folder nested deeper than {MAX_FOLDER_DEPTH} levels")
+            )
         elif _safely(entry.is_dir):
             if batch:
                 yield batch

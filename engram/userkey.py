@@ -9,7 +9,7 @@ import hashlib
 import os
 
 from .config import user_config_dir
-from .paths import replacing
+from .paths import read_head, replacing
 
 KEY_FILE = "state-key"  # in the user's config folder
 
@@ -34,17 +34,19 @@ def user_key() -> str:
 
 def _stored_key(path: str) -> str | None:
     with contextlib.suppress(OSError, UnicodeDecodeError):
-        with open(path, encoding="ascii") as handle:
-            key = handle.read(64).strip()
+        key = _read_key(path)  # a FIFO or a device in its place is refused, never waited on
         if len(key) == 32:
             return key
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError, UnicodeDecodeError):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with replacing(path) as temp:
             descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(descriptor, "w", encoding="ascii") as handle:
                 handle.write(os.urandom(16).hex() + "\n")
-        with open(path, encoding="ascii") as handle:  # another process's, where it renamed last
-            key = handle.read(64).strip()
+        key = _read_key(path)  # another process's, where it renamed last
         return key if len(key) == 32 else None
     return None
+
+
+def _read_key(path: str) -> str:
+    return read_head(path, 64).decode("ascii").strip()

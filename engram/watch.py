@@ -31,7 +31,7 @@ from .entry import run_read
 from .errors import EngramError, debug, out, say
 from .freshness import VOUCHED_HERE, file_stamp, watch_address, watcher_answers
 from .remote import FRESH, GO, READY, RUN, code_stamp, decode, encode
-from .sources import MEMORY_FOLDERS, ROOT_DIR, WATCH_SOCKET, Root, folder_key
+from .sources import MEMORY_FOLDERS, ROOT_DIR, WATCH_SOCKET, Root, folder_key, shallow
 from .workspace import Workspace, open_workspace
 
 # inotify(7)
@@ -131,7 +131,7 @@ class Watcher:
         for folder in MEMORY_FOLDERS:
             top = os.path.join(self.root.path, folder)
             seen: set[tuple[int, int]] = set()  # links may loop
-            for path, dirs, _files in os.walk(top, followlinks=True):
+            for path, dirs, _files in shallow(os.walk(top, followlinks=True), self.root.path):
                 try:
                     st = os.stat(path)
                 except OSError:  # gone since it was listed: its parent's event says so

@@ -210,6 +210,54 @@ def test_a_line_of_engramignore_that_is_no_pattern_is_named_and_the_others_still
     assert run_engram(["check"], cwd=base).stdout.splitlines()[-1] == "engram check: not fresh (1 invalid)"
 
 
+def test_a_folder_nested_too_deep_is_named_and_the_rest_loads(base, run_engram):
+    """A folder nested 490 levels deep (a path git stores) stopped every command with a RecursionError
+    (a red-team audit)."""
+    deep = base / ".agents/.engram/rules" / "/".join(["a"] * 490)
+    deep.mkdir(parents=True)
+    (deep / "x.md").write_text("---\nid: deep\n---\nDeep llama.\n")
+    loaded = run_engram(["load", "llama"], cwd=base)
+    assert loaded.returncode == 0 and "The good memory about llamas." in loaded.stdout
+    checked = run_engram(["check"], cwd=base)
+    shown = "/".join(["a"] * 31)
+    assert f"invalid .agents/.engram/rules/{shown}/a: folder nested deeper than 32 levels" in checked.stdout
+
+
+def test_a_host_settings_file_that_is_a_fifo_or_a_device_is_one_line(base, run_engram):
+    """A committed `.claude/settings.json` FIFO hung `link`; a link to /dev/zero took GBs of memory in
+    `index` (a red-team audit): host settings are read as every other file, capped, regular files only."""
+    settings = base / ".claude/settings.json"
+    settings.parent.mkdir()
+    os.mkfifo(settings)
+    linked = run_engram(["link", "claude"], cwd=base)
+    assert linked.returncode == 1
+    assert linked.stderr == f"engram: error: {settings}: cannot read (settings.json is not a regular file)\n"
+    settings.unlink()
+    settings.symlink_to("/dev/zero")
+    indexed = run_engram(["index"], cwd=base)
+    assert indexed.returncode == 0 and indexed.stdout.startswith("indexed 1 memory")
+
+
+def test_a_project_whose_path_is_not_utf8_is_one_line(tmp_path, run_engram):
+    """A Latin-1 folder name (`\\xdcbung`) let `init` through and stopped load, index and link with an
+    internal error (a red-team audit): every command says it in one line."""
+    project = Path(os.fsdecode(bytes(tmp_path) + b"/\xdcbung"))
+    (project / ".agents/.engram/rules").mkdir(parents=True)
+    for args in (["load", "llama"], ["index"], ["link", "claude"]):
+        proc = run_engram(args, cwd=project)
+        assert proc.returncode == 1 and proc.stderr.endswith("is not UTF-8; engram needs a folder whose path is\n")
+        assert len(proc.stderr.splitlines()) == 1
+
+
+def test_a_megabyte_of_brackets_in_an_ignore_line_is_read_in_one_pass() -> None:
+    """A 60 KB `.engramignore` line of `[` made every hook take 30 s (a red-team audit): the check for
+    backwards ranges searched from each `[` to the line's end."""
+    from engram.freshness import _not_a_pattern
+
+    assert _not_a_pattern("[" * 1_000_000) == ""
+    assert _not_a_pattern("[" * 100_000 + "[z-a]") == "a range in `[...]` runs backwards"
+
+
 def test_a_line_the_matcher_refuses_past_the_checks_is_left_out_and_the_others_still_ignore(base, run_engram):
     """`!` alone passes `ignore_rules` but the matcher refuses it: the matcher drops that line alone."""
     (base / ".agents/.engram/rules/old-notes.md").write_text("---\nid: old-notes\ntags: [llama]\n---\nOld llama.\n")
@@ -236,6 +284,14 @@ def test_a_config_number_too_long_to_read_is_a_warning(base, run_engram):
     loaded = run_engram(["load", "llama"], cwd=base)
     assert loaded.returncode == 0 and "The good memory about llamas." in loaded.stdout
     assert "config holds a number too long to read" in loaded.stderr
+
+
+def test_a_config_path_holding_a_nul_is_a_warning(base, run_engram):
+    """`"global_path": "team\\u0000"` is valid JSON and no path: every command failed (a red-team audit)."""
+    (base / ".agents/.engram/engram.config.json").write_text('{"global_path": "team\\u0000"}')
+    loaded = run_engram(["load", "llama"], cwd=base)
+    assert loaded.returncode == 0 and "The good memory about llamas." in loaded.stdout
+    assert "config global_path: must be a path string or null" in loaded.stderr
 
 
 def test_a_row_edited_in_the_index_is_rebuilt_by_the_index_command_its_hint_names(base, run_engram):

@@ -533,6 +533,17 @@ def test_a_committed_state_db_remembers_no_verdict_for_another_user(project, tmp
     assert "ghp_" not in hooked.stdout and "Ignore all" not in hooked.stdout
 
 
+@pytest.mark.installed
+def test_a_state_key_that_is_a_fifo_is_not_waited_on(project) -> None:
+    """`state-key` as a FIFO hung every load (a red-team audit): it is refused, and a key for this
+    process alone screens everything."""
+    project.write("clean", "A clean body.", tags=["other"])
+    project.cfg.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(project.cfg / "state-key")
+    shown = project.run("load", "--id", "clean")
+    assert shown.returncode == 0 and "A clean body." in shown.stdout
+
+
 # --- two compilers at once ------------------------------------------------------------------------
 
 
@@ -575,7 +586,7 @@ def _edit_every_file(project: Path) -> None:
 def _kill_mid_build(engram_bin: str, project: Path, env: dict[str, str]) -> str:
     """Start `engram index`, wait until its temp file exists, SIGKILL it; returns the temp file name."""
     proc = popen_engram(engram_bin, ["index"], project, env)
-    pattern = f".index.db.tmp-{proc.pid}-*"
+    pattern = f".index.db.tmp-{proc.pid}-*[!l]"  # the temp file, not its -journal
     deadline = time.monotonic() + 30
     while (
         not (found := list((project / ROOT_REL).glob(pattern))) and proc.poll() is None and time.monotonic() < deadline
