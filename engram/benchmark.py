@@ -48,7 +48,7 @@ class Scores:
             self.negatives += 1
             self.silent_negatives += not pack_ids
             if pack_ids:
-                self._miss(f"off-topic loaded {','.join(pack_ids)}: {gate.redacted(case['query'])}", explain, pack_ids)
+                self._miss(f"off-topic loaded {','.join(pack_ids)}: {_named(case)}", explain, pack_ids)
             return
         self.positives += 1
         found = [i for i in pack_ids if i in expect]
@@ -65,12 +65,10 @@ class Scores:
             what = "missed" if not found else "partly missed"
             got = ",".join(pack_ids) or "nothing"
             shown = ",".join(map(gate.name, missing))  # a fixture's ids are text like the query: screened
-            self._miss(f"{what} {shown} (got {got}): {gate.redacted(case['query'])}", explain, missing)
+            self._miss(f"{what} {shown} (got {got}): {_named(case)}", explain, missing)
         if extra := [i for i in pack_ids if i not in relevant]:  # what precision lost, and to which memory
             shown = ",".join(map(gate.name, extra))
-            self._miss(
-                f"also loaded {shown} (not expected or accepted): {gate.redacted(case['query'])}", explain, extra
-            )
+            self._miss(f"also loaded {shown} (not expected or accepted): {_named(case)}", explain, extra)
 
     def _miss(self, line: str, explain, ids: list[str]) -> None:
         self.misses.append(line)
@@ -91,6 +89,12 @@ class Scores:
             "off_topic_silent": ratio(self.silent_negatives, self.negatives),
             "mean_pack": ratio(self.loaded, self.positives + self.negatives),
         }
+
+
+def _named(case: dict) -> str:
+    """A case as a miss names it: its id where it has one (a set's own name for it), then its query."""
+    query = gate.redacted(case["query"])
+    return f"[{gate.name(str(case['id']))}] {query}" if case.get("id") else query
 
 
 def routed(layers: list[Layer], ws: Workspace, query: str) -> tuple[Routing, Pack]:

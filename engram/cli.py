@@ -54,8 +54,7 @@ MEMORIES_FOUND = """engram index                                 # compiles the 
   2. engram load "<a task you give an agent>"      # the pack an agent gets for that task"""
 LATER_STEPS = """
   3. engram link claude                           # or codex, gemini, cursor: hooks load memories as the agent works
-  4. engram index                                 # writes the linked host's rule files for memories with applies_to
-  5. commit .agents/ and .claude/, and run `engram check` in CI"""
+  4. commit .agents/ and .claude/, and run `engram check` in CI"""
 
 
 def next_steps(root: str, memory_files: int) -> str:

@@ -85,6 +85,16 @@ def four_rules(project: Project) -> Project:
     return project
 
 
+def test_a_miss_names_a_case_by_its_id_where_it_has_one(four_rules, tmp_path):
+    """A new user's set named its cases p01..n08; `--misses` quoted 150-word queries alone."""
+    cases = [{"id": "p07", "query": "slim docker images", "expect": ["cypress-ci"]}]
+    report = four_rules.run("benchmark", _write_fixture(tmp_path / "cases.json", cases), "--json")
+    assert report.json()["misses"] == [
+        "missed cypress-ci (got docker-slim): [p07] slim docker images",
+        "also loaded docker-slim (not expected or accepted): [p07] slim docker images",
+    ]
+
+
 def test_benchmark_reports_hit_recall_mrr_precision_and_silence(four_rules, tmp_path):
     packs = [[e["id"] for e in four_rules.load_json(case["query"])["entries"]] for case in CASES]
     assert packs[3] == ["docker-slim"] and packs[5] and not packs[4]  # a miss, a loaded and a silent off-topic
