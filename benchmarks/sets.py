@@ -58,7 +58,7 @@ def bundled() -> list[TaskSet]:
     )
     for name in ("small-shop", "ledgerly"):
         sets.append(TaskSet(name, bench / f"{name}.json", _one(FIXTURES / "folders" / name / ".agents" / ".engram")))
-    for name in ("tidewater", "harbor", "emberfall"):  # written to judge, never fitted on
+    for name in ("tidewater", "harbor", "emberfall", "frostline"):  # written to judge, never fitted on
         root = FIXTURES / "folders" / name / ".agents" / ".engram"
         sets.append(TaskSet(name, bench / f"{name}.json", _one(root), held_out_whole=True))
     return sets
