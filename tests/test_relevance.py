@@ -356,6 +356,14 @@ def test_a_compound_with_a_one_letter_part_routes_as_one_word(tmp_path, task: st
     assert packed(indexed_layers(tmp_path), task)[:1] == ["mailer"]
 
 
+def indexed_with_eight_notes(project: Path) -> list:
+    """The project's layers once eight unrelated release notes join its memories: a folder the task
+    decision judges (`relevance.FITTED.gated_from`)."""
+    for n in range(8):
+        write_memory(project, f"rules/note{n}.md", {"id": f"note{n}", "directive": f"Release note {n}."}, "Body.")
+    return indexed_layers(project)
+
+
 def test_a_path_the_task_writes_in_a_memorys_folder_makes_it_about_the_folder(tmp_path) -> None:
     """A task naming a file under a memory's `applies_to` folder gets that memory, as a file event
     there would; an extension glob, which any project's files match, is no such sign."""
@@ -375,9 +383,7 @@ def test_a_path_the_task_writes_in_a_memorys_folder_makes_it_about_the_folder(tm
         {"id": "python-style", "applies_to": ["**/*.py"], "directive": "Type hints on every function."},
         "Run ruff before committing.",
     )
-    for n in range(8):
-        write_memory(tmp_path, f"rules/note{n}.md", {"id": f"note{n}", "directive": f"Release note {n}."}, "Body.")
-    layers = indexed_layers(tmp_path)
+    layers = indexed_with_eight_notes(tmp_path)
     assert packed(layers, "fix the crash in src/api/users.py when the email is missing")[:1] == ["api-errors"]
     assert packed(layers, "fix the crash in scripts/users.py when the email is missing") == []
 
@@ -399,9 +405,7 @@ def test_a_trigger_phrase_the_task_writes_packs_its_memory_first(tmp_path) -> No
         {"id": "server-authoritative", "triggers": ["damage"], "directive": "The server decides every card's damage."},
         "Clients only render the damage the server sends.",
     )
-    for n in range(8):
-        write_memory(tmp_path, f"rules/note{n}.md", {"id": f"note{n}", "directive": f"Release note {n}."}, "Body.")
-    layers = indexed_layers(tmp_path)
+    layers = indexed_with_eight_notes(tmp_path)
     task = "implement the New Cards 'Ashen Warden' - 3 mana 2/5, taunt, deathrattle: deal 2 damage to all enemy units"
     assert packed(layers, task) == ["add-new-card"]
     routing = route(layers, task, Options())
