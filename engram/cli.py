@@ -103,10 +103,17 @@ def init() -> None:
     ws = open_workspace()
     root = Path(ws.root.path)
     created = []
+    if os.path.lexists(root) and not root.is_dir():
+        raise EngramError(
+            f"{shown_path(str(root), ws.root.project)} is not a folder (a file or a broken link); move it away first"
+        )
     for folder in ("rules", "skills", "knowledge"):
         path = root / folder
         if not path.is_dir():
-            path.mkdir(parents=True)
+            try:
+                path.mkdir(parents=True)
+            except OSError as exc:  # `.agents/.engram` a file, a dangling link, a read-only folder
+                raise EngramError(f"cannot create {shown_path(str(path), ws.root.project)}: {exc.strerror}") from None
             created.append(path)
     defaults = {
         Path(ws.root.config_path): json.dumps({"load": {"limit": 8}}, indent=2) + "\n",

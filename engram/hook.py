@@ -452,13 +452,19 @@ def _host_argument(argv: list[str]) -> str:
 
 def _payload(raw: bytes) -> dict:
     try:
-        payload = json.loads(raw.decode("utf-8", "replace"))
+        payload = json.loads(raw.decode("utf-8", "replace"), parse_int=_any_int)
     except (ValueError, RecursionError):  # RecursionError: `[` nested 100,000 deep
         raise Silent("stdin is not JSON") from None
     if not isinstance(payload, dict):
         raise Silent("stdin is not a JSON object")
     cleaned = _whole_characters(payload) if b"\\ud" in raw.lower() else payload
     return cleaned if isinstance(cleaned, dict) else payload
+
+
+def _any_int(digits: str) -> int | float:
+    """An integer of the payload; one too long for `int` (Python's 4,300 digits) in a field engram never
+    reads cost the whole event (a red-team audit): it is a float, infinite if it must be."""
+    return int(digits) if len(digits) < 4000 else float(digits)
 
 
 def _whole_characters(value: object) -> object:

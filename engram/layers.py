@@ -221,7 +221,11 @@ def _refresh(ws: Workspace, root: Root, messages: list[str], first: bool = False
         )
         return False
     except OSError as exc:
-        messages.append(f"cannot refresh {root.index_path} ({exc}); using it as is")
+        there = os.path.isfile(root.index_path)  # a read-only checkout may have none to use
+        messages.append(
+            f"cannot {'refresh' if there else 'build'} {root.index_path} ({exc}); "
+            + ("using it as is" if there else "nothing to serve from it")
+        )
         return False
     messages += result.repaired
     # An edit that made a memory unusable is said by the load that sees it, not only by `engram check`.

@@ -719,6 +719,16 @@ def test_load_uses_the_old_index_when_the_root_cannot_be_refreshed(base, run_eng
     assert "about llamas, edited." in fetched.stdout
 
 
+def test_load_that_cannot_build_a_first_index_does_not_claim_to_use_one(base, run_engram):
+    """A read-only checkout with no index said "using it as is" of an index that is not there (a
+    red-team audit); the lock file made a folder stands in for the read-only root, as above."""
+    (base / ".agents/.engram/.index.lock").mkdir()
+    proc = run_engram(["load", "llama"], cwd=base)
+    assert proc.returncode == 0 and proc.stdout.startswith("loaded 0 memory files")
+    [warning] = proc.stderr.splitlines()
+    assert warning.startswith("engram: warning: cannot build ") and warning.endswith("; nothing to serve from it")
+
+
 def test_load_on_a_read_only_root(base, run_engram):
     root = base / ".agents/.engram"
     assert run_engram(["index"], cwd=base).returncode == 0

@@ -674,6 +674,15 @@ def test_garbage_stdin_prints_empty_object(project: Project, stdin: bytes) -> No
     assert result.stdout == "{}\n" and result.stderr == ""
 
 
+def test_a_huge_number_in_a_field_engram_never_reads_costs_nothing(project: Project) -> None:
+    """A payload holding a 5,000-digit number elsewhere answered `{}` (a red-team audit: Python reads
+    integers of 4,300 digits at most)."""
+    payload = json.dumps(event_payload(project, "UserPromptSubmit", prompt=HTTP_PROMPT))
+    huge = payload[:-1] + ', "usage": {"tokens": ' + "9" * 5000 + "}}"
+    proc = project.run_hook("claude", huge.encode())
+    assert json.loads(proc.stdout) == nested("UserPromptSubmit", HTTP_PACK)
+
+
 def test_debug_reason_only_with_engram_debug(project: Project) -> None:
     result = project.run_hook("claude", b"not json", env={"ENGRAM_DEBUG": "1"})
     assert result.stdout == "{}\n" and "engram hook: stdin is not JSON" in result.stderr

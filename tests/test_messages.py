@@ -92,6 +92,22 @@ def test_init_in_a_folder_holding_memories_says_to_compile_them(run_engram, nowh
     assert not any("no-secrets" in line for line in steps)
 
 
+@pytest.mark.parametrize("in_the_way", ["file", "broken link"])
+def test_init_where_the_root_is_no_folder_is_one_line(run_engram, nowhere: Path, in_the_way: str) -> None:
+    """A red-team audit: `init` named raw Python exceptions (NotADirectoryError, FileExistsError)."""
+    root = nowhere / ".agents/.engram"
+    root.parent.mkdir()
+    if in_the_way == "file":
+        root.write_text("not a folder")
+    else:
+        root.symlink_to(nowhere / "gone")
+    proc = run_engram(["init"], cwd=nowhere)
+    assert (proc.returncode, proc.stderr) == (
+        1,
+        "engram: error: .agents/.engram is not a folder (a file or a broken link); move it away first\n",
+    )
+
+
 def test_init_names_other_tools_rules_and_the_root_as_seen_from_a_sub_folder(run_engram, nowhere: Path) -> None:
     subprocess.run(["git", "init", "-q"], cwd=nowhere, check=True)
     (nowhere / ".cursor/rules/engram").mkdir(parents=True)
