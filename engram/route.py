@@ -685,12 +685,23 @@ def triggered_candidates(routing: Routing) -> list[Candidate]:
     task: list[tuple[str, ...]] | None = None
     triggered = []
     for cand in routing.admitted:
+        if not _triggers_hold_a_word(cand):  # most candidates: a prompt meets every one of them
+            continue
         phrases = [p for p in map(_phrase_terms, json.loads(cand.row["triggers"])) if p]
         if phrases:
             task = task if task is not None else [word.terms for word in terms.words(routing.task)]
             if any(_writes(task, phrase) for phrase in phrases):
                 triggered.append(cand)
     return triggered
+
+
+TRIGGERS_COLUMN = COLUMNS.index("triggers")
+
+
+def _triggers_hold_a_word(cand: Candidate) -> bool:
+    """Whether the memory's triggers hold a word of the task, as the evidence found: a trigger the task
+    writes whole does (one of stopwords alone is none)."""
+    return cand.judged is not None and any(counts[TRIGGERS_COLUMN] for counts in cand.judged.found.counts.values())
 
 
 def _phrase_terms(trigger: str) -> list[tuple[str, ...]]:
