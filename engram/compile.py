@@ -451,6 +451,11 @@ def compile_root(
     with root_lock(root, wait=deadline is None):
         _remove_leftovers(root)
         _roll_back_journal(root.index_path)
+        if os.path.isdir(root.index_path):  # no build could ever replace it: every load packed nothing
+            kept = set_aside(root.index_path)
+            result.repaired.append(
+                f"{root.index_path}: a folder, not an index; rebuilt, the folder kept as {os.path.basename(kept)}"
+            )
         # every page and the full-text structure are read only when the file changed since engram
         # last built or checked it (a tampered or damaged file has another stamp); `verify` always does
         ours = built_or_checked_here(root)

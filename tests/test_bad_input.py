@@ -729,6 +729,15 @@ def test_load_that_cannot_build_a_first_index_does_not_claim_to_use_one(base, ru
     assert warning.startswith("engram: warning: cannot build ") and warning.endswith("; nothing to serve from it")
 
 
+def test_an_index_path_that_is_a_folder_is_set_aside_and_rebuilt(base, run_engram):
+    """`index.db` made a folder left every load packing nothing, said but never mended (a red-team audit)."""
+    (base / ".agents/.engram/index.db").mkdir()
+    loaded = run_engram(["load", "llama"], cwd=base)
+    assert loaded.returncode == 0 and "The good memory about llamas." in loaded.stdout
+    assert "index.db: a folder, not an index; rebuilt, the folder kept as index.db.corrupt-" in loaded.stderr
+    assert (base / ".agents/.engram/index.db").is_file()
+
+
 def test_load_on_a_read_only_root(base, run_engram):
     root = base / ".agents/.engram"
     assert run_engram(["index"], cwd=base).returncode == 0
