@@ -102,12 +102,15 @@ class _Detector(namedtuple("_Detector", "anchors check")):
         return None
 
 
-def _matching(pattern: LazyPattern, label: str, unless: Callable[[str, int], bool] | None = None) -> _Check:
-    """The pattern at the anchor, no placeholder, and (``unless``) not said as something else there:
-    refused ("never use `toJSON(secrets)`"), or an attack described (`_described_attack`)."""
+def _matching(
+    pattern: LazyPattern, label: str, unless: Callable[[str, int], bool] | None = None, reach: int | None = None
+) -> _Check:
+    """The pattern at the anchor (read at most ``reach`` characters on), no placeholder, and
+    (``unless``) not said as something else there: refused ("never use `toJSON(secrets)`"), or an
+    attack described (`_described_attack`)."""
 
     def check(text: str, index: int) -> str | None:
-        found = pattern.match(text, index)
+        found = pattern.match(text, index, len(text) if reach is None else index + reach)
         if not found or placeholder(found.group()) or (unless is not None and unless(text, index)):
             return None
         return label
@@ -202,12 +205,7 @@ _TOKEN_REACH = 512
 
 def _token_match(pattern: LazyPattern, label: str) -> _Check:
     """A provider token's pattern at its start, read at most _TOKEN_REACH characters on."""
-
-    def check(text: str, index: int) -> str | None:
-        found = pattern.match(text, index, index + _TOKEN_REACH)
-        return label if found and not placeholder(found.group()) else None
-
-    return check
+    return _matching(pattern, label, reach=_TOKEN_REACH)
 
 
 def _sk_key(text: str, index: int) -> str | None:
@@ -324,7 +322,7 @@ def _unmarked_token(text: str) -> str | None:
     """A provider token split by markdown (`ghp_**...**`, `` `sk-` `...` ``): the model reads it whole."""
     if "*" not in text and "`" not in text:
         return None
-    unmarked = text.encode("utf-8", "surrogatepass").translate(None, b"*`").decode("utf-8", "surrogatepass")
+    unmarked = _without_emphasis(text, b"*`")  # `_` stays: tokens hold it
     return _provider_token(unmarked, _token_runs(unmarked.encode("ascii", "replace").lower()))
 
 
@@ -2128,10 +2126,10 @@ def _unspaced(text: str) -> str:
 _EMPHASIS_BYTES = b"*_~`"
 
 
-def _without_emphasis(text: str) -> str:
-    """The text without markdown emphasis characters, in one pass in C: they are ASCII, and no byte of
-    a UTF-8 sequence for another character is ASCII."""
-    return text.encode("utf-8", "surrogatepass").translate(None, _EMPHASIS_BYTES).decode("utf-8", "surrogatepass")
+def _without_emphasis(text: str, dropped: bytes = _EMPHASIS_BYTES) -> str:
+    """The text without markdown emphasis characters (``dropped``), in one pass in C: they are ASCII,
+    and no byte of a UTF-8 sequence for another character is ASCII."""
+    return text.encode("utf-8", "surrogatepass").translate(None, dropped).decode("utf-8", "surrogatepass")
 
 
 # --- encoded payloads ---------------------------------------------------------------
