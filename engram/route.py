@@ -19,7 +19,7 @@ import time
 from collections import Counter
 
 from . import gate, relevance, terms
-from .evidence import COLUMNS, FIELD_OF, WINDOW, holders, memory_count
+from .evidence import COLUMN_INDEX, COLUMNS, FIELD_OF, WINDOW, holders, memory_count
 from .globs import holds_a_path, literal_length, matches, paths_in
 from .index import HIDDEN_SQL
 from .layers import Layer
@@ -695,13 +695,12 @@ def triggered_candidates(routing: Routing) -> list[Candidate]:
     return triggered
 
 
-TRIGGERS_COLUMN = COLUMNS.index("triggers")
-
-
 def _triggers_hold_a_word(cand: Candidate) -> bool:
     """Whether the memory's triggers hold a word of the task, as the evidence found: a trigger the task
     writes whole does (one of stopwords alone is none)."""
-    return cand.judged is not None and any(counts[TRIGGERS_COLUMN] for counts in cand.judged.found.counts.values())
+    return cand.judged is not None and any(
+        counts[COLUMN_INDEX["triggers"]] for counts in cand.judged.found.counts.values()
+    )
 
 
 def _phrase_terms(trigger: str) -> list[tuple[str, ...]]:
