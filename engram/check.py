@@ -21,7 +21,7 @@ from .compile import compile_to
 from .config import Config
 from .errors import Problem
 from .freshness import (
-    built_or_checked_here,
+    built_here,
     compare_sources,
     flagged_problems,
     ignore_rules,
@@ -107,7 +107,7 @@ def global_notes(ws: Workspace) -> list[Problem]:
 
 def reference_index(root: Root, config: Config, scratch_path: str, report: Report) -> str:
     """The path of an index that is what `engram index` would build now: the local one when it is
-    current and engram built or checked it here, else one built at ``scratch_path`` (from the local
+    current and engram built it here, else one built at ``scratch_path`` (from the local
     one when it is usable and engram's own).
 
     The local index's differences from the sources go into ``report``.
@@ -124,7 +124,7 @@ def reference_index(root: Root, config: Config, scratch_path: str, report: Repor
     try:
         behind = compare_sources(local, root, config) if local is not None else []
         report.problems += behind
-        if local is not None and not built_or_checked_here(root):
+        if local is not None and not built_here(root):
             # a committed index.db (a fresh clone's) may say a flagged memory is clean: what the gate
             # reports is built here from the sources
             local.close()

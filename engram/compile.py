@@ -28,7 +28,7 @@ from . import exported, pointers, terms
 from .config import Config
 from .errors import EngramError, Problem
 from .freshness import (
-    built_or_checked_here,
+    built_here,
     file_stamp,
     flagged_problems,
     ignore_digest,
@@ -457,12 +457,13 @@ def compile_root(
                 f"{root.index_path}: a folder, not an index; rebuilt, the folder kept as {os.path.basename(kept)}"
             )
         # every page and the full-text structure are read only when the file changed since engram
-        # last built or checked it (a tampered or damaged file has another stamp); `verify` always does
-        ours = built_or_checked_here(root)
+        # last built it (a copy, a tampered or damaged file has another stamp), to say what is damaged
+        # before it is rebuilt; `verify` always reads them
+        ours = built_here(root)
         current = open_current(root, thorough=not ours)
         damage = None
         if current is not None and not ours:
-            # An index engram did not build or check here (a clone's committed file, a copy, one
+            # An index engram did not build here (a clone's committed file, a copy, one
             # edited in place) is never built on: a build copies the rows of unchanged files, and its
             # rows could hold text in no memory file, hashed to match, or a flag cleared.
             damage = _damage(current, root.index_path)

@@ -14,7 +14,6 @@ import itertools
 import json
 import os
 import sqlite3
-import stat
 from collections.abc import Iterable, Iterator
 
 from . import gate, pointers, terms
@@ -23,7 +22,7 @@ from .errors import Problem, debug
 from .graph import findings
 from .index import COMPILER_VERSION, IndexFileError, check_schema, newer_or_older, read_meta, sha256_text
 from .lazyre import LazyPattern
-from .paths import read_bytes, read_text, shown_path, sqlite_uri
+from .paths import read_bytes, read_head, read_text, shown_path, sqlite_uri
 from .sources import (
     CHECKED_FILE,
     INDEX_FILE,
@@ -194,19 +193,18 @@ def pointed_changed(conn: sqlite3.Connection, root: Root) -> set[str]:
 WALKED: dict[str, int] = {}
 
 
-def built_or_checked_here(root: Root) -> bool:
-    """Whether the index file is the one engram last built or checked whole here: a clone's committed
-    file, a copy's, or one written by something else has another stamp (size, times, inode)."""
-    return file_stamp(root.index_path) == _checked_stamp(root)
+def built_here(root: Root) -> bool:
+    """Whether the index file is the one engram last built here: a clone's committed file, a copy's,
+    or one written by something else has another stamp (size, times, inode)."""
+    return file_stamp(root.index_path) == _built_stamp(root)
 
 
-def _checked_stamp(root: Root) -> str | None:
+def _built_stamp(root: Root) -> str | None:
     path = os.path.join(root.data, CHECKED_FILE)
     try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):  # a committed link or FIFO is no stamp of ours
+        if os.path.islink(path):  # a committed link is no stamp of ours
             return None
-        with open(path, encoding="ascii") as handle:
-            return handle.read(200).strip() or None
+        return read_head(path, 200).decode("ascii").strip() or None  # a FIFO is refused, not waited on
     except (OSError, ValueError):
         return None
 

@@ -18,7 +18,7 @@ from . import exported, gate
 from .errors import debug
 from .freshness import (
     built_by_another_version,
-    built_or_checked_here,
+    built_here,
     file_stamp,
     ignore_patterns,
     needs_refresh,
@@ -185,7 +185,7 @@ def _root_layer(ws: Workspace, root: Root, messages: list[str]) -> Layer | None:
         if conn is not None:
             conn.close()
         conn = open_current(root)
-    elif behind and conn is not None and not built_or_checked_here(root):
+    elif behind and conn is not None and not built_here(root):
         # An index engram did not build here (a clone's committed one: its sources' stats differ) is
         # served only once rebuilt from the sources, which `compile_root` does (a big one in the background).
         conn.close()

@@ -24,7 +24,7 @@ BUILD_TEMP_PREFIX = (
 )
 BUILD_LOCK_FILE = ".index.lock"  # held while a build writes
 CORRUPT_SUFFIX = ".corrupt-"  # a damaged index or state file, set aside for a look: index.db.corrupt-<time>
-CHECKED_FILE = ".index.checked"  # the index file's stamp when engram last built or checked it whole
+CHECKED_FILE = ".index.checked"  # the index file's stamp when engram last built it (the name is older)
 WATCH_SOCKET = "watch.sock"  # where `engram watch` answers whether the index is current
 WATCH_STARTED = ".watch.started"  # the pid of the watcher a hook last started (`autowatch`), and when
 # What a memory root's .gitignore keeps out of git: the built files, not the memories.
