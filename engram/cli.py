@@ -19,7 +19,7 @@ from .config import LIMIT_RANGE, update_config_file
 from .errors import EngramError, error, out, warning
 from .hosts import HOSTS, other_tools_rules
 from .paths import shown_path, write_atomic
-from .sources import GENERATED_FILES
+from .sources import GENERATED_FILES, MEMORY_FOLDERS, walk_memory_files
 from .workspace import Workspace, open_workspace
 
 # Not `pip install 'engram[mcp]'`: that would fetch the unrelated `engram` of PyPI, and pipx and uv
@@ -107,7 +107,7 @@ def init() -> None:
         raise EngramError(
             f"{shown_path(str(root), ws.root.project)} is not a folder (a file or a broken link); move it away first"
         )
-    for folder in ("rules", "skills", "knowledge"):
+    for folder in MEMORY_FOLDERS:
         path = root / folder
         if not path.is_dir():
             try:
@@ -131,7 +131,7 @@ def init() -> None:
     found = other_tools_rules(ws.root.project)
     if found:
         out(f"rules in other tools' formats: {', '.join(found)}; engram's docs/adopting.md says how to bring them in")
-    memory_files = sum(1 for folder in ("rules", "skills", "knowledge") for _ in (root / folder).rglob("*.md"))
+    memory_files = sum(1 for source in walk_memory_files(ws.root) if not source.problem)  # as `index` walks them
     out(next_steps(shown_root, memory_files))
 
 
