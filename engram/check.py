@@ -110,8 +110,13 @@ def reference_index(root: Root, config: Config, scratch_path: str, report: Repor
     current and engram built it here, else one built at ``scratch_path`` (from the local
     one when it is usable and engram's own).
 
-    The local index's differences from the sources go into ``report``.
+    The local index's differences from the sources go into ``report``, but for a copy git keeps
+    out of the project (a CI cache restored, a copied checkout): `load` rebuilds such a one before
+    serving from it, and the change under check is not behind because it is.
     """
+    if _restored_cache(root):
+        compile_to(root, config, scratch_path, None)
+        return scratch_path
     local = open_usable(root.index_path, thorough=True)
     if local is None and os.path.exists(root.index_path):
         report.problems.append(
@@ -136,6 +141,12 @@ def reference_index(root: Root, config: Config, scratch_path: str, report: Repor
     finally:
         if local is not None:
             local.close()
+
+
+def _restored_cache(root: Root) -> bool:
+    """A local index engram did not build here, which git ignores (not committed)."""
+    index = Path(root.index_path)
+    return index.exists() and not built_here(root) and bool(git_ignored(root.project)([index]))
 
 
 def source_problems(index_path: str, root: Root, config: Config) -> list[Problem]:
@@ -172,7 +183,7 @@ def shared_index_problems(ws: Workspace, scratch_path: str) -> list[Problem]:
     sources) must be what `engram index --output` builds from them now. One copied in from
     elsewhere (its sources not here) is checked for integrity only, and must not be rebuilt from
     this project's memories. Any that `load` would not use (unreadable, or failing its pin) is a
-    warning, as `load` says."""
+    warning where it is on this machine only, as `load` says, and fails where it is committed here."""
     path = ws.global_index_path
     if path is None:
         return []
@@ -185,36 +196,38 @@ def shared_index_problems(ws: Workspace, scratch_path: str) -> list[Problem]:
     meta = read_meta_of(path)
     sources = recorded_sources(path, meta)
     own = inside and sources is not None and is_inside(sources, os.path.realpath(ws.root.project))
+    scope = meta.get("scope", "workspace")  # a global folder's own export is rebuilt with --scope global
     # A committed file must be whole and, where this project builds and signs it, signed as it is;
     # one from elsewhere that is damaged routes differently without a word (docs/safety.md): a warning.
-    findings = verify_index(path, _mend(path, own) if inside else "get it again from where it is published")
-    if own:  # one copied in is checked against its pin as `load` does (`_unusable`): a warning
-        findings += _signature_findings(path)
+    findings = verify_index(path, _mend(path, own, scope) if inside else "get it again from where it is published")
+    if own:  # one copied in is checked against its pin as `load` does (`_unusable`)
+        findings += _signature_findings(path, scope)
     if findings:
         kind = "stale" if inside else "warning"
         return [Problem(shown, finding.removeprefix(f"{path}: "), kind=kind) for finding in findings]
-    problems = _unusable(ws, path, shown)
+    problems = _unusable(ws, path, shown, inside)
     if own and sources is not None:
         problems += _stale_export(ws, path, meta, sources, scratch_path)
     return problems
 
 
-def _mend(path: str, own: bool) -> str:
+def _mend(path: str, own: bool, scope: str) -> str:
     """What mends a committed shared index: rebuilding it where this project's memories are its
     sources (the command as run where check runs: from a subfolder, a project-relative path would
     write a stray file there), else a good copy of the file it came from."""
     if not own:
         return "copy it again from where the shared index is published and commit it"
-    return f"rebuild it with `{_rebuild_command(path)}` and commit it"
+    return f"rebuild it with `{_rebuild_command(path, scope)}` and commit it"
 
 
-def _rebuild_command(path: str) -> str:
-    command = f"engram index --output {shlex.quote(shown_path(path, os.getcwd()))}"
+def _rebuild_command(path: str, scope: str) -> str:
+    command = "engram index" + (" --scope global" if scope == "global" else "")
+    command += f" --output {shlex.quote(shown_path(path, os.getcwd()))}"
     signed = os.path.exists(signature_path(path))  # a rebuild without the key would leave the old signature
     return command + (" --sign-key <your signing key>" if signed else "")
 
 
-def _signature_findings(path: str) -> list[str]:
+def _signature_findings(path: str, scope: str) -> list[str]:
     """This project's committed export whose signature is of another file: every reader that pins
     its key leaves it out."""
     try:
@@ -225,16 +238,18 @@ def _signature_findings(path: str) -> list[str]:
         if record is None or record["sha256"] == sha256_file(path):
             return []
         bad = f"its signature ({os.path.basename(signature_path(path))}) is of another file"
-    return [f"{bad}; sign it again with `{_rebuild_command(path)}` and commit both"]
+    return [f"{bad}; sign it again with `{_rebuild_command(path, scope)}` and commit both"]
 
 
-def _unusable(ws: Workspace, path: str, shown: str) -> list[Problem]:
-    """A warning when `load` would leave the shared index out (its pin failed, or it cannot be read)."""
+def _unusable(ws: Workspace, path: str, shown: str, committed: bool) -> list[Problem]:
+    """Where `load` would leave the shared index out (its pin failed, or it cannot be read): a warning
+    for a file on this machine only, a failure for one committed here (a swapped file fails its pin)."""
     pin = Pin(ws.config.get("global_index_key"), ws.config.get("global_index_sha256"))
     try:
         open_prebuilt(path, "global", pin).conn.close()
     except IndexFileError as exc:
-        return [Problem(shown, f"global index not used: {str(exc).removeprefix(f'{path}: ')}", kind="warning")]
+        reason = f"global index not used: {str(exc).removeprefix(f'{path}: ')}"
+        return [Problem(shown, reason, kind="unusable" if committed else "warning")]
     return []
 
 
@@ -244,7 +259,8 @@ def _stale_export(ws: Workspace, path: str, meta: dict[str, str], sources: str, 
     compile_to(Root(sources, meta.get("scope", "workspace"), project), ws.config, scratch_path, None)
     if _content_key(meta) == _content_key(read_meta_of(scratch_path)):
         return []
-    reason = f"not what `{_rebuild_command(path)}` writes now (its sources changed); rebuild it and commit it"
+    command = _rebuild_command(path, meta.get("scope", "workspace"))
+    reason = f"not what `{command}` writes now (its sources changed); rebuild it and commit it"
     return [Problem(shown_path(path, ws.root.project), reason, kind="stale")]
 
 

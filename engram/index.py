@@ -144,6 +144,8 @@ class AnotherVersion(IndexFileError):
 # What rebuilds an index file: `engram index` writes a root's own index.db, never a shared file.
 LOCAL_REBUILD = "run `engram index` to rebuild it"
 SHARED_REBUILD = "rebuild it with `engram index --output`"
+# A shared file copied over in place breaks whoever reads it then; a rename never does
+SHARED_REPLACE = "publish a new one by moving it over the old (`mv`), not by copying over it"
 
 
 def newer_or_older(built: int | None, ours: int | None) -> str:

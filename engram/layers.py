@@ -60,6 +60,7 @@ class Layer:
         self.check_sources = check_sources  # True when the index may be behind its sources
         self.rebuild = LOCAL_REBUILD  # what mends a memory stored wrong here (SHARED_REBUILD: a shared file)
         self.shadowed: set[int] = set()  # rowids whose id a layer above holds: hidden here
+        self.stack: list[Layer] = [self]  # every layer read with it, the workspace first: where an id resolves
         self._stale: dict[str, bool] = {}
 
     def is_stale(self, rel: str, source_sha: str) -> bool:
@@ -82,11 +83,16 @@ class Layer:
 
 
 def open_layers(
-    ws: Workspace, index_file: str | None, messages: list[str], state: sqlite3.Connection | None = None
+    ws: Workspace,
+    index_file: str | None,
+    messages: list[str],
+    state: sqlite3.Connection | None = None,
+    with_shared: bool = True,
 ) -> list[Layer]:
     """The layers to route over; ``state`` remembers which shared index signatures were checked.
     Warnings go to ``messages``: the config's problems (settings that fell back to their defaults)
-    and why a global layer configured is not used."""
+    and why a global layer configured is not used. ``with_shared``: False leaves `global_index` out (it
+    could not be read)."""
     messages += ws.config.problems
     if index_file is not None:
         return [open_prebuilt(index_file, "workspace")]
@@ -95,7 +101,7 @@ def open_layers(
     root_layer = _root_layer(ws, ws.root, messages)
     if root_layer:
         layers.append(root_layer)
-    if ws.global_index_path:
+    if ws.global_index_path and with_shared:
         pin = Pin(ws.config.get("global_index_key"), ws.config.get("global_index_sha256"))
         try:
             shared = open_prebuilt(ws.global_index_path, "global", pin, state)
@@ -107,7 +113,7 @@ def open_layers(
                 # retired or renamed since the file was built must not come back from it
             else:
                 layers.append(shared)
-    elif ws.global_root:
+    elif ws.global_root and not ws.global_index_path:
         global_layer = _root_layer(ws, ws.global_root, messages)
         if global_layer:
             layers.append(global_layer)
@@ -133,6 +139,7 @@ def _same_folder(path: str | None, other: str) -> bool:
 def _shadow(layers: list[Layer]) -> None:
     """The workspace copy of an id wins: a lower layer's memories with an id held above are hidden."""
     for position, layer in enumerate(layers):
+        layer.stack = layers
         for upper in layers[:position]:
             layer.conn.execute("ATTACH DATABASE ? AS upper", (sqlite_uri(upper.index_path),))
             rows = layer.conn.execute("SELECT rowid FROM memories WHERE id IN (SELECT id FROM upper.memories)")

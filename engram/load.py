@@ -13,12 +13,13 @@ from . import gate
 from .autowatch import start_watcher
 from .config import BUDGET_RANGE, user_config_dir
 from .errors import EngramError, say, warning
-from .index import LOCAL_REBUILD, SHARED_REBUILD, IndexFileError
+from .index import LOCAL_REBUILD, SHARED_REBUILD, SHARED_REPLACE, IndexFileError
 from .layers import Layer, invalid_note, open_layers
 from .pack import Entry, Pack, Screen, checked_body, requires_of, screen_text
 from .printable import decoded
 from .render import (
     body_block,
+    fetch_command,
     render_dry_run,
     render_fetched_json,
     render_json,
@@ -26,7 +27,7 @@ from .render import (
     skipped_line,
     source_path,
 )
-from .route import Candidate, Options, Routing, candidate_by_id
+from .route import Options, Routing, first_by_id
 from .select import options_from_config, pack_options_from_config, select_pack
 from .sources import ROOT_DIR, STATE_FILE
 from .state import ScreenCache, fetch_counts, open_state, record_fetches, write_transaction
@@ -73,6 +74,9 @@ class LoadArgs:
         self.budget_tokens: str | None = None
         self.disclosure: str | None = None
         self.index: str | None = None
+
+
+UNREADABLE = (sqlite3.DatabaseError, MemoryError)  # SQLite reports some damaged pages as out of memory
 
 
 def help_text() -> str:
@@ -159,15 +163,27 @@ def main(argv: list[str]) -> int:
     ws = open_workspace()
     try:
         return _run(args, budget, ws)
-    except (sqlite3.DatabaseError, MemoryError) as exc:  # SQLite reports some damaged pages as out of memory
-        if args.index is None and _rebuild(ws):
-            return _run(args, budget, ws)
-        if args.index is not None:
-            raise IndexFileError(f"{args.index}: corrupt index ({exc}); {SHARED_REBUILD}") from None
-        paths = ", ".join(str(root.index_path) for root in ws.roots)
-        raise IndexFileError(f"{paths}: corrupt index ({exc}); {LOCAL_REBUILD}") from None
+    except UNREADABLE as exc:
+        return _recover(args, budget, ws, exc)
     finally:
         start_watcher(ws)  # hooks.start_watch: the next call is answered by a watcher
+
+
+def _recover(args: LoadArgs, budget: int | None, ws: Workspace, exc: BaseException) -> int:
+    """A load that failed reading an index: without the shared index (a file copied over it while
+    it was read), else with the roots rebuilt once; else one line."""
+    if args.index is not None:
+        raise IndexFileError(f"{args.index}: corrupt index ({exc}); {SHARED_REBUILD}") from None
+    if ws.global_index_path:
+        with contextlib.suppress(*UNREADABLE):
+            code = _run(args, budget, ws, with_shared=False)
+            warning(f"global index not used: {ws.global_index_path}: {exc} while it was read; {SHARED_REPLACE}")
+            return code
+    if _rebuild(ws):
+        with contextlib.suppress(*UNREADABLE):
+            return _run(args, budget, ws)
+    paths = ", ".join(str(root.index_path) for root in ws.roots)
+    raise IndexFileError(f"{paths}: corrupt index ({exc}); {LOCAL_REBUILD}") from None
 
 
 def _rebuild(ws: Workspace) -> bool:
@@ -184,9 +200,9 @@ def _rebuild(ws: Workspace) -> bool:
     return True
 
 
-def _run(args: LoadArgs, budget: int | None, ws: Workspace) -> int:
+def _run(args: LoadArgs, budget: int | None, ws: Workspace, with_shared: bool = True) -> int:
     messages: list[str] = []
-    layers, state = open_read(ws, args.index, messages)
+    layers, state = open_read(ws, args.index, messages, with_shared)
     for message in messages:
         warning(message)
     ids = gate.asked_ids([i for raw in args.id for i in raw.split(",")])
@@ -216,12 +232,12 @@ def _nothing_to_route(args: LoadArgs, ws: Workspace) -> str | None:
 
 
 def open_read(
-    ws: Workspace, index_file: str | None, messages: list[str]
+    ws: Workspace, index_file: str | None, messages: list[str], with_shared: bool = True
 ) -> tuple[list[Layer], sqlite3.Connection | None]:
     """The layers to read and the state.db beside them (None where it cannot be opened); warnings go to `messages`."""
     state_path = ws.root.state_path if os.path.isdir(ws.root.path) else os.path.join(user_config_dir(), STATE_FILE)
     state = _open_state(state_path)
-    return open_layers(ws, index_file, messages, state), state
+    return open_layers(ws, index_file, messages, state, with_shared), state
 
 
 def _open_state(path: str) -> sqlite3.Connection | None:
@@ -247,12 +263,13 @@ def _load(
 ) -> int:
     routing, pack = load_pack(layers, query, ws, state, everything=args.all, explain=args.dry_run or args.json,
                               full=args.full, disclosure=args.disclosure, budget=budget)  # fmt: skip
+    fetch_with = fetch_command(args.index)
     if args.json:
-        sys.stdout.write(render_json(routing, pack))
+        sys.stdout.write(render_json(routing, pack, fetch_with))
     elif args.dry_run:
         sys.stdout.write(render_dry_run(routing, pack))
     else:
-        sys.stdout.write(render_text(pack))
+        sys.stdout.write(render_text(pack, fetch_with))
     return 0
 
 
@@ -275,15 +292,6 @@ def load_pack(
     pack_options = pack_options_from_config(ws.config, everything, full, disclosure, budget, _screen(state))
     with _batched(state):  # verdicts the screen keeps: one commit
         return select_pack(layers, query, options, pack_options)
-
-
-def _find(layers: list[Layer], memory_id: str, options: Options) -> Candidate | None:
-    """The first layer holding the id wins: the workspace copy over the global one."""
-    for layer in layers:
-        cand = candidate_by_id(layer, memory_id, options)
-        if cand is not None:
-            return cand
-    return None
 
 
 def _fetch(layers: list[Layer], ids: list[str], ws: Workspace, state: sqlite3.Connection | None, as_json: bool) -> int:
@@ -321,7 +329,7 @@ def fetch(layers: list[Layer], ids: list[str], ws: Workspace, state: sqlite3.Con
 
 
 def _fetch_one(layers: list[Layer], memory_id: str, options: Options, screen: Screen) -> Fetched:
-    cand = _find(layers, memory_id, options)
+    cand = first_by_id(layers, memory_id, options)
     if cand is None:  # the id as asked, unless it is no id or the screen flags it (a pasted token)
         return Fetched(gate.memory_id(memory_id), None, "missing", None)
     if cand.omission in HIDDEN_REASONS:

@@ -6,7 +6,7 @@ visible memory). Every printed text goes through the hash and safety checks of
 the pack, like `load`'s. The tool text is what `load` prints; the structured
 content carries ids, tiers (body or card) and texts.
 
-Needs the optional MCP SDK (`pip install 'engram[mcp]'`, major version 2); the
+Needs the optional MCP SDK (engram's `mcp` extra, major version 2); the
 hook and `load` paths never import this module. stdout is the protocol's wire:
 nothing here prints to it.
 """

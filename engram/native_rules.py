@@ -192,7 +192,7 @@ def make_plan(root: Root, config: Config, index_path: str) -> Plan | None:
             plan.writes.append(Write(path, content, "is missing"))
         elif not is_generated(current):
             plan.conflicts.append(path)
-        elif current == content:
+        elif current.replace("\r\n", "\n") == content:  # a checkout with CRLF line endings (autocrlf) is current
             plan.unchanged += 1
         else:
             plan.writes.append(Write(path, content, "is out of date"))

@@ -15,7 +15,7 @@ from . import gate
 from .gate import Screen
 from .memory_format import ATX_HEADING
 from .relevance import BODY_TIER, OUT
-from .route import Candidate, Options, Routing, candidate_by_id
+from .route import Candidate, Options, Routing, first_by_id
 from .safety import scan
 
 OMITTED_CARDS = 5
@@ -189,10 +189,12 @@ def with_prerequisites(routing: Routing, options: Options, limit: int | None) ->
 
 
 def _prerequisites(cand: Candidate, options: Options) -> list[Candidate]:
-    """Depth-first, deepest first; cycles end where they close. Iterative: chains can be long."""
+    """Depth-first, deepest first; cycles end where they close. Iterative: chains can be long. An id
+    resolves as `load --id` resolves it: a workspace memory stands for the global one of its id, even
+    where a global memory depends on it (and an archived one there opts the project out of it)."""
     order: list[Candidate] = []
     visiting = {cand.id}
-    stack = [iter(_depends_on(cand, cand.id))]
+    stack = [iter(_depends_on(cand))]
     expanding: list[Candidate | None] = [None]  # the prerequisite whose own ones each stack level lists
     while stack:
         dst = next(stack[-1], None)
@@ -203,22 +205,22 @@ def _prerequisites(cand: Candidate, options: Options) -> list[Candidate]:
                 order.append(done)
         elif dst not in visiting:
             visiting.add(dst)
-            prereq = candidate_by_id(cand.layer, dst, options)
+            prereq = first_by_id(cand.layer.stack, dst, options)
             if prereq is not None and prereq.omission is None:
-                stack.append(iter(_depends_on(cand, dst)))
+                stack.append(iter(_depends_on(prereq)))
                 expanding.append(prereq)
     return order
 
 
-def _depends_on(cand: Candidate, memory_id: str) -> list[str]:
+def _depends_on(cand: Candidate) -> list[str]:
     rows = cand.layer.conn.execute(
-        "SELECT dst FROM edges WHERE src = ? AND kind = 'depends_on' ORDER BY dst", (memory_id,)
+        "SELECT dst FROM edges WHERE src = ? AND kind = 'depends_on' ORDER BY dst", (cand.id,)
     )
     return [row[0] for row in rows]
 
 
 def requires_of(cand: Candidate) -> list[str]:
-    return gate.requires(_depends_on(cand, cand.id))
+    return gate.requires(_depends_on(cand))
 
 
 def checked_body(cand: Candidate, screen: Screen = screen_text) -> tuple[str, Skipped | None]:

@@ -248,7 +248,16 @@ def _omitted_once(pack: Pack) -> list[Candidate]:
     return out
 
 
-def render_json(routing: Routing, pack: Pack) -> str:
+def fetch_command(index_file: str | None) -> str:
+    """How the agent gets a card's body from the command line: from the index `--index` named, if any."""
+    if index_file is None:
+        return FETCH_BY_COMMAND
+    import shlex  # only here: the hook path never names an index file
+
+    return f"engram load --index {shlex.quote(index_file)} --id"
+
+
+def render_json(routing: Routing, pack: Pack, fetch_with: str = FETCH_BY_COMMAND) -> str:
     carded = {e.cand.key for e in pack.entries if not e.selected}
     payload = {
         "selected": len(pack.selected),
@@ -262,7 +271,7 @@ def render_json(routing: Routing, pack: Pack) -> str:
             for s in pack.skipped
         ],
         "narrow_tags": gate.names(routing.narrow_tags),
-        "fetch": f"{FETCH_BY_COMMAND} {','.join(pack.card_ids)}" if pack.card_ids else None,
+        "fetch": f"{fetch_with} {','.join(pack.card_ids)}" if pack.card_ids else None,
     }
     return json.dumps(gate.cleaned(payload), indent=2, ensure_ascii=False) + "\n"
 

@@ -408,6 +408,15 @@ def candidate_by_id(layer: Layer, memory_id: str, options: Options) -> Candidate
     return None if row is None else _candidate(layer, row, omission=row["hidden"])
 
 
+def first_by_id(layers: list[Layer], memory_id: str, options: Options) -> Candidate | None:
+    """The first layer holding the id wins: the workspace copy over the global one, hidden or not."""
+    for layer in layers:
+        cand = candidate_by_id(layer, memory_id, options)
+        if cand is not None:
+            return cand
+    return None
+
+
 def fields_holding(counts: list[float]) -> list[str]:
     """The fields a memory's counts of one anchor hold it in, as dry-run names them."""
     return [COLUMNS[c] if FIELD_OF[c] != "paths" else "applies_to" for c, n in enumerate(counts) if n]

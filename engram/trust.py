@@ -3,7 +3,7 @@
 The signature sits beside the index, in ``team.db.sig`` (JSON): an ed25519 signature over the
 SHA-256 of the whole file, so every table (FTS shadow tables included) is covered and the index
 itself stays a pure function of its sources. Signing and checking a signature need the optional
-``cryptography`` package (``pip install 'engram[sign]'``); pinning a digest needs nothing.
+``cryptography`` package (engram's ``sign`` extra); pinning a digest needs nothing.
 
 On the read path a pinned ``global_index`` is hashed on every call (one pass over the file); the
 signature itself is checked once per file digest and remembered in state.db, so ``cryptography``
@@ -27,7 +27,10 @@ SIGNATURE_FORMAT = "engram-index-signature-1"
 SIGNED_CONTEXT = b"engram index signature v1\0"  # so the key signs nothing else by accident
 MAX_KEY_BYTES = 64 * 1024
 MAX_SIGNATURE_BYTES = 64 * 1024
-INSTALL_HINT = "install engram's signing extra: pip install 'engram[sign]'"
+# Not `pip install 'engram[sign]'`: that would fetch the unrelated `engram` of PyPI (as `cli.MCP_SDK`)
+INSTALL_HINT = (
+    "install engram again with its signing extra, from your clone: e.g. pipx install --force './engram[sign]'"
+)
 
 
 class Pin:

@@ -174,6 +174,31 @@ def test_an_edit_committed_without_index_fails_until_index(
     assert {line[3:] for line in git(repo, "status", "--porcelain").splitlines()} == {CLAUDE_RULE, CURSOR_RULE}
 
 
+def test_a_local_index_restored_from_a_ci_cache_does_not_fail_a_current_change(
+    origin: Path, tmp_path: Path, run_engram, write_memory
+) -> None:
+    """A CI workspace restored from a cache holds the index.db of an earlier run (git ignores it): the
+    change under check is current, so check passes and says nothing of the cache; a committed change
+    that is behind still fails."""
+    cached = tmp_path / "cached.db"
+    shutil.copy(origin / ".agents/.engram/index.db", cached)
+    write_memory(origin, "knowledge/glossary.md", {"id": "glossary"}, "# Glossary\n\nA wombat is a test runner.\n")
+    assert run_engram(["index"], cwd=origin).returncode == 0
+    commit_all(origin, "glossary edited and indexed")
+    repo = clone(origin, tmp_path)
+    shutil.copy(cached, repo / ".agents/.engram/index.db")
+    proc = run_engram(["check"], cwd=repo)
+    assert proc.returncode == 0 and proc.stdout == "engram check: fresh\n", proc.stdout
+    assert "A wombat is a test runner" in run_engram(["load", "--id", "glossary"], cwd=repo).stdout
+
+    write_memory(repo, "rules/http-retries.md", HTTP | {"directive": "Retry twice, then fail."}, "# HTTP retries\n")
+    shutil.copy(cached, repo / ".agents/.engram/index.db")
+    behind = run_engram(["check"], cwd=repo)  # the generated rule files, not the cache, are behind
+    assert behind.returncode == 1 and behind.stdout.splitlines()[-1] == "engram check: not fresh (2 stale)", (
+        behind.stdout
+    )
+
+
 def test_added_and_removed_memories_are_named(origin: Path, tmp_path: Path, run_engram, write_memory) -> None:
     (origin / ".agents/.engram/rules/http-retries.md").unlink()
     write_memory(origin, "rules/sql.md", {"id": "sql", "applies_to": ["db/**"]}, "# SQL\n\nUse bind parameters.\n")
@@ -286,6 +311,30 @@ def test_the_shared_index_hint_works_from_a_subfolder(origin: Path, run_engram, 
     assert run_engram(shlex.split(hints[0])[1:], cwd=billing).returncode == 0
     assert list(billing.iterdir()) == []
     assert run_engram(["check"], cwd=billing).returncode == 0
+
+
+def test_a_global_folder_s_own_export_is_rebuilt_with_its_scope(tmp_path: Path, run_engram) -> None:
+    """A team's global-folder repo that commits its export: the command `check` prints rebuilds the
+    global folder (`--scope global`); without it, it wrote an index of the empty project root."""
+    org = tmp_path / "org"
+    (org / "memories" / "rules").mkdir(parents=True)
+    (org / ".agents/.engram").mkdir(parents=True)
+    (org / ".agents/.engram/engram.config.json").write_text(
+        json.dumps({"global_path": "memories", "global_index": "dist/org.db"})
+    )
+    rule = org / "memories/rules/no-secrets.md"
+    rule.write_text("---\nid: no-secrets\ntags: [secrets]\n---\nSecrets come from Vault.\n")
+    assert run_engram(["index", "--scope", "global", "--output", "dist/org.db"], cwd=org).returncode == 0
+    assert run_engram(["check"], cwd=org).returncode == 0
+    rule.write_text(rule.read_text() + "Rotate them yearly.\n")
+    stale = run_engram(["check"], cwd=org)
+    hints = re.findall(r"`(engram index [^`]+)`", stale.stdout)
+    assert stale.returncode == 1 and hints == ["engram index --scope global --output dist/org.db"], stale.stdout
+    assert run_engram(shlex.split(hints[0])[1:], cwd=org).returncode == 0
+    assert run_engram(["check"], cwd=org).returncode == 0
+    with sqlite3.connect(org / "dist/org.db") as conn:
+        assert conn.execute("SELECT id FROM memories").fetchall() == [("no-secrets",)]
+    conn.close()
 
 
 def test_a_signed_shared_index_is_rebuilt_signed_or_check_fails(

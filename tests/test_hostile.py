@@ -1131,6 +1131,12 @@ def test_a_signed_shared_index_edited_with_its_hash_recomputed_is_refused(
     with open(project / ROOT_REL / "rules" / "deploy-rollback.md", "a") as source:  # its team edits on
         source.write("Keep two releases.\n")
     assert run_engram(["check"], cwd=vendored).stdout.splitlines() == ["engram check: fresh"]
+    # a change that swaps the committed file for another export fails its pin: check fails, not warns
+    assert run_engram(["index", "--output", str(tmp_path / "other.db")], cwd=other).returncode == 0
+    shutil.copy(tmp_path / "other.db", vendored / "pinned" / "team.db")
+    swapped = run_engram(["check"], cwd=vendored)
+    assert swapped.returncode == 1, swapped.stdout
+    assert "unusable pinned/team.db: global index not used: " in swapped.stdout, swapped.stdout
 
     columns = ", ".join(PRINTED_COLUMNS)
     with sqlite3.connect(shared / "team.db") as conn:
@@ -1150,13 +1156,15 @@ def test_a_signed_shared_index_edited_with_its_hash_recomputed_is_refused(
     assert "global index not used" in loaded.stderr and "changed since it was signed" in loaded.stderr
     out, _ = _hook(run_engram, other, "claude", "UserPromptSubmit", prompt="how do we deploy")
     assert "OWNBODY" in _context(out) and "EDITEDBODY" not in _context(out)
-    for user in (other, vendored):  # `check` says what `load` says, and passes as for a missing global folder
+    # `check` says what `load` says: where the file is on this machine only, it passes as for a
+    # missing global folder; where it is committed, the change that brought it fails
+    for user, verdict in ((other, "warning "), (vendored, "unusable pinned/team.db: ")):
         if user is vendored:
             shutil.copy(shared / "team.db", vendored / "pinned" / "team.db")
         checked = run_engram(["check"], cwd=user)
-        assert checked.returncode == 0, checked.stdout
+        assert checked.returncode == (user is vendored), checked.stdout
         assert [line for line in checked.stdout.splitlines() if "changed since it was signed" in line][0].startswith(
-            "warning "
+            verdict
         ), checked.stdout
         assert "--output" not in checked.stdout
 

@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import sqlite3
 import subprocess
@@ -29,6 +30,7 @@ from helpers import (
     EMPTY_COUNT_LINE,
     Project,
     card_ids,
+    engram,
     entry_ids,
     git,
     heading_ids,
@@ -54,6 +56,27 @@ def test_workspace_copy_of_an_id_wins_over_the_global_copy(project):
     payload = project.load_json("deploy")
     assert [(e["id"], e["scope"]) for e in payload["entries"]] == [("x", "workspace")]
     assert payload["total_related"] == 1
+
+
+@pytest.mark.parametrize("workspace_copy", ["current", "archived"])
+def test_a_global_memory_s_prerequisite_is_the_workspace_copy_of_its_id(project, workspace_copy):
+    """A project that replaces (or archives, to opt out of) a global memory never gets the global
+    copy as another memory's prerequisite."""
+    project.write_global("no-secrets", "# No secrets\nGLOBALCOPY: secrets live in the org vault.", tags=["secrets"])
+    project.write_global(
+        "carrier-integration", "# Carriers\nAdd a carrier adapter.", tags=["carrier"], depends_on=["no-secrets"]
+    )
+    lifecycle = {"lifecycle": "archived"} if workspace_copy == "archived" else {}
+    project.write("no-secrets", "# No secrets\nWORKSPACECOPY: secrets come from Vault.", tags=["secrets"], **lifecycle)
+
+    result = project.load("integrate a new carrier adapter")
+    assert result.returncode == 0, result.stderr
+    assert "Add a carrier adapter" in result.stdout
+    assert "GLOBALCOPY" not in result.stdout
+    assert ("WORKSPACECOPY" in result.stdout) == (workspace_copy == "current")
+    ids = [(e["id"], e["scope"]) for e in project.load_json("integrate a new carrier adapter")["entries"]]
+    expected = [("no-secrets", "workspace")] if workspace_copy == "current" else []
+    assert ids == [*expected, ("carrier-integration", "global")]
 
 
 def test_a_global_only_memory_is_loadable(project):
@@ -491,6 +514,26 @@ def test_folders_named_with_uri_characters_work(tmp_path):
     source.write_text(source.read_text(encoding="utf-8") + "\nEdited after the build.\n", encoding="utf-8")
     shared = project.load_json("--all", "--index", "shared #1?.db", "deploy canary")
     assert {e["id"]: e["stale"] for e in shared["entries"]} == {"canary": True, "x": False}
+
+
+def test_the_fetch_line_of_a_load_from_an_index_file_fetches_from_it(project, tmp_path):
+    """Outside any project, `load --index FILE`'s cards are fetched from FILE: the fetch line says so."""
+    long_body = "# Deploy {0}\n\n" + "Ship the deploy through the staging gate and watch it. " * 60
+    for name in ("alpha", "bravo", "charlie"):
+        project.write(f"deploy-{name}", long_body.format(name), tags=["deploy"])
+    shared = tmp_path / "team #1.db"
+    assert project.run("index", "--output", str(shared)).returncode == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    args = ["--index", str(shared), "--budget-tokens", "200", "deploy"]
+    text = engram(["load", *args], elsewhere, project.env(None))
+    payload = json.loads(engram(["load", "--json", *args], elsewhere, project.env(None)).stdout)
+    fetch = next(line for line in text.stdout.splitlines() if line.startswith("fetch: "))
+    assert fetch.startswith(f"fetch: engram load --index '{shared}' --id deploy-")
+    assert payload["fetch"] == fetch.removeprefix("fetch: ")
+    fetched = engram(shlex.split(fetch.removeprefix("fetch: engram ")), elsewhere, project.env(None))
+    assert fetched.returncode == 0, fetched.stderr
+    assert "Ship the deploy through the staging gate" in fetched.stdout
 
 
 # --- anchors: stopwords, generic words, type words -----------------------------------------------
@@ -1462,6 +1505,26 @@ def test_global_index_from_config(project):
     }
     result = project.load("--full", "deploy")
     assert "TEAMBODY" in result.stdout and "LOCALSHARED" in result.stdout and "TEAMSHARED" not in result.stdout
+
+
+def test_a_shared_index_that_fails_while_read_is_left_out_and_the_project_still_loads(project):
+    """A shared file copied over in place while `load` read it: its tables vanish under the reader.
+    The project's own memories still load, and the line says how to publish one safely."""
+    team = Project(project.base / "team")
+    team.write("deploy-team", "# Team\nTEAMBODY deploy.", tags=["deploy"])
+    shared = project.base / "team.db"
+    assert team.run("index", "--output", str(shared)).returncode == 0
+    with contextlib.closing(sqlite3.connect(shared)) as conn:
+        conn.execute("DROP TABLE memories_fts_data")  # what a reader meets mid-copy: a table gone
+        conn.commit()
+    project.config({"global_index": str(shared)})
+    project.write("deploy-local", "# Local\nLOCALBODY deploy.", tags=["deploy"])
+    result = project.load("deploy")
+    assert result.returncode == 0, result.stderr
+    assert "LOCALBODY" in result.stdout and "TEAMBODY" not in result.stdout
+    assert f"global index not used: {shared}: no such table" in result.stderr
+    assert "by moving it over the old (`mv`)" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 @pytest.mark.parametrize("how", ["env", "config"])

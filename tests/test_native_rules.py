@@ -274,6 +274,17 @@ def test_second_index_leaves_files_untouched(indexed: Path, run_engram) -> None:
     assert not [p for p in (indexed / CLAUDE).iterdir() if ".tmp-" in p.name]
 
 
+def test_a_checkout_with_crlf_line_endings_is_current_and_left_as_it_is(indexed: Path, run_engram) -> None:
+    """git with core.autocrlf=true (Windows runners) checks the files out with CRLF line endings."""
+    for path in [indexed / CLAUDE / "http-retries.md", indexed / CURSOR / "http-retries.mdc"]:
+        path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    before = mtimes(indexed)
+    check = run_engram("check", indexed)
+    assert check.returncode == 0, check.stdout
+    assert run_engram("index", indexed).returncode == 0
+    assert mtimes(indexed) == before  # not rewritten with LF: the worktree stays clean
+
+
 # --- which hosts get the files -----------------------------------------------------------------
 
 NONE_LINKED = (
