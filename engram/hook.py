@@ -33,7 +33,7 @@ from .lazyre import LazyPattern
 from .pack import Fits, Pack, with_prerequisites
 from .paths import relative_posix
 from .render import off_topic_text, render_text
-from .route import MAX_TASK_CHARS, Candidate, Options, Routing, path_memories, route, tagged_memories
+from .route import MAX_TASK_CHARS, Candidate, Options, Routing, first_by_id, path_memories, route, tagged_memories
 from .select import options_from_config, pack_options_from_config, pack_routing
 from .state import (
     HookSession,
@@ -325,13 +325,25 @@ def on_compress(hook: Hook) -> None:
 
 
 def on_instructions_loaded(hook: Hook) -> None:
-    """Claude loaded a generated native rule file: its memory is in context now."""
+    """Claude loaded a generated native rule file: its memory is in context now, as its source is
+    (a later edit sends it again), if the file was what engram writes for it now. One left behind
+    by an edit (before a refresh rewrote it) marks nothing: the next prompt sends the memory."""
+    from . import native_rules  # Claude runs this event asynchronously: no prompt waits on it
+
     raw = hook.payload.get("file_path")
     rel = project_path(raw, hook) if isinstance(raw, str) else None
     found = NATIVE_RULE.fullmatch(rel or "")
-    if found:
+    if not found:
+        return
+    loaded = native_rules.read_rule_file(
+        os.path.join(hook.ws.root.project, found.group(0))
+    )  # before a refresh rewrites it
+    cand = first_by_id(hook.layers()[:1], found.group(1), hook.options())  # workspace memories only have files
+    if cand is None or cand.scope != "workspace" or cand.omission is not None:
+        return
+    if loaded is not None and loaded == native_rules.wanted_file(hook.ws.root, hook.ws.config, claude.HOST, cand.id):
         with write_transaction(hook.state):
-            hook.session.mark_delivered([(f"workspace:{found.group(1)}", "")])  # the rule file as generated
+            hook.session.mark_delivered([marked(cand)])
 
 
 ACTIONS: dict[str, Callable[[Hook], str | None]] = {

@@ -187,12 +187,12 @@ def make_plan(root: Root, config: Config, index_path: str) -> Plan | None:
             continue
         if (path.parent.parent / path.name).is_file():  # a team's rule, copied into a memory and left here
             plan.doubles.append(path.parent.parent / path.name)
-        current = _read(path)
+        current = read_rule_file(path)
         if current is None:
             plan.writes.append(Write(path, content, "is missing"))
         elif not is_generated(current):
             plan.conflicts.append(path)
-        elif current.replace("\r\n", "\n") == content:  # a checkout with CRLF line endings (autocrlf) is current
+        elif current == content:  # line endings aside: a checkout with CRLF (autocrlf) is current
             plan.unchanged += 1
         else:
             plan.writes.append(Write(path, content, "is out of date"))
@@ -200,6 +200,18 @@ def make_plan(root: Root, config: Config, index_path: str) -> Plan | None:
         if path not in wanted and is_generated(_read(path) or ""):
             plan.removals.append(path)
     return plan
+
+
+def wanted_file(root: Root, config: Config, host: Host, memory_id: str) -> str | None:
+    """What engram writes now as ``host``'s rule file for one memory; None when it writes none."""
+    rules = [rule for rule in rule_texts(root, config, root.index_path) or [] if rule.id == memory_id]
+    return next(iter(host_files(root, rules, (host,)).values()), None)
+
+
+def read_rule_file(path: str | Path) -> str | None:
+    """A rule file's text as a host reads it (CRLF as LF); None when there is none."""
+    text = _read(Path(path))
+    return None if text is None else text.replace("\r\n", "\n")
 
 
 def rule_hosts(root: Root, config: Config) -> tuple[Host, ...]:

@@ -575,9 +575,8 @@ def test_codex_cap_counts_tokens_not_characters(project: Project) -> None:
 # --- Claude's native rules, subagents, and Cursor running Claude hooks ---------------------------
 
 
-def test_instructions_loaded_marks_delivered(project: Project) -> None:
-    rule_file = project.path / ".claude/rules/engram/http-retries.md"
-    loaded = event_payload(
+def instructions_loaded(project: Project, rule_file: Path) -> dict:
+    return event_payload(
         project,
         "InstructionsLoaded",
         file_path=str(rule_file),
@@ -586,13 +585,50 @@ def test_instructions_loaded_marks_delivered(project: Project) -> None:
         globs=["src/http/**"],
         trigger_file_path=str(project.path / "src/http/client.py"),
     )
-    assert project.hook("claude", loaded) == {}
+
+
+@pytest.fixture
+def native(project: Project) -> Project:
+    """The project with Claude's generated rule files written."""
+    project.config({"hooks": {"native": ["claude"]}})
+    project.index()
+    assert (project.path / HTTP_RULE_FILE).is_file()
+    return project
+
+
+HTTP_RULE_FILE = ".claude/rules/engram/http-retries.md"
+
+
+def test_instructions_loaded_marks_delivered(native: Project) -> None:
+    project = native
+    assert project.hook("claude", instructions_loaded(project, project.path / HTTP_RULE_FILE)) == {}
     assert project.delivered() == [("claude", "s1", "", "workspace:http-retries")]
     other = event_payload(project, "InstructionsLoaded", file_path=str(project.path / ".claude/rules/api.md"))
     assert project.hook("claude", other) == {}
     assert project.hook("claude", event_payload(project, "UserPromptSubmit", prompt=HTTP_PROMPT)) == nested(
         "UserPromptSubmit", "loaded 0 memory files / 1 total related memories\nalready loaded: http-retries"
     )
+    # an edit afterwards: the agent holds the old rule, so the next prompt sends the new one
+    memory(project, "http-retries", HTTP_BODY + "\nAt most 2 attempts now.\n", tags=("http", "retries"),
+           applies_to=("src/http/**",))  # fmt: skip
+    resent = project.hook("claude", event_payload(project, "UserPromptSubmit", prompt=HTTP_PROMPT))
+    assert "At most 2 attempts now." in resent["hookSpecificOutput"]["additionalContext"]
+
+
+def test_an_edit_reaches_the_rule_file_at_the_next_call_and_a_stale_one_marks_nothing(native: Project) -> None:
+    """A memory edited after `engram index`: Claude Code loaded the old rule file and engram took it
+    for the memory (a migration audit); the next prompt then held it back as already loaded."""
+    project = native
+    rule_file = project.path / HTTP_RULE_FILE
+    memory(project, "http-retries", HTTP_BODY + "\nAt most 2 attempts now.\n", tags=("http", "retries"),
+           applies_to=("src/http/**",))  # fmt: skip
+    assert "At most 2 attempts now." not in rule_file.read_text(encoding="utf-8")  # what Claude loads now
+    assert project.hook("claude", instructions_loaded(project, rule_file)) == {}
+    assert project.delivered() == []  # the file Claude loaded was not the memory as it is
+    assert "At most 2 attempts now." in rule_file.read_text(encoding="utf-8")  # rewritten by that call's refresh
+    sent = project.hook("claude", event_payload(project, "UserPromptSubmit", prompt=HTTP_PROMPT))
+    assert "At most 2 attempts now." in sent["hookSpecificOutput"]["additionalContext"]
+    assert project.run("check").returncode == 0
 
 
 @pytest.mark.parametrize("host", ["claude", "codex"])
