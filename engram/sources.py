@@ -9,6 +9,7 @@ from collections import namedtuple
 from collections.abc import Iterator
 
 from .errors import EngramError
+from .lazyre import LazyPattern
 from .paths import TEMP_MARK, is_inside, shown_path
 from .printable import decoded
 
@@ -317,6 +318,8 @@ def _walk_listing(
     batch: list[Found] = []
     for entry in entries:
         name = entry.name
+        if left_behind(name):
+            continue
         if not name.isprintable():
             if name.endswith(".md") or _safely(entry.is_dir):
                 batch.append((prefix + decoded(name), directory, entry, _unprintable(name)))
@@ -340,6 +343,16 @@ def _walk_listing(
             batch.append((prefix + name, directory, entry, "not a regular file (a FIFO, a device or a broken link)"))
     if batch:
         yield batch
+
+
+# What editors and merge tools leave beside a file: hidden files and folders (Emacs' lock link
+# `.#x.md`, `.x.md`), and git mergetool's `x_BASE_1234.md` copies. Indexed, they shipped the old
+# text of a rule beside the new one under another id (a migration audit).
+MERGE_LEFTOVER = LazyPattern(r".+_(?:BASE|LOCAL|REMOTE|BACKUP)_\d+\.md")
+
+
+def left_behind(name: str) -> bool:
+    return name.startswith(".") or ("_" in name and MERGE_LEFTOVER.fullmatch(name) is not None)
 
 
 def _unprintable(name: str) -> str:

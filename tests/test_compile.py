@@ -360,6 +360,29 @@ def test_engramignore_matches_paths_relative_to_the_memory_root(small, write_mem
     assert flags["release-foundation"] == 0 and flags["deploy"] == 0
 
 
+def test_what_editors_and_merge_tools_leave_beside_a_memory_is_not_indexed(small):
+    """A merge tool's `x_BASE_1234.md` shipped a rule's old text beside the new one under another
+    id, and an Emacs lock link (`.#x.md`, pointing nowhere) made `index` fail while the file was
+    open (a migration audit)."""
+    rules = small / ".agents/.engram/rules"
+    old = (
+        (rules / "release-checklist.md")
+        .read_text()
+        .replace("zebrafish", "OLDTEXT")
+        .replace("id: release-checklist\n", "")
+    )
+    for name in ("release-checklist_BASE_4711.md", "release-checklist_LOCAL_4711.md", ".release-checklist.md"):
+        (rules / name).write_text(old)
+    (rules / ".#release-checklist.md").symlink_to("/nonexistent/user@host.4711")
+    hidden = small / ".agents/.engram/knowledge/.obsidian"
+    hidden.mkdir()
+    (hidden / "workspace.md").write_text("# not a memory\n")
+    result = build(small)
+    assert result.invalid == 0 and result.total == 3
+    ids = {memory_id for (memory_id,) in db(small).execute("SELECT id FROM memories")}
+    assert ids == {"release-checklist", "release-foundation", "deploy"}
+
+
 # --- migrations -------------------------------------------------------------------------------
 
 
