@@ -223,7 +223,7 @@ def test_a_team_s_own_rule_left_beside_engram_s_of_the_same_name_is_named(indexe
     proc = run_engram("index", indexed)
     assert proc.stderr.splitlines() == [
         "engram: warning: .cursor/rules/http-retries.mdc: the host also loads engram's file of this name for the "
-        "same memory; remove this one (docs/adopting.md)"
+        "same memory; remove this one (engram's docs/adopting.md)"
     ]
     check = run_engram("check", indexed)
     assert check.returncode == 0
