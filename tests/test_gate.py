@@ -186,7 +186,13 @@ def test_every_renderer_is_walked() -> None:
         for name, value in vars(render).items()
         if inspect.isfunction(value) and value.__module__ == render.__name__ and not name.startswith("_")
     }
-    parts = ("source_path", "reasons", "with_directive", "off_topic_text")  # parts of the output, not output
+    parts = (
+        "source_path",
+        "reasons",
+        "with_directive",
+        "off_topic_text",
+        "fetch_command",
+    )  # parts of the output, not output
     printing = {name for name in public if name not in parts}
     assert printing == WALKED_RENDERERS
 
