@@ -199,6 +199,7 @@ def make_plan(root: Root, config: Config, index_path: str) -> Plan | None:
     for path in _existing_files(root):
         if path not in wanted and is_generated(_read(path) or ""):
             plan.removals.append(path)
+    plan.doubles.sort()  # named in the order of the folders, as the other findings are
     return plan
 
 
