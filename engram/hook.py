@@ -335,9 +335,8 @@ def on_instructions_loaded(hook: Hook) -> None:
     found = NATIVE_RULE.fullmatch(rel or "")
     if not found:
         return
-    loaded = native_rules.read_rule_file(
-        os.path.join(hook.ws.root.project, found.group(0))
-    )  # before a refresh rewrites it
+    rule_file = os.path.join(hook.ws.root.project, found.group(0))
+    loaded = native_rules.read_rule_file(rule_file)  # as Claude read it: before the refresh below rewrites it
     cand = first_by_id(hook.layers()[:1], found.group(1), hook.options())  # workspace memories only have files
     if cand is None or cand.scope != "workspace" or cand.omission is not None:
         return
