@@ -257,7 +257,9 @@ def _stale_export(ws: Workspace, path: str, meta: dict[str, str], sources: str, 
     """This project's own export (its ``meta`` read once), compared with a build of its sources now."""
     project = ws.root.project if sources == ws.root.path else sources
     compile_to(Root(sources, meta.get("scope", "workspace"), project), ws.config, scratch_path, None)
-    if _content_key(meta) == _content_key(read_meta_of(scratch_path)):
+    # Its rows too, not only what its meta says of its sources: a commit that copied the meta of the
+    # good build onto a build of other sources passed (a red-team audit)
+    if _content_key(meta) == _content_key(read_meta_of(scratch_path)) and _rows(path) == _rows(scratch_path):
         return []
     command = _rebuild_command(path, meta.get("scope", "workspace"))
     reason = f"not what `{command}` writes now (its sources changed); rebuild it and commit it"
@@ -268,6 +270,17 @@ def _content_key(meta: dict[str, str]) -> tuple:
     """What makes two builds of the same sources hold the same memories (build times and file
     stats differ between clones)."""
     return tuple(meta.get(key) for key in ("schema_version", "tokenizer", "compiler", "fingerprint", "ignore_digest"))
+
+
+def _rows(index_path: str) -> list[tuple]:
+    """Every stored memory row as built (its rowid aside: build order is no content)."""
+    conn = connect_readonly(index_path)
+    try:
+        return [row[1:] for row in conn.execute("SELECT * FROM memories ORDER BY id")]
+    except sqlite3.DatabaseError:
+        return []
+    finally:
+        conn.close()
 
 
 def read_meta_of(index_path: str) -> dict[str, str]:

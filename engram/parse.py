@@ -420,7 +420,7 @@ def parse_memory(text: str, rel_path: str) -> Memory:
     stem = rel_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     memory_type = fields.read("type", lambda v: _memory_type(v, folder), "knowledge")
     visible, hidden = strip_hidden_sections(body)
-    applies_to = fields.read("applies_to", as_list, [])
+    applies_to = fields.read("applies_to", _globs, [])
     directive = fields.read("directive", _one_line, "")
     memory = Memory(
         id=fields.read("id", lambda v: _memory_id(v, stem), "memory"),
@@ -522,6 +522,25 @@ def _unread_keys(fields: _Fields) -> tuple[tuple[str, int | None], ...]:
 _COMMENTED_VALUE = re.compile(
     r"""^(directive|summary|title|description)[ \t]*:[ \t]+([^\s"'|>&*!\[{#][^#\n]*?)[ \t]+#"""
 )
+
+
+# Patterns a memory's `applies_to` may expand to in all (Claude Code's budget for one rule's `paths`
+# is 1,000): 300 globs of eight `{a,b}` groups each made every file event and every rule-file
+# rewrite take seconds, past a host's hook timeout (a red-team audit).
+MAX_MEMORY_PATTERNS = 1000
+
+
+def _globs(value: object) -> list[str]:
+    """`applies_to` as a list of globs that expand to at most MAX_MEMORY_PATTERNS patterns in all."""
+    from .globs import expand_braces
+
+    globs = as_list(value)
+    patterns = 0
+    for glob in globs:
+        patterns += len(expand_braces(glob, MAX_MEMORY_PATTERNS + 1)) if "{" in glob else 1
+        if patterns > MAX_MEMORY_PATTERNS:
+            raise ParseError(f"expands to more than {MAX_MEMORY_PATTERNS} patterns in all; narrow it")
+    return globs
 
 
 def _globs_cut(applies_to: list[str], line: int | None) -> tuple[tuple[str, int | None], ...]:

@@ -153,7 +153,14 @@ def workspace_root(start: str | os.PathLike[str] | None = None) -> Root:
     if decoded(project) != project:
         # SQLite, JSON and the terminal take UTF-8 text: each stopped on such a path with an internal error
         raise EngramError(f"the project's path {decoded(project)} is not UTF-8; engram needs a folder whose path is")
-    return Root(os.path.join(project, ROOT_DIR), "workspace", project)
+    root = os.path.join(project, ROOT_DIR)
+    if os.path.lexists(root) and not is_inside(root, os.path.realpath(project)):
+        # as a symlinked rules/ folder is: a clone's `.agents -> ../company/.agents` served a sibling
+        # project's memories to the agent and wrote index files there (a red-team audit)
+        raise EngramError(
+            f"{shown_path(root, project)} leads out of the project (a symlink); engram reads no memories there"
+        )
+    return Root(root, "workspace", project)
 
 
 GLOBAL_DIR_ENV = "ENGRAM_GLOBAL_DIR"

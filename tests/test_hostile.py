@@ -1524,6 +1524,47 @@ def test_a_brace_bomb_or_a_star_heavy_glob_costs_no_time(project, run_engram) ->
     assert matches("**/*a*a*a*a*a*a*a*a*a*a*b", "x/" + "a" * 60 + "b") and not matches("**/*a*a*b", "a" * 60)
 
 
+def test_a_memory_whose_globs_expand_past_the_budget_is_invalid_not_slow(project, run_engram) -> None:
+    """300 globs of eight `{a,b}` groups (256 patterns each): every hook after an edit timed out
+    rewriting the rule files, and a file event took seconds (a red-team audit)."""
+    globs = ", ".join(f'"s{j}/{{a,b}}{{c,d}}{{e,f}}{{g,h}}{{i,j}}{{k,l}}{{m,n}}{{o,p}}/*.py"' for j in range(300))
+    rules = project / ".agents/.engram/rules"
+    (rules / "wide.md").write_text(f"---\nid: wide\ntags: [wide]\napplies_to: [{globs}]\n---\nbody\n")
+    (rules / "narrow.md").write_text('---\nid: narrow\ntags: [wide]\napplies_to: ["s1/**"]\n---\nNARROW.\n')
+    started = time.monotonic()
+    index = run_engram(["index"], cwd=project)
+    assert time.monotonic() - started < 10
+    assert (
+        "engram: invalid .agents/.engram/rules/wide.md:4: applies_to: expands to more than 1000 patterns in all; narrow it"
+        in (index.stderr.splitlines())
+    )
+    assert "NARROW." in run_engram(["load", "--full", "wide"], cwd=project).stdout
+
+
+@pytest.mark.parametrize("link", [".agents", ".agents/.engram"])
+def test_a_memory_root_linked_out_of_the_project_is_neither_read_nor_written(tmp_path, run_engram, link) -> None:
+    """A clone whose `.agents` links to a sibling project's: the hook served that project's memories
+    and wrote index files there (a red-team audit)."""
+    company = tmp_path / "company" / ".agents" / ".engram" / "rules"
+    company.mkdir(parents=True)
+    (company / "p.md").write_text("---\nid: payments-internal\ntags: [payments, stripe]\n---\nPAYDB is pay-db-3.\n")
+    evil = tmp_path / "evil"
+    (evil / ".git").mkdir(parents=True)
+    if link == ".agents":
+        (evil / ".agents").symlink_to("../company/.agents")
+    else:
+        (evil / ".agents").mkdir()
+        (evil / ".agents/.engram").symlink_to(tmp_path / "company/.agents/.engram")
+    prompt = {"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "add a stripe payments retry",
+              "cwd": str(evil)}  # fmt: skip
+    hook = run_engram(["hook", "--host", "claude"], cwd=evil, input=json.dumps(prompt))
+    assert hook.returncode == 0 and "PAYDB" not in hook.stdout
+    load = run_engram(["load", "stripe payments"], cwd=evil)
+    assert load.returncode == 1 and "PAYDB" not in load.stdout
+    assert load.stderr.strip().endswith("leads out of the project (a symlink); engram reads no memories there")
+    assert sorted(p.name for p in (tmp_path / "company/.agents/.engram").iterdir()) == ["rules"]
+
+
 def test_unclosed_host_tags_and_a_patch_header_of_spaces_cost_no_time(project, run_engram) -> None:
     from engram.hook import without_host_blocks
     from engram.hosts.codex import PATCH_HEADER
