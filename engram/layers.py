@@ -236,19 +236,12 @@ def _refresh(ws: Workspace, root: Root, messages: list[str], first: bool = False
         return False
     messages += result.repaired
     if root.scope == "workspace" and (result.added or result.changed or result.removed):
-        _sync_native_rules(root, ws)
+        from . import native_rules  # only after a build: the compiler's imports are loaded already
+
+        native_rules.after_refresh(root, ws.config)
     # An edit that made a memory unusable is said by the load that sees it, not only by `engram check`.
     messages += [str(p) for p in result.problems if p.where in result.compiled and p.kind in ("invalid", "flagged")]
     return True
-
-
-def _sync_native_rules(root: Root, ws: Workspace) -> None:
-    """An edit reaches the hosts' own rule files with the refresh that sees it, as it reaches the
-    hooks: else Claude Code and Cursor loaded the old rule until someone ran `engram index`."""
-    from . import native_rules  # only after a build: the compiler's imports are loaded already
-
-    for line in native_rules.sync(root, ws.config).warnings:
-        debug(line)  # `engram index` and `check` say these; a hook or a load repeating them would be noise
 
 
 NOT_BUILT_HERE = "not built here, and not rebuilt yet; nothing is served from it until `engram index` rebuilds it"

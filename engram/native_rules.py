@@ -35,7 +35,7 @@ from pathlib import Path
 
 from . import gate, link
 from .config import Config, load_config
-from .errors import Problem
+from .errors import Problem, debug
 from .freshness import open_usable
 from .globs import expand_braces
 from .hosts import HOSTS
@@ -149,6 +149,14 @@ def sync(root: Root, config: Config) -> NativeRules:
     for folder in {path.parent for path in plan.removals}:
         _remove_empty_folders(folder, Path(root.project))
     return result
+
+
+def after_refresh(root: Root, config: Config) -> None:
+    """An edit reaches the hosts' own rule files with the refresh that sees it (a read's, or `engram
+    watch`'s), as it reaches the hooks: else Claude Code and Cursor loaded the old rule until
+    someone ran `engram index`."""
+    for line in sync(root, config).warnings:
+        debug(line)  # `engram index` and `check` say these; a hook or a load repeating them would be noise
 
 
 def check(root: Root, config: Config, index_path: str, skipped: Callable[[list[Path]], set[Path]]) -> list[Problem]:

@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Iterator
 
+from . import native_rules
 from .compile import compile_root
 from .entry import run_read
 from .errors import EngramError, debug, out, say
@@ -231,7 +232,9 @@ class Watcher:
         """Index what changed until `started` (a change during the refresh keeps one pending)."""
         try:
             config = open_workspace(self.root.project).config  # as edited since: the ignore rules are in it
-            compile_root(self.root, config)
+            result = compile_root(self.root, config)
+            if result.added or result.changed or result.removed:
+                native_rules.after_refresh(self.root, config)
             self.stamp, self.indexed = file_stamp(self.root.index_path), started
         except (EngramError, OSError) as exc:
             say(f"cannot refresh the index: {exc}")

@@ -93,6 +93,24 @@ def test_every_way_of_editing_is_seen_by_the_next_load(watched: Watch) -> None:
     assert "Roll back the canary." not in watched.load("deploy rollback")[0]
 
 
+def test_an_edit_reaches_the_native_rule_files_under_a_watcher(project: Project) -> None:
+    """The watcher's refresh rewrites them as a read's does: under it, a read refreshes nothing (a
+    red-team audit found the rule file kept the old text there)."""
+    project.config({"hooks": {"native": ["claude"]}})
+    project.write("deploy", "Ship with the canary, version ONE.", tags=["deploy"], applies_to='["deploy/**"]')
+    project.index()
+    rule_file = project.path / ".claude/rules/engram/deploy.md"
+    assert "version ONE" in rule_file.read_text(encoding="utf-8")
+    watch = Watch(project)
+    try:
+        _rewrite(project.root / "rules" / "deploy.md", "ONE", "TWO")
+        stdout, stderr = watch.load("deploy")
+        assert "version TWO" in stdout and VOUCHED in stderr
+        assert "version TWO" in rule_file.read_text(encoding="utf-8")
+    finally:
+        watch.stop(signal.SIGKILL)
+
+
 def test_an_edit_of_a_document_a_pointer_memory_links_to_is_seen_by_the_next_load(project: Project) -> None:
     """The watcher watches the memory folders only: a linked document outside them is stat'ed by
     every load before the watcher's word is taken (`freshness.pointed_changed`)."""
