@@ -256,13 +256,13 @@ def _unusable(ws: Workspace, path: str, shown: str, committed: bool) -> list[Pro
 def _stale_export(ws: Workspace, path: str, meta: dict[str, str], sources: str, scratch_path: str) -> list[Problem]:
     """This project's own export (its ``meta`` read once), compared with a build of its sources now."""
     project = ws.root.project if sources == ws.root.path else sources
-    compile_to(Root(sources, meta.get("scope", "workspace"), project), ws.config, scratch_path, None)
+    scope = meta.get("scope", "workspace")
+    compile_to(Root(sources, scope, project), ws.config, scratch_path, None)
     # Its rows too, not only what its meta says of its sources: a commit that copied the meta of the
     # good build onto a build of other sources passed (a red-team audit)
     if _content_key(meta) == _content_key(read_meta_of(scratch_path)) and _rows(path) == _rows(scratch_path):
         return []
-    command = _rebuild_command(path, meta.get("scope", "workspace"))
-    reason = f"not what `{command}` writes now (its sources changed); rebuild it and commit it"
+    reason = f"not what `{_rebuild_command(path, scope)}` writes now (its sources changed); rebuild it and commit it"
     return [Problem(shown_path(path, ws.root.project), reason, kind="stale")]
 
 

@@ -104,6 +104,11 @@ class CompileResult:
         self.problems: list[Problem] = []
         self.compiled: set[str] = set()  # where (`display_path`) each file compiled by this build is
 
+    @property
+    def memories_changed(self) -> bool:
+        """Whether the build added, changed or removed a memory file."""
+        return bool(self.added or self.changed or self.removed)
+
 
 class IgnoreMatcher:
     """Gitignore-style matching of root-relative paths (``knowledge/x.md``)."""

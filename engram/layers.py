@@ -101,24 +101,32 @@ def open_layers(
     root_layer = _root_layer(ws, ws.root, messages)
     if root_layer:
         layers.append(root_layer)
-    if ws.global_index_path and with_shared:
-        pin = Pin(ws.config.get("global_index_key"), ws.config.get("global_index_sha256"))
-        try:
-            shared = open_prebuilt(ws.global_index_path, "global", pin, state)
-        except IndexFileError as exc:  # the project's own memories still load
-            messages.append(f"global index not used: {exc}")
-        else:
-            if root_layer and _same_folder(shared.source_root, ws.root.path):
-                shared.conn.close()  # built from this project: its live sources are read already, and a memory
-                # retired or renamed since the file was built must not come back from it
-            else:
-                layers.append(shared)
-    elif ws.global_root and not ws.global_index_path:
-        global_layer = _root_layer(ws, ws.global_root, messages)
-        if global_layer:
-            layers.append(global_layer)
+    if ws.global_index_path:  # the global layer, even when it is left out
+        global_layer = _shared_layer(ws, root_layer, messages, state) if with_shared else None
+    else:
+        global_layer = _root_layer(ws, ws.global_root, messages) if ws.global_root else None
+    if global_layer:
+        layers.append(global_layer)
     _shadow(layers)
     return layers
+
+
+def _shared_layer(
+    ws: Workspace, root_layer: Layer | None, messages: list[str], state: sqlite3.Connection | None
+) -> Layer | None:
+    """The shared index `global_index` names, None where it is not used (with a line in ``messages``)."""
+    assert ws.global_index_path is not None
+    pin = Pin(ws.config.get("global_index_key"), ws.config.get("global_index_sha256"))
+    try:
+        shared = open_prebuilt(ws.global_index_path, "global", pin, state)
+    except IndexFileError as exc:  # the project's own memories still load
+        messages.append(f"global index not used: {exc}")
+        return None
+    if root_layer and _same_folder(shared.source_root, ws.root.path):
+        shared.conn.close()  # built from this project: its live sources are read already, and a memory
+        # retired or renamed since the file was built must not come back from it
+        return None
+    return shared
 
 
 def invalid_note(layers: list[Layer], memory_id: str) -> str:
@@ -235,7 +243,7 @@ def _refresh(ws: Workspace, root: Root, messages: list[str], first: bool = False
         )
         return False
     messages += result.repaired
-    if root.scope == "workspace" and (result.added or result.changed or result.removed):
+    if result.memories_changed:
         from . import native_rules  # only after a build: the compiler's imports are loaded already
 
         native_rules.after_refresh(root, ws.config)

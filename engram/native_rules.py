@@ -154,7 +154,9 @@ def sync(root: Root, config: Config) -> NativeRules:
 def after_refresh(root: Root, config: Config) -> None:
     """An edit reaches the hosts' own rule files with the refresh that sees it (a read's, or `engram
     watch`'s), as it reaches the hooks: else Claude Code and Cursor loaded the old rule until
-    someone ran `engram index`."""
+    someone ran `engram index`. Only the workspace root has rule files."""
+    if root.scope != "workspace":
+        return
     for line in sync(root, config).warnings:
         debug(line)  # `engram index` and `check` say these; a hook or a load repeating them would be noise
 
@@ -217,7 +219,7 @@ def make_plan(root: Root, config: Config, index_path: str) -> Plan | None:
 
 def wanted_file(root: Root, config: Config, host: Host, memory_id: str) -> str | None:
     """What engram writes now as ``host``'s rule file for one memory; None when it writes none."""
-    rules = [rule for rule in rule_texts(root, config, root.index_path) or [] if rule.id == memory_id]
+    rules = rule_texts(root, config, root.index_path, memory_id) or []
     return next(iter(host_files(root, rules, (host,)).values()), None)
 
 
@@ -247,8 +249,9 @@ def host_files(root: Root, rules: list[RuleText], hosts: tuple[Host, ...]) -> di
     }  # fmt: skip
 
 
-def rule_texts(root: Root, config: Config, index_path: str) -> list[RuleText] | None:
-    """What each memory's rule file says, in any host's format; None when the index cannot be read."""
+def rule_texts(root: Root, config: Config, index_path: str, memory_id: str | None = None) -> list[RuleText] | None:
+    """What each memory's rule file says (``memory_id``'s alone when given), in any host's format;
+    None when the index cannot be read."""
     if config.get("hooks.path_rules") != "native" or not os.path.isdir(root.path):
         return []
     # `index` and `check` have just read every page of this index, so no second quick_check here;
@@ -258,7 +261,7 @@ def rule_texts(root: Root, config: Config, index_path: str) -> list[RuleText] | 
         return None
     try:
         rules = []
-        for row, body in native_memories(conn, root, config):
+        for row, body in native_memories(conn, root, config, memory_id):
             globs = host_globs(json.loads(row["applies_to"]))
             if not globs:
                 continue  # only comments or blanks: nothing a host could match
@@ -272,7 +275,9 @@ def rule_texts(root: Root, config: Config, index_path: str) -> list[RuleText] | 
         conn.close()
 
 
-def native_memories(conn: sqlite3.Connection, root: Root, config: Config) -> list[tuple[sqlite3.Row, str]]:
+def native_memories(
+    conn: sqlite3.Connection, root: Root, config: Config, memory_id: str | None = None
+) -> list[tuple[sqlite3.Row, str]]:
     """Visible memories with `applies_to` whose body passes the hash and safety checks. The files are
     committed and read by every developer, so only the project's `roles` narrow them, never a user's own
     (theirs narrow what `load` and the hooks route): every clone writes and checks the same files."""
@@ -280,7 +285,8 @@ def native_memories(conn: sqlite3.Connection, root: Root, config: Config) -> lis
     options.roles = tuple(load_config(root.config_path, user=False).get("roles"))
     layer = Layer(root.scope, conn, root.index_path, root.path, False)
     out = []
-    for cand in visible_candidates([layer], "applies_to != '[]'", options):
+    where = "applies_to != '[]'" + ("" if memory_id is None else " AND m.id = :memory_id")
+    for cand in visible_candidates([layer], where, options, {"memory_id": memory_id}):
         body, skipped = checked_body(cand)
         if skipped is None:
             out.append((cand.row, body))

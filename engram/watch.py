@@ -232,8 +232,7 @@ class Watcher:
         """Index what changed until `started` (a change during the refresh keeps one pending)."""
         try:
             config = open_workspace(self.root.project).config  # as edited since: the ignore rules are in it
-            result = compile_root(self.root, config)
-            if result.added or result.changed or result.removed:
+            if compile_root(self.root, config).memories_changed:
                 native_rules.after_refresh(self.root, config)
             self.stamp, self.indexed = file_stamp(self.root.index_path), started
         except (EngramError, OSError) as exc:
