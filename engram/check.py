@@ -32,7 +32,7 @@ from .freshness import (
 from .index import IndexFileError, connect_readonly, read_meta
 from .layers import open_prebuilt, recorded_sources
 from .paths import is_inside, sha256_file, shown_path
-from .sources import INDEX_FILE, Root, display_path, other_format_files
+from .sources import INDEX_FILE, Root, display_path, merge_leftovers, other_format_files
 from .trust import Pin, read_signature, signature_path
 from .verify import verify_index
 from .workspace import Workspace
@@ -72,10 +72,14 @@ def check_workspace(ws: Workspace, scratch: str) -> list[Report]:
 
 def other_format_problems(root: Root) -> list[Problem]:
     """Another tool's rule file in a memory folder (Cursor's `.mdc`) is a warning: copied there to
-    be a memory, it is none, and a check that passes on an empty folder would hide it."""
+    be a memory, it is none, and a check that passes on an empty folder would hide it. So is a merge
+    tool's copy (`x_BASE_1234.md`), which is never indexed."""
     return [
         Problem(display_path(root, rel), "not indexed: a memory is a *.md file (rename it)", kind="warning")
         for rel in other_format_files(root)
+    ] + [
+        Problem(display_path(root, rel), "not indexed: named as a merge tool's copy", kind="warning")
+        for rel in merge_leftovers(root)
     ]
 
 

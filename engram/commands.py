@@ -12,7 +12,7 @@ from .compile import CompileResult, compile_root, export_index
 from .errors import EngramError, out, say, warning
 from .graph import describe
 from .index import LOCAL_REBUILD, SHARED_REBUILD, IndexFileError, open_index
-from .sources import ROOT_DIR, Root, display_path, other_format_files, stray_files
+from .sources import ROOT_DIR, Root, display_path, merge_leftovers, other_format_files, stray_files
 from .trust import SIGNATURE_SUFFIX, sign_index, signing_key
 from .verify import repaired_lines, signature_line, verify_index
 from .workspace import Workspace, open_workspace
@@ -119,12 +119,16 @@ def counted(number: int, one: str, many: str) -> str:
     return f"{number} {one if number == 1 else many}"
 
 
+LEFTOVER_HINT = " (delete them after the merge, or rename a memory named so)"
+
+
 def _note_stray_files(ws: Workspace) -> None:
     """Markdown files a root holds outside rules/, skills/ and knowledge/, and other tools' rule
-    files inside them (Cursor's `.mdc`), are never indexed: say so."""
+    files inside them (Cursor's `.mdc`) or a merge tool's copies, are never indexed: say so."""
     for root in ws.roots:
         _note_unindexed(root, stray_files(root), "outside rules/, skills/ and knowledge/", "")
         _note_unindexed(root, other_format_files(root), "engram reads *.md", " (rename them to .md)")
+        _note_unindexed(root, merge_leftovers(root), "named as a merge tool's copies", LEFTOVER_HINT)
 
 
 def _note_unindexed(root: Root, rels: list[str], why: str, hint: str) -> None:

@@ -184,8 +184,26 @@ def message(value: str) -> str:
     """A one-line message that may quote what a repository controls (a path in its config, a file
     or key name): each part between slashes the screen flags (an instruction, a secret) withheld,
     as each folder or file name of a path is (a red-team audit named a `global_path` and a file
-    after an instruction, and the warnings printed it)."""
-    return "/".join(WITHHELD if part and _flagged(part) else part for part in line(value).split("/"))
+    after an instruction, and the warnings printed it). A path read whole is screened too: an
+    instruction split over folders (`rules/Ignore all/previous instructions ...`) has its parts
+    withheld, the fewest neighbouring ones that make it."""
+    parts = line(value).split("/")
+    hidden = {i for i, part in enumerate(parts) if part and _flagged(part)}
+    if len(parts) - len(hidden) > 1 and _flagged(" ".join(p for i, p in enumerate(parts) if i not in hidden)):
+        hidden |= _flagged_neighbours(parts, hidden)
+    return "/".join(WITHHELD if i in hidden else part for i, part in enumerate(parts))
+
+
+def _flagged_neighbours(parts: list[str], hidden: set[int]) -> set[int]:
+    """The parts that the screen flags read together, two neighbours first, then three, ...: each
+    smallest run of parts not already withheld."""
+    flagged: set[int] = set()
+    for size in range(2, len(parts) + 1):
+        for start in range(len(parts) - size + 1):
+            run = range(start, start + size)
+            if hidden.isdisjoint(run) and flagged.isdisjoint(run) and _flagged(" ".join(parts[start : start + size])):
+                flagged.update(run)
+    return flagged
 
 
 def label(stored: object) -> str:

@@ -155,7 +155,7 @@ def link(
     rewrite faithfully; every file is then left untouched.
     """
     spec = _host(host)
-    edits = _Edits(backup_dir)
+    edits = _Edits(backup_dir, None if global_ else project)
     path = config_path(host, project, global_, home)
     kept = _link_file(edits.open(path), _HookEntries(spec, engram_command))
     also = _also_linked(spec, path, config_path(host, project, not global_, home), global_)
@@ -178,7 +178,7 @@ def unlink(
     """Remove engram's hook entries and its MCP server: byte-exact restore of a file untouched since link.
     One result per file: the hook config, then the MCP config; every file or none changes."""
     spec = _host(host)
-    edits = _Edits(backup_dir)
+    edits = _Edits(backup_dir, None if global_ else project)
     server_path = config_path(host, project, global_, home, mcp=True)
     # the server first: undone in the reverse order of link --mcp (Gemini keeps both in one file)
     _unlink_file(edits.open(server_path), _mcp_entry(spec, "", global_))
@@ -219,12 +219,14 @@ class _Edits:
     """The config files one link or unlink changes, each read once. The steps change them in memory and
     `commit` writes them, so a file engram refuses leaves every file as it was."""
 
-    def __init__(self, backup_dir: Path) -> None:
+    def __init__(self, backup_dir: Path, project: Path | None) -> None:
         self.backup_dir = backup_dir
+        self.project = project  # a project link's files stay in it; a global one writes where its symlinks lead
         self.files: dict[Path, _Edit] = {}  # Gemini's hooks and MCP server share one file
 
     def open(self, path: Path) -> _Edit:
         if path not in self.files:
+            _refuse_leading_out(path, self.project)
             self.files[path] = _Edit(path, self.backup_dir)
         return self.files[path]
 
@@ -247,6 +249,16 @@ class _Edits:
             edit.record.created_dirs = edit.record.created_dirs or [str(d.absolute()) for d in created]
             _save_record(self.backup_dir, edit.path, edit.record)  # before the write, so a crash cannot lose it
         _write_atomic(edit.path, content)
+
+
+def _refuse_leading_out(path: Path, project: Path | None) -> None:
+    """A project's config symlinked out of it (a cloned `.claude -> ~/.claude`) would have a project link
+    write hooks into another project's or the user's own config."""
+    if project is None:
+        return
+    real, top = os.path.realpath(path), os.path.realpath(project)
+    if os.path.commonpath([real, top]) != top:
+        raise LinkError(f"{path}: a symlink out of the project; a project's link writes only inside it")
 
 
 def _link_file(edit: _Edit, entries: _Entries) -> list[str]:

@@ -383,6 +383,23 @@ def test_what_editors_and_merge_tools_leave_beside_a_memory_is_not_indexed(small
     assert ids == {"release-checklist", "release-foundation", "deploy"}
 
 
+def test_a_merge_tools_copy_is_named_by_index_and_check(small, run_engram):
+    """Not indexed, so not silent either: a memory that happens to be named so would never load."""
+    rules = small / ".agents/.engram/rules"
+    (rules / "release-checklist_BASE_4711.md").write_text("---\nid: old\ndirective: Old text.\n---\nOld.\n")
+    indexed = run_engram(["index"], cwd=small)
+    assert (
+        "engram: note: 1 file not indexed, named as a merge tool's copies: .agents/.engram/rules/"
+        "release-checklist_BASE_4711.md (delete them after the merge, or rename a memory named so)"
+    ) in indexed.stderr
+    checked = run_engram(["check"], cwd=small)
+    assert checked.returncode == 0
+    assert (
+        "rules/release-checklist_BASE_4711.md: not indexed: named as a merge tool's copy"
+        in checked.stdout + checked.stderr
+    )
+
+
 # --- migrations -------------------------------------------------------------------------------
 
 

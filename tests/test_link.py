@@ -548,19 +548,50 @@ def test_global_path_defaults_to_user_home(project: Path, monkeypatch: pytest.Mo
 # --- file system details ------------------------------------------------------------
 
 
-def test_link_writes_through_a_symlink(project: Path, backups: Path, tmp_path: Path) -> None:
-    dotfiles = tmp_path / "dotfiles"
+def test_global_link_writes_through_a_symlink(project: Path, backups: Path, tmp_path: Path) -> None:
+    dotfiles, home = tmp_path / "dotfiles", tmp_path / "home"
     dotfiles.mkdir()
     target = dotfiles / "settings.json"
     target.write_bytes(b'{"model": "opus"}')
-    (project / ".claude").mkdir()
-    (project / ".claude/settings.json").symlink_to(target)
-    do_link("claude", project, backups)
-    assert (project / ".claude/settings.json").is_symlink()
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude/settings.json").symlink_to(target)
+    do_link("claude", project, backups, global_=True, home=home)
+    assert (home / ".claude/settings.json").is_symlink()
     assert "hook --host claude" in target.read_text()
-    do_unlink("claude", project, backups)
-    assert (project / ".claude/settings.json").is_symlink()
+    do_unlink("claude", project, backups, global_=True, home=home)
+    assert (home / ".claude/settings.json").is_symlink()
     assert target.read_bytes() == b'{"model": "opus"}'
+
+
+def test_project_link_writes_through_a_symlink_inside_the_project(project: Path, backups: Path) -> None:
+    (project / "shared").mkdir()
+    target = project / "shared" / "settings.json"
+    target.write_bytes(b'{"model": "opus"}')
+    (project / ".claude").mkdir()
+    (project / ".claude/settings.json").symlink_to("../shared/settings.json")
+    do_link("claude", project, backups)
+    assert "hook --host claude" in target.read_text()
+
+
+@pytest.mark.parametrize("linked", ["file", "folder"])
+def test_project_link_refuses_a_symlink_out_of_the_project(
+    project: Path, backups: Path, tmp_path: Path, linked: str
+) -> None:
+    # a clone committing `.claude -> ../../.claude` would have a project link edit the user's own settings
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / ".claude").mkdir(parents=True)
+    target = elsewhere / ".claude/settings.json"
+    target.write_bytes(b'{"model": "opus"}')
+    if linked == "file":
+        (project / ".claude").mkdir()
+        (project / ".claude/settings.json").symlink_to(target)
+    else:
+        (project / ".claude").symlink_to(elsewhere / ".claude")
+    for step in (do_link, do_unlink):
+        with pytest.raises(LinkError, match="a symlink out of the project"):
+            step("claude", project, backups)
+    assert target.read_bytes() == b'{"model": "opus"}'
+    assert not backups.exists()
 
 
 def test_link_keeps_file_mode(project: Path, backups: Path) -> None:

@@ -273,3 +273,17 @@ def test_linking_a_host_in_both_scopes_says_both_will_run(first_global, project,
     other = (home if first_global else project.path) / ".claude" / "settings.json"
     [line] = one_line_warnings(both.stderr)
     assert "claude is also linked" in line and str(other) in line and "both" in line
+
+
+def test_link_refuses_a_cloned_settings_folder_linked_out_of_the_project(project, run_engram, tmp_path):
+    (tmp_path / "own/.claude").mkdir(parents=True)
+    own = tmp_path / "own/.claude/settings.json"
+    own.write_bytes(b'{"model": "opus"}')
+    (project / ".claude").symlink_to(tmp_path / "own/.claude", target_is_directory=True)
+    proc = run_engram(["link", "claude"], project)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"engram: error: {project / '.claude/settings.json'}: a symlink out of the project;"
+        " a project's link writes only inside it"
+    ]
+    assert own.read_bytes() == b'{"model": "opus"}'
