@@ -20,7 +20,18 @@ MAX_EXPANSIONS = 256
 
 
 def matches(pattern: str, path: str) -> bool:
-    return any(regex.match(path) for regex in _compiled(pattern))
+    return any(regex.match(composed(path)) for regex in _compiled(pattern))
+
+
+def composed(text: str) -> str:
+    """Text in Unicode's composed form (NFC): macOS hands tools a path as its file system stores it,
+    often decomposed (`hướng-dẫn`, `ガイド` as base letters and marks), while a memory's glob is typed
+    composed. Both are matched composed."""
+    if text.isascii():
+        return text
+    import unicodedata  # a C module, only for a path or pattern that is not ASCII
+
+    return unicodedata.normalize("NFC", text)
 
 
 def literal_length(pattern: str) -> int:
@@ -57,7 +68,7 @@ def _names_a_folder(pattern: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def _compiled(pattern: str) -> tuple[re.Pattern[str], ...]:
-    return tuple(r for r in (_translate(p) for p in expand_braces(pattern.strip())) if r is not None)
+    return tuple(r for r in (_translate(p) for p in expand_braces(composed(pattern.strip()))) if r is not None)
 
 
 def expand_braces(pattern: str, limit: int = MAX_EXPANSIONS) -> list[str]:

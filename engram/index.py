@@ -24,7 +24,7 @@ INDEX_SCHEMA_VERSION = 7
 # files (a test checks it matches them).
 STATE_SCHEMA_VERSION = 4
 # Bump when what the compiler stores changes without a schema change: indexes rebuild themselves.
-COMPILER_VERSION = "17"
+COMPILER_VERSION = "18"
 REQUIRED_TABLES = ("meta", "files", "memories", "edges", "memories_fts", "pointed_documents")
 MAX_MIGRATION_BYTES = 1024 * 1024
 FTS_COLUMNS = ("id", "tags", "directive", "summary", "triggers", "body", "paths")

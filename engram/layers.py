@@ -231,9 +231,7 @@ def _refresh(ws: Workspace, root: Root, messages: list[str], first: bool = False
     except BuildTooSlow:
         _index_in_background(ws)
         # said, not only logged: a first load of a big folder would otherwise answer "loaded 0" unexplained
-        messages.append(
-            f"{root.path}: too many changes to index inline; indexing in the background, serving what there is"
-        )
+        messages.append(f"{root.path}: {FIRST_BUILD_STARTED if first else BUILD_STARTED}")
         return False
     except OSError as exc:
         there = os.path.isfile(root.index_path)  # a read-only checkout may have none to use
@@ -254,7 +252,12 @@ def _refresh(ws: Workspace, root: Root, messages: list[str], first: bool = False
 
 NOT_BUILT_HERE = "not built here, and not rebuilt yet; nothing is served from it until `engram index` rebuilds it"
 BUILD_POLL_S = 0.02
-FIRST_BUILD_PENDING = "another engram is building its first index; nothing to serve yet, retry"
+NOTHING_YET = "nothing to serve yet, retry"
+FIRST_BUILD_PENDING = f"another engram is building its first index; {NOTHING_YET}"
+FIRST_BUILD_STARTED = f"too many memories to index inline; building the first index in the background; {NOTHING_YET}"
+BUILD_STARTED = "too many changes to index inline; indexing in the background, serving what there is"
+# What leaves a root with nothing to serve: an MCP client is told so rather than answered "loaded 0".
+NOTHING_SERVED = (NOTHING_YET, NOT_BUILT_HERE)
 
 
 def _built_meanwhile(root: Root, deadline: float) -> bool:

@@ -301,13 +301,21 @@ def _fetch(layers: list[Layer], ids: list[str], ws: Workspace, state: sqlite3.Co
     if as_json:
         sys.stdout.write(render_fetched_json([(item.id, item.shown, item.block or "") for item in found]))
         return code
-    for item in found:
+    for asked, item in zip(dict.fromkeys(ids), found):
         if item.shown == "missing":
-            say(f"not found: {item.id}{invalid_note(layers, item.id)}")
+            say(f"not found: {_as_asked(asked, item.id)}{invalid_note(layers, asked)}")
     blocks = [item.block for item in found if item.block]
     if blocks:
         sys.stdout.write(gate.text("\n".join(blocks) + "\n"))
     return code
+
+
+def _as_asked(asked: str, shown: str) -> str:
+    """An id asked for as `not found` names it; a value that is no id is never echoed, and said to be
+    none (`決済` read as `(withheld)`, as if something were hidden); one the screen flags stays withheld."""
+    if shown != gate.WITHHELD or asked == gate.WITHHELD:
+        return shown
+    return "a value that is no id (ids hold a-z, 0-9, '.', '_' and '-')"
 
 
 class Fetched(namedtuple("Fetched", "id cand shown block")):

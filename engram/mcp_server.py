@@ -23,13 +23,13 @@ from typing import Annotated
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolResult, TextContent
+from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
 from typing_extensions import TypedDict  # pydantic, under the SDK, needs this one on Python 3.11
 
 from . import gate
 from .config import BUDGET_RANGE
 from .errors import warning
-from .layers import FIRST_BUILD_PENDING, Layer
+from .layers import NOTHING_SERVED, Layer
 from .load import fetch as fetch_ids
 from .load import load_pack, no_memory_folder, open_read
 from .pack import Entry, Pack, checked_body
@@ -99,10 +99,17 @@ class Card(TypedDict):
 class Cards(TypedDict):
     cards: list[Card]
     skipped: list[Skip]
+    more: int  # visible memories not listed (past the first 200): `route` finds them
 
 
 def build_server(project: str | None = None) -> MCPServer:
     """The server; each call reads the project's memories afresh (edits are seen by the next call)."""
+
+    def workspace() -> Workspace:
+        if project is not None and not os.path.isdir(project):  # a typo, or a folder since removed
+            raise ToolError(f"--project {gate.file_path(project)} is not a folder: give the project's path")
+        return open_workspace(project)
+
     server = MCPServer(
         "engram", instructions=INSTRUCTIONS, version=version("engram"), log_level="WARNING",
         middleware=[_secrets_withheld],
@@ -112,7 +119,7 @@ def build_server(project: str | None = None) -> MCPServer:
     def route(task: str, budget_tokens: int | None = None) -> Annotated[CallToolResult, RoutedPack]:
         if budget_tokens is not None and not BUDGET_RANGE[0] <= budget_tokens <= BUDGET_RANGE[1]:
             raise ToolError(f"budget_tokens must be an integer from {BUDGET_RANGE[0]} to {BUDGET_RANGE[1]}")
-        ws = open_workspace(project)
+        ws = workspace()
         layers, state = _read(ws)
         _, pack = load_pack(layers, task, ws, state, budget=budget_tokens)  # routed on its first pages
         return _result(render_text(pack, fetch_with=FETCH_BY_TOOL), _routed(pack))
@@ -123,57 +130,65 @@ def build_server(project: str | None = None) -> MCPServer:
         asked = [i for item in ids for i in item.split(",") if i.strip()]  # ["a,b"] as the card line writes them
         if len(asked) > MAX_FETCH:  # counted before any is screened: 50,000 ids took 11 s
             raise ToolError(f"at most {MAX_FETCH} ids at a time ({len(asked)} asked)")
-        ws = open_workspace(project)
+        ws = workspace()
         layers, state = _read(ws)
         found = fetch_ids(layers, gate.asked_ids(asked), ws, state)
-        memories = [FetchedMemory(id=f.id, shown=f.shown, text=f.block or f"not found: {f.id}") for f in found]
+        memories = [
+            FetchedMemory(id=gate.memory_id(f.id), shown=f.shown, text=f.block or f"not found: {gate.memory_id(f.id)}")
+            for f in found
+        ]
         return _result("\n".join(m["text"] for m in memories), Fetched(memories=memories))
 
     @server.tool()
     def cards() -> Annotated[CallToolResult, Cards]:
         """One line per visible memory of the project: id, type and directive (the first 200; `route` finds the rest)."""
-        ws = open_workspace(project)
+        ws = workspace()
         layers, _ = _read(ws)
         listed, skipped, lines = [], [], []
         visible = visible_candidates(layers, "1", options_from_config(ws.config))
         for cand in visible[:MAX_CARDS]:
             _, skip = checked_body(cand)  # a card prints the directive or summary: checked with the body
             if skip:
-                skipped.append(Skip(id=cand.id, path=source_path(cand), label=skip.label))
+                skipped.append(Skip(id=gate.memory_id(cand.id), path=source_path(cand), label=skip.label))
                 continue
             entry = Entry(cand)
             listed.append(Card(id=cand.id, scope=cand.scope, type=cand.row["type"], text=entry.card_text))
             lines.append(card_line(entry))
         lines += [skipped_line(s["path"], s["label"]) for s in skipped]
-        if len(visible) > MAX_CARDS:
-            lines.append(f"{len(visible) - MAX_CARDS} more memories not listed: call `route` with the task")
-        return _result("\n".join(lines), Cards(cards=listed, skipped=skipped))
+        more = max(0, len(visible) - MAX_CARDS)
+        if more:
+            lines.append(f"{more} more memories not listed: call `route` with the task")
+        return _result("\n".join(lines), Cards(cards=listed, skipped=skipped, more=more))
 
     return server
 
 
 def _read(ws: Workspace) -> tuple[list[Layer], sqlite3.Connection | None]:
     """The layers to answer from; a tool error when there is nothing to answer from yet (no memory
-    folder, or a first index another engram is still building): "loaded 0" or "not found" would be
-    taken for the truth."""
+    folder, a first index another engram or this call started building, a clone's index not rebuilt
+    yet): "loaded 0" or "not found" would be taken for the truth."""
     if reason := no_memory_folder(ws):
         raise ToolError(f"{reason} (the server reads {ws.root.project})")
     messages: list[str] = []
     layers, state = open_read(ws, None, messages)
     for message in messages:
         warning(message, "engram mcp")
-        if FIRST_BUILD_PENDING in message:
-            raise ToolError(gate.line(message))
+        if message.startswith(ws.root.path) and any(marker in message for marker in NOTHING_SERVED):
+            raise ToolError(gate.message(message))
     return layers, state
 
 
 async def _secrets_withheld(ctx, call_next):
     """Whatever the server answers passes the secret check, errors the SDK writes included: they
-    quote what the client sent (an argument that failed validation, an unknown tool's name)."""
+    quote what the client sent (an argument that failed validation, an unknown tool's or prompt's
+    name). An error the SDK raises as a plain exception (`prompts/get` of a name it does not know)
+    is a protocol error too: it went out unchecked, with code 0 and a traceback in the host's log."""
     try:
         return _withheld(await call_next(ctx))
     except MCPError as exc:
         raise MCPError(exc.code, gate.secrets_withheld(exc.error.message)) from None
+    except ValueError as exc:
+        raise MCPError(INVALID_PARAMS, gate.secrets_withheld(gate.line(str(exc)))) from None
 
 
 def _withheld(value: object) -> object:
@@ -195,7 +210,7 @@ def _routed(pack: Pack) -> RoutedPack:
                   requires=e.requires, stale=e.cand.stale)
         for e in pack.entries
     ]  # fmt: skip
-    skipped = [Skip(id=s.cand.id, path=source_path(s.cand), label=s.label) for s in pack.skipped]
+    skipped = [Skip(id=gate.memory_id(s.cand.id), path=source_path(s.cand), label=s.label) for s in pack.skipped]
     return RoutedPack(selected=len(pack.selected), total_related=pack.total_related, entries=entries, skipped=skipped,
                       fetch=pack.card_ids)  # fmt: skip
 
@@ -208,11 +223,17 @@ def _result(text: str, structured: Mapping[str, object]) -> CallToolResult:
 
 
 def main(project: str | None = None) -> int:
-    """Serve on stdin/stdout until the host closes them; a project folder that does not exist (a variable the host
-    left unexpanded) falls back to the working directory."""
+    """Serve on stdin/stdout until the host closes them. A `--project` the host left unexpanded
+    (`${workspaceFolder}`) falls back to the working directory, where the host starts the server;
+    any other path that is no folder is each call's error, not another project's memories."""
     # Ctrl-C stops it: the SDK reads stdin in a worker thread, which an interrupt does not end, so the
     # server would stop answering and wait for its input to close. Nothing is left half-written: state.db
     # is written in transactions.
     signal.signal(signal.SIGINT, lambda signum, frame: os._exit(128 + signum))
-    build_server(project if project and os.path.isdir(project) else None).run()
+    if project and "${" in project and not os.path.isdir(project):
+        warning(
+            f"--project {gate.file_path(project)} was not expanded by the host; serving the working directory's project"
+        )
+        project = None
+    build_server(project).run()
     return 0

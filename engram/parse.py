@@ -312,8 +312,21 @@ def parse_level(value: object) -> int:
 
 
 def slugify(stem: str) -> str:
-    """The id a file name gives a memory without one ("" when it has no letter a-z or digit)."""
+    """The id a file name gives a memory without one: its letters without their marks (`hướng-dẫn`
+    is `huong-dan`, composed or not), "" when it has no letter a-z or digit, or holds a letter of
+    another script (`データ移行-v2` and `デプロイ-v2` were both `v2`)."""
+    if not stem.isascii():
+        stem = _without_marks(stem)
+        if any(char.isalpha() and not char.isascii() for char in stem):
+            return ""
     return re.sub(r"[^a-z0-9._-]+", "-", stem.lower()).strip("-._")
+
+
+def _without_marks(text: str) -> str:
+    import unicodedata  # only for a file name that is not ASCII
+
+    decomposed = unicodedata.normalize("NFKD", text.replace("đ", "d").replace("Đ", "D"))
+    return "".join(char for char in decomposed if not unicodedata.combining(char))
 
 
 def strip_hidden_sections(body: str) -> tuple[str, str]:
@@ -467,7 +480,7 @@ def _no_conflict(body: str, body_line: int) -> None:
 def _memory_id(value: object, stem: str) -> str:
     memory_id = as_text(value).lower() or slugify(stem)
     if not memory_id:  # 決済.md: every such file would be `memory`, the second a duplicate
-        raise ParseError("missing, and the file name gives none (no letter a-z or digit in it): add one")
+        raise ParseError("missing, and the file name gives none (letters a-z and digits only): add one")
     if not ID_PATTERN.match(memory_id) or len(memory_id) > MAX_ID_CHARS:
         raise ParseError(f"must match [a-z0-9][a-z0-9._-]* and be at most {MAX_ID_CHARS} characters")
     return memory_id

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -369,6 +370,23 @@ def test_gemini_after_tool(project: Project, key: str) -> None:
     assert project.hook("gemini", payload) == nested("AfterTool", HTTP_PACK)
     shell = event_payload(project, "AfterTool", tool_name="run_shell_command", tool_input={"command": "ls src/api"})
     assert project.hook("gemini", shell) == {}
+
+
+@pytest.mark.parametrize(("glob_form", "path_form"), [("NFC", "NFD"), ("NFD", "NFC")])
+def test_a_decomposed_path_matches_a_composed_glob(project: Project, glob_form: str, path_form: str) -> None:
+    """macOS hands a tool a path as its file system stores it, often decomposed: a team's glob for
+    `docs/hướng-dẫn/**` or `docs/ガイド/*.md` never fired there (a multilingual team's audit)."""
+    memory(project, "guides", "Body of guides.", applies_to=(unicodedata.normalize(glob_form, "docs/hướng-dẫn/**"),))
+    memory(project, "kana", "Body of kana.", applies_to=(unicodedata.normalize(glob_form, "docs/ガイド/*.md"),))
+    for path, memory_id in (("docs/hướng-dẫn/cài-đặt.md", "guides"), ("docs/ガイド/a.md", "kana")):
+        payload = event_payload(
+            project,
+            "AfterTool",
+            tool_name="read_file",
+            tool_input={"file_path": unicodedata.normalize(path_form, path)},
+        )
+        text = project.hook("gemini", payload)["hookSpecificOutput"]["additionalContext"]
+        assert f"### {memory_id} [rule, instruction]" in text
 
 
 @pytest.mark.parametrize("key", ["file_path", "path", "target_file"])

@@ -1301,7 +1301,15 @@ def test_id_unknown(project):
     )
     token = "ghp_" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
     echoed = project.load("--id", f"Bad ID,{token}")
-    assert echoed.stderr.splitlines() == ["engram: not found: (withheld)"] * 2  # no id: never echoed
+    assert echoed.stderr.splitlines() == [  # never echoed, but said to be no id rather than hidden
+        "engram: not found: a value that is no id (ids hold a-z, 0-9, '.', '_' and '-')",
+        "engram: not found: (withheld)",
+    ]
+    (project.root / "rules" / "決済.md").write_text("---\ntags: [pay]\n---\nBody.\n")
+    assert project.load("--id", "決済").stderr.splitlines()[-1] == (
+        "engram: not found: a value that is no id (ids hold a-z, 0-9, '.', '_' and '-')"
+        " (rules/決済.md is not valid: `engram check` says why)"
+    )
     assert token.lower() not in project.load("--json", "--id", token).stdout
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+import unicodedata
 
 import pytest
 import yaml
@@ -201,14 +202,26 @@ def test_missing_id_falls_back_to_slugified_stem(rel, expected_id):
     assert ID_RE.match(m.id)
 
 
-@pytest.mark.parametrize("rel", ["rules/決済.md", "knowledge/배포 절차.md", "rules/---.md"])
+@pytest.mark.parametrize(
+    "rel", ["rules/決済.md", "knowledge/배포 절차.md", "rules/---.md", "rules/データ移行-v2.md", "rules/デプロイ-v2.md"]
+)
 def test_a_file_name_that_gives_no_id_is_an_error_without_one(rel):
     """Every file named in Japanese or Korean used to be `memory`, the second a duplicate of the
-    first (a multilingual team's audit): now each says what to add."""
+    first, and a name holding a few Latin letters took only those (`データ移行-v2` and `デプロイ-v2`
+    were both `v2`; multilingual teams' audits): now each says what to add."""
     with pytest.raises(ParseError) as info:
         parse_memory("---\ntags: [a]\n---\nbody\n", rel)
-    assert info.value.reason == "id: missing, and the file name gives none (no letter a-z or digit in it): add one"
+    assert info.value.reason == "id: missing, and the file name gives none (letters a-z and digits only): add one"
     assert parse_memory("---\nid: payments\n---\nbody\n", rel).id == "payments"
+
+
+@pytest.mark.parametrize("form", ["NFC", "NFD"])
+def test_a_file_name_with_marks_gives_its_letters_without_them(form):
+    """`hướng-dẫn-đặt-tên.md` was `h-ng-d-n--t-t-n`, and another id again as macOS stores the name
+    decomposed (a multilingual team's audit)."""
+    rel = unicodedata.normalize(form, "rules/hướng-dẫn-đặt-tên.md")
+    assert parse_memory("---\ntags: [a]\n---\nbody\n", rel).id == "huong-dan-dat-ten"
+    assert parse_memory("---\ntags: [a]\n---\nbody\n", "rules/Café Ñandú.md").id == "cafe-nandu"
 
 
 @pytest.mark.parametrize(
