@@ -119,6 +119,8 @@ def build_server(project: str | None = None) -> MCPServer:
     def route(task: str, budget_tokens: int | None = None) -> Annotated[CallToolResult, RoutedPack]:
         if budget_tokens is not None and not BUDGET_RANGE[0] <= budget_tokens <= BUDGET_RANGE[1]:
             raise ToolError(f"budget_tokens must be an integer from {BUDGET_RANGE[0]} to {BUDGET_RANGE[1]}")
+        if not task.strip():  # "loaded 0" would read as nothing applying; `load` warns of it too
+            raise ToolError("route needs a task: what the agent is about to do")
         ws = workspace()
         layers, state = _read(ws)
         _, pack = load_pack(layers, task, ws, state, budget=budget_tokens)  # routed on its first pages
@@ -128,6 +130,8 @@ def build_server(project: str | None = None) -> MCPServer:
     def fetch(ids: list[str]) -> Annotated[CallToolResult, Fetched]:
         """Full bodies by id (as on cards, at most 32; a fetch ranks the memory higher later); hidden ones stay hidden."""
         asked = [i for item in ids for i in item.split(",") if i.strip()]  # ["a,b"] as the card line writes them
+        if not asked:  # as `load --id ""` says: an empty answer would read as nothing found
+            raise ToolError("fetch names no id")
         if len(asked) > MAX_FETCH:  # counted before any is screened: 50,000 ids took 11 s
             raise ToolError(f"at most {MAX_FETCH} ids at a time ({len(asked)} asked)")
         ws = workspace()

@@ -240,6 +240,17 @@ def test_a_server_with_no_memory_folder_says_so(tmp_path: Path, monkeypatch) -> 
     assert result.is_error and "no .agents/.engram here or above" in result.content[0].text
 
 
+def test_an_empty_task_or_id_list_is_an_error_as_the_cli_says(memories: Path) -> None:
+    server = build_server(str(memories))
+    for tool, arguments, said in (
+        ("route", {"task": "   "}, "route needs a task"),
+        ("fetch", {"ids": []}, "fetch names no id"),
+        ("fetch", {"ids": [",", ""]}, "fetch names no id"),
+    ):
+        result = call(server, tool, arguments)
+        assert result.is_error and said in result.content[0].text
+
+
 def test_a_project_path_that_is_no_folder_is_each_calls_error(memories: Path, monkeypatch) -> None:
     """A typo'd `--project` served the working directory's project, silently (an MCP audit)."""
     monkeypatch.chdir(memories)  # a project the server must not fall back to
