@@ -1263,7 +1263,7 @@ def _wait_for_the_background_build(project) -> None:
 def test_a_fresh_clone_too_big_to_index_inline_answers_at_once(project, write_memory, run_engram):
     _too_big_to_index_inline(project, write_memory)
     out, err = _hook(run_engram, project, "claude", "UserPromptSubmit", env={"ENGRAM_DEBUG": "1"}, prompt="ibis facts")
-    assert out == {} and "indexing in the background" in err
+    assert out == {} and "building the first index in the background; nothing to serve yet, retry" in err
     _wait_for_the_background_build(project)
     out, _ = _hook(run_engram, project, "claude", "UserPromptSubmit", session_id="h2", prompt="ibis facts")
     assert "Ibis fact" in _context(out)
@@ -1275,7 +1275,7 @@ def test_a_load_too_big_to_index_inline_says_so(project, write_memory, run_engra
     _too_big_to_index_inline(project, write_memory)
     result = run_engram(["load", "ibis facts"], cwd=project)
     assert result.returncode == 0 and result.stdout.startswith("loaded 0 memory files")
-    assert "indexing in the background" in result.stderr
+    assert "building the first index in the background; nothing to serve yet, retry" in result.stderr
     _wait_for_the_background_build(project)
 
 
