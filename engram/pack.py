@@ -291,24 +291,54 @@ def _demotion_rank(entries: list[Entry]) -> Callable[[Entry], tuple[int, bool]]:
 def fit_pack(pack: Pack, fits: Fits) -> None:
     """Demote bodies to cards from the lowest-ranked up until the pack fits, then give its body back
     to each demoted one that still fits, best first (a long memory at the top leaves room for the
-    short ones below it); only when the cards alone do not fit are the lowest cards dropped."""
+    short ones below it); only when the cards alone do not fit are the lowest cards dropped. How
+    many to demote, and how many entries to keep, are each found by halving (a pack fits the better
+    the fewer bodies or entries it holds): one render a step, where one render an entry made
+    `load --all --budget-tokens` of 2,500 memories take a minute."""
     rank = _demotion_rank(pack.entries)
-    demoted: list[Entry] = []
-    fitted = fits(pack)  # each check renders the pack: the one a pack that fits needs, no more
-    for entry in sorted((e for e in pack.entries if e.shown == "body"), key=rank, reverse=True):
-        if fitted:
-            break
-        entry.shown = "card"
-        demoted.append(entry)
-        fitted = fits(pack)
-    if fitted:
-        _give_bodies_back(pack, sorted(demoted, key=rank), fits)
+    lowest_first = sorted((e for e in pack.entries if e.shown == "body"), key=rank, reverse=True)
+
+    def fits_demoting(count: int) -> bool:
+        for place, entry in enumerate(lowest_first):
+            entry.shown = "card" if place < count else "body"
+        return fits(pack)
+
+    demoting = _fewest(fits_demoting, len(lowest_first))
+    if demoting is not None:
+        fits_demoting(demoting)
+        _give_bodies_back(pack, sorted(lowest_first[:demoting], key=rank), fits)
         return
-    while pack.entries and not fits(pack):
-        dropped = pack.entries.pop()
+    fits_demoting(len(lowest_first))
+    entries = pack.entries
+    dropping = _fewest(lambda count: _fits_without(pack, entries, count, fits), len(entries))
+    pack.entries = entries[: len(entries) - (len(entries) if dropping is None else dropping)]
+    for dropped in reversed(entries[len(pack.entries) :]):
         if dropped.selected:
             dropped.cand.omission = "budget"
             pack.omitted.append(dropped.cand)
+
+
+def _fits_without(pack: Pack, entries: list[Entry], count: int, fits: Fits) -> bool:
+    """Whether the pack fits without its last ``count`` entries (an empty pack always does)."""
+    pack.entries = entries[: len(entries) - count]
+    return not pack.entries or fits(pack)
+
+
+def _fewest(fits_at: Callable[[int], bool], most: int) -> int | None:
+    """The smallest count from 0 to ``most`` at which ``fits_at`` holds, None when it holds at none;
+    found by halving, as it holds for every count above one where it holds."""
+    if fits_at(0):  # most packs fit as they are: one render
+        return 0
+    if not fits_at(most):
+        return None
+    low, high = 1, most
+    while low < high:
+        middle = (low + high) // 2
+        if fits_at(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return low
 
 
 def _give_bodies_back(pack: Pack, demoted: list[Entry], fits: Fits) -> None:

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engram.render import render_text
 from engram.terms import estimate_tokens
 from helpers import (
     COUNT_LINE,
@@ -586,3 +587,32 @@ def test_budget_property(corpus, budget, query, mode, expand_top):
     if re.search(r"^fetch: ", result.stdout, re.M):
         assert result.lines[-1] == "fetch: " + payload["fetch"]
         assert payload["fetch"] == "engram load --id " + ",".join(card_ids(result.stdout))
+
+
+def test_fitting_a_large_pack_renders_it_a_few_times_not_once_an_entry(project):
+    """`load --all --budget-tokens 2000` over 2,500 matching memories took a minute: each body demoted
+    and each card dropped rendered the whole pack again (a monorepo audit). Counts are now found by
+    halving; the pack is the one the one-by-one cut gave: the most entries that fit, in rank order."""
+    from engram.layers import open_layers
+    from engram.select import options_from_config, pack_options_from_config, pack_routing, route
+    from engram.workspace import open_workspace
+
+    for n in range(300):
+        project.write(f"deploy-{n:03d}", f"# Deploy {n}\nDeploy notes {n}.", tags=["deploy"], directive=f"Deploy {n}.")
+    assert project.run("index").returncode == 0
+    ws = open_workspace(project.path)
+    layers = open_layers(ws, None, [])
+    options = options_from_config(ws.config, everything=True)
+    routing = route(layers, "deploy", options)
+    renders = []
+
+    def fits(pack) -> bool:
+        renders.append(len(pack.entries))
+        return estimate_tokens(render_text(pack)) <= 2000
+
+    pack = pack_routing(routing, options, pack_options_from_config(ws.config, everything=True), fits)
+    assert len(routing.admitted) == 300 and 0 < len(pack.entries) < 300
+    assert len(renders) <= 2 * 10 + 4  # two halvings of 300, not 300 + 300 renders
+    assert fits(pack)
+    kept = [entry.cand.id for entry in pack.entries]
+    assert kept == [cand.id for cand in routing.admitted][: len(kept)]
