@@ -15,7 +15,7 @@ from .config import BUDGET_RANGE, user_config_dir
 from .errors import EngramError, say, warning
 from .index import LOCAL_REBUILD, SHARED_REBUILD, SHARED_REPLACE, IndexFileError
 from .layers import Layer, invalid_note, open_layers
-from .pack import Entry, Pack, Screen, checked_body, requires_of, screen_text
+from .pack import Entry, Pack, Screen, checked_body, requires_of
 from .printable import decoded
 from .render import (
     body_block,
@@ -30,7 +30,7 @@ from .render import (
 from .route import Options, Routing, first_by_id
 from .select import options_from_config, pack_options_from_config, select_pack
 from .sources import ROOT_DIR, STATE_FILE
-from .state import ScreenCache, fetch_counts, open_state, record_fetches, write_transaction
+from .state import batched, fetch_counts, record_fetches, screen_with, state_or_none
 from .workspace import Workspace, open_workspace
 
 HIDDEN_REASONS = {"ignored": "ignored by .engramignore", "role": "hidden by the role filter"}
@@ -236,26 +236,8 @@ def open_read(
 ) -> tuple[list[Layer], sqlite3.Connection | None]:
     """The layers to read and the state.db beside them (None where it cannot be opened); warnings go to `messages`."""
     state_path = ws.root.state_path if os.path.isdir(ws.root.path) else os.path.join(user_config_dir(), STATE_FILE)
-    state = _open_state(state_path)
+    state = state_or_none(state_path)
     return open_layers(ws, index_file, messages, state, with_shared), state
-
-
-def _open_state(path: str) -> sqlite3.Connection | None:
-    """state.db (fetch counts, screened texts), created where its folder exists; None where it cannot be."""
-    if not os.path.isdir(os.path.dirname(path)):
-        return None
-    try:
-        return open_state(path)
-    except (sqlite3.Error, OSError):
-        return None  # a read-only folder: load works without the boost and the screen cache
-
-
-def _screen(state: sqlite3.Connection | None) -> Screen:
-    return ScreenCache(state) if state is not None else screen_text
-
-
-def _batched(state: sqlite3.Connection | None):
-    return write_transaction(state, "DEFERRED") if state is not None else contextlib.nullcontext()
 
 
 def _load(
@@ -289,8 +271,8 @@ def load_pack(
     budget, unless `everything` (--all), `full` (--full), `disclosure` or `budget` say otherwise."""
     counts = fetch_counts(state) if state is not None else {}
     options = options_from_config(ws.config, everything, explain, counts)
-    pack_options = pack_options_from_config(ws.config, everything, full, disclosure, budget, _screen(state))
-    with _batched(state):  # verdicts the screen keeps: one commit
+    pack_options = pack_options_from_config(ws.config, everything, full, disclosure, budget, screen_with(state))
+    with batched(state):  # verdicts the screen keeps: one commit
         return select_pack(layers, query, options, pack_options)
 
 
@@ -327,8 +309,8 @@ class Fetched(namedtuple("Fetched", "id cand shown block")):
 def fetch(layers: list[Layer], ids: list[str], ws: Workspace, state: sqlite3.Connection | None) -> list[Fetched]:
     """Each id once, in order, through the hash and safety checks; the bodies shown count as fetches."""
     options = options_from_config(ws.config, include_low=True)
-    screen = _screen(state)
-    with _batched(state):
+    screen = screen_with(state)
+    with batched(state):
         found = [_fetch_one(layers, memory_id, options, screen) for memory_id in dict.fromkeys(ids)]
     fetched = [(item.cand.scope, item.cand.id) for item in found if item.shown == "body"]
     if fetched and state is not None:

@@ -41,12 +41,13 @@ from .globs import expand_braces
 from .hosts import HOSTS
 from .hosts.base import Host
 from .layers import Layer
-from .pack import checked_body, one_line_of
+from .pack import Screen, checked_body, one_line_of, screen_text
 from .paths import is_inside, read_bytes, shown_path, write_atomic
 from .render import with_directive
 from .route import visible_candidates
 from .select import options_from_config
 from .sources import Root, display_path
+from .state import batched, screen_with, state_or_none
 
 REWRITE = "`engram index` rewrites it; commit the result"
 REMOVE = "`engram index` removes it; commit the result"
@@ -123,7 +124,12 @@ class NativeRules:
 def sync(root: Root, config: Config) -> NativeRules:
     """Write, rewrite and remove engram's rule files so they match the index."""
     result = NativeRules(config)
-    plan = make_plan(root, config, root.index_path)
+    state = state_or_none(root.state_path)
+    try:
+        plan = make_plan(root, config, root.index_path, state)
+    finally:
+        if state is not None:
+            state.close()
     if plan is None:
         result.warnings.append(f"cannot read {root.index_path}; native rule files left as they are")
         return result
@@ -184,10 +190,10 @@ def check(root: Root, config: Config, index_path: str, skipped: Callable[[list[P
     return problems
 
 
-def make_plan(root: Root, config: Config, index_path: str) -> Plan | None:
+def make_plan(root: Root, config: Config, index_path: str, state: sqlite3.Connection | None = None) -> Plan | None:
     """Compare the rule files the index at ``index_path`` wants with the folders; None when it
     cannot be read."""
-    rules = rule_texts(root, config, index_path)
+    rules = rule_texts(root, config, index_path, state=state)
     if rules is None:
         return None
     hosts = rule_hosts(root, config)
@@ -249,9 +255,13 @@ def host_files(root: Root, rules: list[RuleText], hosts: tuple[Host, ...]) -> di
     }  # fmt: skip
 
 
-def rule_texts(root: Root, config: Config, index_path: str, memory_id: str | None = None) -> list[RuleText] | None:
+def rule_texts(
+    root: Root, config: Config, index_path: str, memory_id: str | None = None, state: sqlite3.Connection | None = None
+) -> list[RuleText] | None:
     """What each memory's rule file says (``memory_id``'s alone when given), in any host's format;
-    None when the index cannot be read."""
+    None when the index cannot be read. ``state``: where the screen keeps its verdicts (`sync`:
+    a no-op `engram index` of 1,500 native memories screened each again, a second; `check`
+    writes nothing into the project, so it screens afresh)."""
     if config.get("hooks.path_rules") != "native" or not os.path.isdir(root.path):
         return []
     # `index` and `check` have just read every page of this index, so no second quick_check here;
@@ -261,7 +271,9 @@ def rule_texts(root: Root, config: Config, index_path: str, memory_id: str | Non
         return None
     try:
         rules = []
-        for row, body in native_memories(conn, root, config, memory_id):
+        with batched(state):
+            memories = native_memories(conn, root, config, memory_id, screen_with(state))
+        for row, body in memories:
             globs = host_globs(json.loads(row["applies_to"]))
             if not globs:
                 continue  # only comments or blanks: nothing a host could match
@@ -276,7 +288,7 @@ def rule_texts(root: Root, config: Config, index_path: str, memory_id: str | Non
 
 
 def native_memories(
-    conn: sqlite3.Connection, root: Root, config: Config, memory_id: str | None = None
+    conn: sqlite3.Connection, root: Root, config: Config, memory_id: str | None = None, screen: Screen = screen_text
 ) -> list[tuple[sqlite3.Row, str]]:
     """Visible memories with `applies_to` whose body passes the hash and safety checks. The files are
     committed and read by every developer, so only the project's `roles` narrow them, never a user's own
@@ -287,7 +299,7 @@ def native_memories(
     out = []
     where = "applies_to != '[]'" + ("" if memory_id is None else " AND m.id = :memory_id")
     for cand in visible_candidates([layer], where, options, {"memory_id": memory_id}):
-        body, skipped = checked_body(cand)
+        body, skipped = checked_body(cand, screen)
         if skipped is None:
             out.append((cand.row, body))
     return out

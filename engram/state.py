@@ -15,6 +15,7 @@ import time
 from . import gate
 from .errors import EngramError
 from .index import STATE_SCHEMA_VERSION, migrate_state
+from .pack import Screen, screen_text
 from .paths import remove_if_present
 from .safety import scan, screen_fingerprint
 from .sources import set_aside
@@ -41,6 +42,26 @@ def open_state(path: str) -> sqlite3.Connection:
         with contextlib.suppress(FileNotFoundError):  # a concurrent hook set it aside first
             set_aside(path)
     return _open_state(path)
+
+
+def state_or_none(path: str) -> sqlite3.Connection | None:
+    """state.db (fetch counts, screened texts), created where its folder exists; None where it cannot be."""
+    if not os.path.isdir(os.path.dirname(path)):
+        return None
+    try:
+        return open_state(path)
+    except (sqlite3.Error, OSError):
+        return None  # a read-only folder: engram works without the boost and the screen cache
+
+
+def screen_with(state: sqlite3.Connection | None) -> Screen:
+    """The screen that keeps its verdicts in ``state`` (`ScreenCache`), the plain one without it."""
+    return ScreenCache(state) if state is not None else screen_text
+
+
+def batched(state: sqlite3.Connection | None):
+    """One commit for the verdicts a screen keeps in ``state``."""
+    return write_transaction(state, "DEFERRED") if state is not None else contextlib.nullcontext()
 
 
 def transient_state() -> sqlite3.Connection:
