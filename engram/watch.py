@@ -218,6 +218,8 @@ class Watcher:
                 client.sendall(answer)
             command = os.fsdecode(fields[1].partition(b"\0")[0])
             debug(f"watch: ran engram {command} for a reader")  # with the watcher's own ENGRAM_DEBUG=1
+        if STOPPING.is_set():  # the reader's command took the signal as its own ("interrupted"): stop all the same
+            raise KeyboardInterrupt
 
     @property
     def settling(self) -> bool:
@@ -270,7 +272,12 @@ def serve(ws: Workspace, idle_exit: float | None = None) -> int:
     return 0
 
 
+# SIGTERM arrived: a busy watcher ran a reader's command, which answered "interrupted" and went on.
+STOPPING = threading.Event()
+
+
 def _interrupt(_signum: int, _frame: object) -> None:
+    STOPPING.set()
     raise KeyboardInterrupt
 
 

@@ -659,3 +659,34 @@ def test_a_start_watch_that_is_no_choice_is_named_and_starts_nothing(project: Pr
     assert "version ONE" in _hook(project, "s1")
     time.sleep(0.5)
     assert not (project.root / ".watch.started").exists()
+
+
+def test_a_sigterm_while_it_runs_a_readers_command_stops_it_after_that_answer(project: Project, monkeypatch) -> None:
+    """The reader's command took the signal for its own ("interrupted") and the watcher went on:
+    only a second SIGTERM stopped it (a monorepo audit)."""
+    import socket
+
+    from engram import watch
+    from engram.remote import GO
+    from engram.sources import Root
+
+    def interrupted_command(fields: list[bytes]) -> bytes:
+        try:
+            watch._interrupt(signal.SIGTERM, None)
+        except KeyboardInterrupt:
+            return b"interrupted"  # as `load` answers an interrupt: exit 130, one line
+        return b"not reached"
+
+    monkeypatch.setattr(watch, "run_here", interrupted_command)
+    monkeypatch.setattr(watch, "STOPPING", watch.threading.Event())
+    watcher = watch.Watcher(Root(str(project.root), "workspace", str(project.path)))
+    ours, theirs = socket.socketpair()
+    theirs.sendall(GO)
+    fields = [watcher.package + b"\n" + watcher.modules, b"load\0deploy", os.fsencode(project.path), b"", b""]
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            watcher.run(ours, fields)
+        assert theirs.recv(100).endswith(b"interrupted")  # the reader still got its answer
+    finally:
+        theirs.close()
+        watcher.inotify.close()
