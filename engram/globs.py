@@ -4,8 +4,9 @@ Supported: `*` and `?` within one path segment, `**` across segments, `[...]`
 classes, `{a,b}` alternatives, a leading or inner `/` anchoring the pattern
 at the project root, a pattern without `/` matching at any depth, and a
 trailing `/` matching only what lies inside a directory. As in .gitignore,
-a pattern that matches a directory also matches everything under it.
-Paths are posix paths relative to the project root.
+a pattern that matches a directory also matches everything under it. In a
+memory's list, a pattern starting with `!` excludes what it matches from the
+patterns before it (`applying`). Paths are posix paths relative to the project root.
 """
 
 from __future__ import annotations
@@ -34,6 +35,19 @@ def composed(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 
 
+def applying(patterns: list[str], path: str) -> list[str]:
+    """The globs of ``patterns`` that make a memory apply to ``path``, read as .gitignore reads a
+    list: one starting with `!` excludes what it matches from the globs before it, not after
+    (`services/billing/**`, then `!services/billing/legacy/**`); [] when none applies."""
+    found: list[str] = []
+    for pattern in patterns:
+        if not pattern.startswith("!"):
+            found += [pattern] if matches(pattern, path) else []
+        elif matches(pattern[1:], path):
+            found = []
+    return found
+
+
 def literal_length(pattern: str) -> int:
     """How specific a pattern is: its characters that are not wildcards."""
     return len(_WILDCARDS.sub("", pattern))
@@ -57,8 +71,8 @@ def paths_in(text: str) -> list[str]:
 
 def holds_a_path(patterns: list[str], paths: list[str]) -> bool:
     """Whether a pattern naming a folder (`src/api/**`, `packages/web/`; not `**/*.py` or `*.md`,
-    which any project's files match) matches one of the paths."""
-    return any(matches(pattern, path) for pattern in patterns if _names_a_folder(pattern) for path in paths)
+    which any project's files match) applies to one of the paths."""
+    return any(_names_a_folder(glob) for path in paths for glob in applying(patterns, path))
 
 
 def _names_a_folder(pattern: str) -> bool:

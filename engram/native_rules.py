@@ -320,8 +320,8 @@ def host_globs(patterns: list[str]) -> list[str]:
     """
     out: list[str] = []
     for pattern in patterns:
-        if gate.line(pattern) != pattern:
-            continue  # a line break would end `globs:` and start a key of its own
+        if gate.line(pattern) != pattern or pattern.startswith("!"):
+            continue  # a line break would end `globs:` and start a key of its own; no host excludes
         for expanded in expand_braces(pattern.strip()):
             if "," in expanded:
                 continue  # Cursor splits its globs at commas: `lib/**, **/*` would attach the rule everywhere

@@ -577,6 +577,14 @@ def _globs_cut(applies_to: list[str], line: int | None) -> tuple[tuple[str, int 
             warnings.append(
                 (f"an `applies_to` glob expands to more than {MAX_EXPANSIONS} patterns; the rest are not matched", line)
             )
+        elif glob.startswith("!"):
+            warnings.append(
+                (
+                    "an `applies_to` glob starting with '!' excludes what it matches from engram's hooks, but is left"
+                    " out of the hosts' rule files (they have no exclusion): Claude Code and Cursor load the rule there",
+                    line,
+                )
+            )
         elif any("," in expanded for expanded in expand_braces(glob)):
             warnings.append(
                 (

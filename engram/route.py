@@ -20,7 +20,7 @@ from collections import Counter
 
 from . import gate, relevance, terms
 from .evidence import COLUMN_INDEX, COLUMNS, FIELD_OF, WINDOW, holders, memory_count
-from .globs import holds_a_path, literal_length, matches, paths_in
+from .globs import applying, holds_a_path, literal_length, paths_in
 from .index import HIDDEN_SQL
 from .layers import Layer
 from .lazyre import LazyPattern
@@ -470,8 +470,8 @@ def path_memories(layers: list[Layer], paths: list[str], options: Options) -> li
 
 
 def _specificity(globs: list[str], paths: list[str]) -> int | None:
-    """The longest literal part of a glob matching one of the paths, None when none does."""
-    hits = [literal_length(g) for g in globs if any(matches(g, p) for p in paths)]
+    """The longest literal part of a glob applying to one of the paths (`globs.applying`), None when none does."""
+    hits = [literal_length(glob) for path in paths for glob in applying(globs, path)]
     return max(hits) if hits else None
 
 

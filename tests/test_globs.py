@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engram.globs import MAX_TEXT_PATHS, expand_braces, holds_a_path, literal_length, matches, paths_in
+from engram.globs import MAX_TEXT_PATHS, applying, expand_braces, holds_a_path, literal_length, matches, paths_in
+from engram.native_rules import host_globs
 
 
 @pytest.mark.parametrize(
@@ -73,3 +74,14 @@ def test_the_paths_a_text_writes_are_read_from_each_of_their_folders_on() -> Non
 ])  # fmt: skip
 def test_a_path_is_held_by_a_pattern_naming_its_folder(patterns: list[str], expected: bool) -> None:
     assert holds_a_path(patterns, ["src/api/users.py", "api/users.py"]) is expected
+
+
+def test_a_glob_starting_with_an_exclamation_mark_excludes_as_in_gitignore() -> None:
+    """`!services/billing/legacy/**` was a glob of its own that matched nothing: the legacy files got the
+    rule (a monorepo audit)."""
+    patterns = ["services/billing/**/*.py", "!services/billing/legacy/**"]
+    assert applying(patterns, "services/billing/api/invoice.py") == ["services/billing/**/*.py"]
+    assert applying(patterns, "services/billing/legacy/old_invoice.py") == []
+    assert applying([*patterns, "**/old_invoice.py"], "services/billing/legacy/old_invoice.py") == ["**/old_invoice.py"]
+    assert applying(["!docs/**"], "docs/a.md") == []
+    assert host_globs(patterns) == ["services/billing/**/*.py"]  # no host has an exclusion

@@ -389,6 +389,19 @@ def test_a_decomposed_path_matches_a_composed_glob(project: Project, glob_form: 
         assert f"### {memory_id} [rule, instruction]" in text
 
 
+def test_a_glob_excluded_with_an_exclamation_mark_injects_nothing_there(project: Project) -> None:
+    memory(
+        project,
+        "billing-style",
+        "Body of billing-style.",
+        applies_to=("services/billing/**/*.py", "!services/billing/legacy/**"),
+    )
+    for path, injected in (("services/billing/api/a.py", True), ("services/billing/legacy/old.py", False)):
+        payload = event_payload(project, "AfterTool", tool_name="read_file", tool_input={"file_path": path})
+        out = project.hook("gemini", payload)
+        assert ("### billing-style" in json.dumps(out, ensure_ascii=False)) is injected, path
+
+
 @pytest.mark.parametrize("key", ["file_path", "path", "target_file"])
 def test_cursor_post_tool_use(project: Project, key: str) -> None:
     payload = {

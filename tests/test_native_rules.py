@@ -109,6 +109,26 @@ def test_a_glob_holding_a_comma_is_left_out_of_the_rule_files_and_said(linked: P
     assert "globs: src/a/**, src/b/**\n" in cursor and "lib/**" not in cursor
 
 
+def test_an_excluding_glob_is_left_out_of_the_rule_files_and_said(linked: Path, write_memory, run_engram) -> None:
+    """No host's rule file has an exclusion: `- "!services/billing/legacy/**"` went into `paths:`
+    as written (a monorepo audit). The hooks exclude; the rule files leave it out, and say so."""
+    write_memory(
+        linked,
+        "rules/billing.md",
+        {
+            "id": "billing",
+            "directive": "Billing.",
+            "applies_to": ["services/billing/**", "!services/billing/legacy/**"],
+        },
+        "Body.\n",
+    )
+    indexed = run_engram("index", linked)
+    assert "an `applies_to` glob starting with '!' excludes what it matches from engram's hooks" in indexed.stderr
+    for rule_file in (linked / CURSOR / "billing.mdc", linked / CLAUDE / "billing.md"):
+        text = rule_file.read_text(encoding="utf-8")
+        assert "services/billing/**" in text and "legacy" not in text
+
+
 def test_files_follow_memory_changes(indexed: Path, write_memory, run_engram) -> None:
     write_memory(indexed, "rules/http-retries.md", HTTP_FRONTMATTER | {"applies_to": ["lib/**"]}, "New body.\n")
     proc = run_engram("index", indexed)
