@@ -136,10 +136,12 @@ def build_server(project: str | None = None) -> MCPServer:
             raise ToolError(f"at most {MAX_FETCH} ids at a time ({len(asked)} asked)")
         ws = workspace()
         layers, state = _read(ws)
-        found = fetch_ids(layers, gate.asked_ids(asked), ws, state)
+        asked = list(dict.fromkeys(asked))
+        screened = gate.asked_ids(asked)  # two keys pasted are both `(withheld)`: each still gets its answer
+        found = dict(zip(dict.fromkeys(screened), fetch_ids(layers, screened, ws, state)))
         memories = [
             FetchedMemory(id=gate.memory_id(f.id), shown=f.shown, text=f.block or f"not found: {gate.memory_id(f.id)}")
-            for f in found
+            for f in map(found.__getitem__, screened)
         ]
         return _result("\n".join(m["text"] for m in memories), Fetched(memories=memories))
 

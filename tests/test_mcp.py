@@ -194,9 +194,10 @@ def test_what_a_client_sends_is_never_echoed_with_its_secrets(memories: Path) ->
     """An id holding a key (lowered, it no longer looks like one), an argument the SDK rejects
     (its error quotes the value) and an unknown tool's name pass the secret check on the way back."""
     server = build_server(str(memories))
-    fetched = call(server, "fetch", {"ids": [AWS_KEY, "release-checklist,release-notes"]})
+    fetched = call(server, "fetch", {"ids": [AWS_KEY, "release-checklist,release-notes", GITHUB_TOKEN]})
     shown = [m["id"] for m in fetched.structured_content["memories"]]
-    assert shown == ["(withheld)", "release-checklist", "release-notes"]  # "a,b" as a card's fetch line writes it
+    # "a,b" as a card's fetch line writes it; each id asked answered, two withheld ones too
+    assert shown == ["(withheld)", "release-checklist", "release-notes", "(withheld)"]
     wrong_type = call(server, "route", {"task": "release", "budget_tokens": {"secret": GITHUB_TOKEN}})
     unknown = call(server, GITHUB_TOKEN, {})
     for result in (fetched, wrong_type, unknown):
