@@ -210,7 +210,7 @@ class Evidence:
                 column = COLUMN_INDEX[name]
                 if (strong_only and column not in STRONG_COLUMNS) or (anchor.inside and column in NAME_COLUMNS):
                     continue
-                if enough is not None and rowid not in enough and not strong_only:
+                if enough is not None and (rowid, name) not in enough and not strong_only:
                     continue
                 counts = held.get(rowid)
                 if counts is None:
@@ -458,12 +458,13 @@ def _estimated_df(reads: Reads, anchor: Anchor, known: dict[str, int], prefix: b
     return best
 
 
-def _holding_enough(word: Word, rows: list[list[tuple]]) -> set[int]:
-    """The memories holding enough of a CJK word's bigrams (``rows``: each bigram's instances, in
-    the word's order) to hold the word (`terms.holds_enough`)."""
-    holders = [{rowid for rowid, _, _ in bigram_rows} for bigram_rows in rows]
+def _holding_enough(word: Word, rows: list[list[tuple]]) -> set[tuple[int, str]]:
+    """The fields of memories holding enough of a CJK word's bigrams (``rows``: each bigram's
+    instances, in the word's order) to hold the word (`terms.holds_enough`): one field, so that
+    the ース of a tag `データベース` is no `リリース` where the body holds リリ and リー."""
+    holders = [{(rowid, name) for rowid, name, _ in bigram_rows} for bigram_rows in rows]
     candidates = set().union(*holders)
-    return {rowid for rowid in candidates if holds_enough(word, [rowid in rows for rows in holders])}
+    return {field for field in candidates if holds_enough(word, [field in rows for rows in holders])}
 
 
 def _instances(reads: Reads, term: str, prefix: bool) -> list[tuple]:

@@ -155,6 +155,18 @@ def test_an_everyday_sentence_sharing_a_katakana_ending_or_a_korean_ending_loads
     assert [c.id for c in route(layers, "스테이징에 배포해줘", Options()).pack][:1] == ["deploy-ko"]
 
 
+def test_a_katakana_word_is_held_by_one_field_not_pieced_together_from_two(tmp_path):
+    """The ース of a tag データベース, with リリ and リー in the body, made "リリース" a tag match at
+    relevance 0.92, and a film's release date loaded the migrations rule (a multilingual team's audit)."""
+    from helpers import write_memory
+
+    write_memory(tmp_path, "rules/db.md", {"id": "db-migrations", "tags": ["migration", "データベース"],
+                 "directive": "マイグレーションは後方互換にする。"}, "カラム削除は次のリリースで行う。")  # fmt: skip
+    routing = route(open_layers(open_workspace(tmp_path), None, []), "リリース", Options(explain=True))
+    [cand] = [c for c in routing.admitted if c.id == "db-migrations"]
+    assert [sorted(fields) for fields in cand.matched_fields(routing.scoring).values()] == [["body"]]
+
+
 def test_a_stack_named_in_katakana_or_hangul_decides_no_more_than_its_latin_name(tmp_path):
     """パイソン and 파이썬 are "python" written in another script, not an identifier that implies
     it: in a zoo story they leave the task decision to the task model, as the Latin name does."""
