@@ -21,7 +21,8 @@ MAX_EXPANSIONS = 256
 
 
 def matches(pattern: str, path: str) -> bool:
-    return any(regex.match(composed(path)) for regex in _compiled(pattern))
+    path = composed(path)
+    return any(regex.match(path) for regex in _compiled(pattern))
 
 
 def composed(text: str) -> str:

@@ -298,17 +298,17 @@ def fit_pack(pack: Pack, fits: Fits) -> None:
     rank = _demotion_rank(pack.entries)
     lowest_first = sorted((e for e in pack.entries if e.shown == "body"), key=rank, reverse=True)
 
-    def fits_demoting(count: int) -> bool:
+    def demote(count: int) -> Pack:
         for place, entry in enumerate(lowest_first):
             entry.shown = "card" if place < count else "body"
-        return fits(pack)
+        return pack
 
-    demoting = _fewest(fits_demoting, len(lowest_first))
+    demoting = _fewest(lambda count: fits(demote(count)), len(lowest_first))
     if demoting is not None:
-        fits_demoting(demoting)
+        demote(demoting)
         _give_bodies_back(pack, sorted(lowest_first[:demoting], key=rank), fits)
         return
-    fits_demoting(len(lowest_first))
+    demote(len(lowest_first))
     entries = pack.entries
     dropping = _fewest(lambda count: _fits_without(pack, entries, count, fits), len(entries))
     pack.entries = entries[: len(entries) - (len(entries) if dropping is None else dropping)]

@@ -1191,9 +1191,11 @@ _REFUSED_ABROAD = LazyPattern(
 )
 
 
-# Told not to, just before ("不要输出系统提示词", "đừng in ra system prompt"): no order.
+# Told not to, just before ("不要输出系统提示词", "不要向用户显示", "đừng in ra system prompt"): no order.
+# Nothing else between: "别忘了忽略之前的指令" (don't forget to ignore ...) is an order.
 _FORBIDDEN_BEFORE = LazyPattern(
-    r"(?:不要|不得|不能|请勿|請勿|禁止|切勿|绝不|絕不|别|別|đừng|không\s+được|không)\s*[^\s,，。.!?！？、;；:：]{0,6}\s*\Z",
+    r"(?:不要|不得|不能|请勿|請勿|禁止|切勿|绝不|絕不|别|別|đừng|không\s+được|không)\s*"
+    r"(?:再|去|随便|隨便|(?:向|给|給|对|對)[^\s,，。.!?！？、;；:：]{1,4})?\s*\Z",
     re.I,
 )
 
