@@ -199,7 +199,7 @@ VIETNAMESE = frozenset({
     'đa nền tảng', 'điều kiện dừng', 'điểm ngắt', 'điện toán đám mây', 'đoạn mã', 'đánh giá mã',
     'đóng góp mã', 'đường dẫn tuyệt đối', 'đường dẫn tương đối', 'đẩy mã', 'đặt tên biến', 'đệ quy',
     'định dạng', 'định tuyến', 'đối số', 'đối tượng', 'độ bao phủ mã', 'độ phức tạp', 'độ trễ',
-    'ảo hóa', 'ứng dụng web',
+    'ảo hóa', 'ứng dụng', 'ứng dụng web',
 })
 # fmt: on
 LONGEST_PHRASE = max(phrase.count(" ") + 1 for phrase in VIETNAMESE)

@@ -167,6 +167,21 @@ def test_a_katakana_word_is_held_by_one_field_not_pieced_together_from_two(tmp_p
     assert [sorted(fields) for fields in cand.matched_fields(routing.scoring).values()] == [["body"]]
 
 
+def test_a_vietnamese_question_about_an_application_around_an_english_name_is_on_topic(tmp_path):
+    """`ứng dụng` (application) is software writing: the question's other Vietnamese words are then
+    no unknown English ones, and "when the JWT expires, how does the app refresh it" found the rule
+    and packed nothing, off-topic at 0.42 (a multilingual team's audit; no measured set moved)."""
+    from helpers import write_memory
+
+    write_memory(tmp_path, "rules/auth.md", {"id": "auth-jwt", "tags": ["auth", "jwt", "token"],
+                 "directive": "Access tokens are JWTs that expire after 15 minutes."}, "Refresh with /auth/refresh.")  # fmt: skip
+    for n in range(9):  # a folder big enough for the task decision (`gated_from`)
+        write_memory(tmp_path, f"rules/note-{n}.md", {"id": f"note-{n}", "tags": [f"topic{n}"]}, f"Note {n}.")
+    layers = open_layers(open_workspace(tmp_path), None, [])
+    question = "Khi token JWT hết hạn thì ứng dụng phải làm mới như thế nào?"
+    assert [c.id for c in route(layers, question, Options()).pack] == ["auth-jwt"]
+
+
 def test_a_stack_named_in_katakana_or_hangul_decides_no_more_than_its_latin_name(tmp_path):
     """パイソン and 파이썬 are "python" written in another script, not an identifier that implies
     it: in a zoo story they leave the task decision to the task model, as the Latin name does."""
