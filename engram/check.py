@@ -133,7 +133,8 @@ def reference_index(root: Root, config: Config, scratch_path: str, report: Repor
     try:
         behind = compare_sources(local, root, config) if local is not None else []
         report.problems += behind
-        if local is not None and not built_here(root):
+        committed = local is not None and not built_here(root)
+        if local is not None and committed:
             # a committed index.db (a fresh clone's) may say a flagged memory is clean: what the gate
             # reports is built here from the sources
             local.close()
@@ -141,10 +142,17 @@ def reference_index(root: Root, config: Config, scratch_path: str, report: Repor
         if local is not None and not behind:
             return root.index_path
         compile_to(root, config, scratch_path, local)
+        if committed and not behind and _rows(root.index_path) != _rows(scratch_path):
+            # its sources' digests can match while its rows differ: an index of no memory file matches
+            # an empty folder's, and served memories no file holds (a red-team audit)
+            report.problems.append(Problem(display_path(root, INDEX_FILE), NOT_FROM_SOURCES, kind="stale"))
         return scratch_path
     finally:
         if local is not None:
             local.close()
+
+
+NOT_FROM_SOURCES = "not what `engram index` builds from the sources (it holds other memories); run `engram index`"
 
 
 def _restored_cache(root: Root) -> bool:

@@ -35,6 +35,10 @@ from .sources import MEMORY_FOLDERS, Root, source_file
 from .trust import Pin, check_pinned
 from .workspace import Workspace
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 REFRESH_BUDGET_S = 0.8  # of an inline refresh: hooks must answer well within the host's timeout
 
 
@@ -193,6 +197,9 @@ def _root_layer(ws: Workspace, root: Root, messages: list[str]) -> Layer | None:
     vouched = watcher_vouches(root) if root.scope == "workspace" else None  # before the index is opened
     conn = open_current(root)
     behind = needs_refresh(root, conn, ignore_patterns(root, ws.config), vouched)
+    # An index engram did not build here is rebuilt even when it looks current: a clone's committed
+    # index of no memory file matched an empty folder's digest and served memories no file holds.
+    behind = behind or (conn is not None and vouched is None and not built_here(root))
     # The file a watcher vouched for: its answers are kept across the watcher's calls (`reads`).
     kept_as = vouched if not behind and vouched is not None and vouched == file_stamp(root.index_path) else None
     if behind and _refresh(ws, root, messages, first=conn is None):
@@ -222,10 +229,13 @@ def _refresh(ws: Workspace, root: Root, messages: list[str], first: bool = False
     try:
         result = compile_root(root, ws.config, deadline=deadline)
     except BuildBusy:
-        if first and not _built_meanwhile(root, deadline):
+        if first and not _meanwhile(deadline, lambda: os.path.exists(root.index_path)):
             # said, not only logged: "loaded 0" or "not found" would otherwise be taken for the truth
             messages.append(f"{root.path}: {FIRST_BUILD_PENDING}")
             return False
+        # a build that has just replaced the index records it as built here a moment later
+        if not first and not built_here(root) and _meanwhile(deadline, lambda: built_here(root)):
+            return True
         debug(f"another engram is indexing {root.path}; serving the current index")
         return first
     except BuildTooSlow:
@@ -260,14 +270,14 @@ BUILD_STARTED = "too many changes to index inline; indexing in the background, s
 NOTHING_SERVED = (NOTHING_YET, NOT_BUILT_HERE)
 
 
-def _built_meanwhile(root: Root, deadline: float) -> bool:
-    """Whether the index another engram is building appears before ``deadline`` (a build writes
-    it whole, under its final name, when it is done)."""
+def _meanwhile(deadline: float, done: Callable[[], bool]) -> bool:
+    """Whether another engram's build is ``done`` before ``deadline``: its index appears (a build
+    writes it whole, under its final name, when it is done), or is recorded as built here."""
     while time.monotonic() < deadline:
-        if os.path.exists(root.index_path):
+        if done():
             return True
         time.sleep(BUILD_POLL_S)
-    return os.path.exists(root.index_path)
+    return done()
 
 
 def _index_in_background(ws: Workspace) -> None:

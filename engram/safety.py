@@ -30,7 +30,7 @@ import itertools
 import math
 import re
 from collections import namedtuple
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from .lazyre import LazyPattern
 from .printable import text as printed  # the screen reads what the output prints
@@ -2331,16 +2331,53 @@ def screen_fingerprint() -> str:
 def scan(text: str) -> str | None:
     """Return a short label for the first secret or prompt-injection found in text, else None."""
     hidden = _hidden_text(text)
-    text = normalise(text)
-    lowered = text.encode("ascii", "replace").lower()  # one byte per character
-    return hidden or _find_secret(text, lowered) or _find_injection(text, lowered)
+    if hidden:
+        return hidden
+    return next(filter(None, (_find_secret(*read) or _find_injection(*read) for read in _readings(text))), None)
 
 
 def scan_secrets(text: str) -> str | None:
     """The label of the first secret in text, injection aside: for text agents are never shown,
     where an instruction is harmless but a committed token is still published."""
+    return next(filter(None, (_find_secret(*read) for read in _readings(text))), None)
+
+
+def _readings(text: str) -> Iterator[tuple[str, bytes]]:
+    """The text as the model reads it (`normalise`), with its lowered bytes (one a character); then,
+    where it holds markup a markdown page does not show, the same without it (`_without_markup`)."""
     text = normalise(text)
-    return _find_secret(text, text.encode("ascii", "replace").lower())
+    yield text, text.encode("ascii", "replace").lower()
+    bare = _without_markup(text)
+    if bare != text:
+        bare = bare if bare.isascii() else normalise(bare)  # a reference decoded to a soft hyphen, a no-break space
+        yield bare, bare.encode("ascii", "replace").lower()
+
+
+# Markup a rendered page hides, which split a key or an order for the screen while a model or a
+# reader reads through it (a red-team audit): `AKIA<!-- -->Q7XZ...`, `Ign&shy;ore all previous
+# instructions`, `ghp\_...`, `Ignore all <span>previous</span> instructions`, `pass<wbr>word`.
+_MARKUP = LazyPattern(
+    r"<!--[\s\S]{0,400}?-->"
+    r"|</?(?:a|abbr|b|bdi|bdo|big|cite|code|data|del|dfn|em|font|i|ins|kbd|mark|q|s|samp|small|span|strong"
+    r"|sub|sup|time|tt|u|var|wbr)(?:\s[^<>]{0,200})?/?>"
+    r"|\\(?=[_*`])",  # the escapes that split a token or a word: `ghp\_...`, `pass\*word`
+    re.I,
+)
+_NAMED_REFERENCE = LazyPattern(r"&[A-Za-z][A-Za-z0-9]{1,31};")
+
+
+def _without_markup(text: str) -> str:
+    """The text as a markdown page shows it: HTML comments and inline tags removed, markdown's
+    backslash escapes written as their characters, named character references (`&shy;`, `&colon;`)
+    decoded."""
+    if "<" not in text and "\\" not in text and "&" not in text:
+        return text
+    text = _MARKUP.sub("", text)
+    if "&" in text:
+        import html  # only for text holding a named reference
+
+        text = _NAMED_REFERENCE.sub(lambda reference: html.unescape(reference.group()), text)
+    return text
 
 
 def evaluate(path: str | PathLike[str]) -> dict[str, float | int]:

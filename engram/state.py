@@ -74,6 +74,8 @@ def transient_state() -> sqlite3.Connection:
 
 def _open_state(path: str) -> sqlite3.Connection:
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    if os.path.islink(path):  # engram's own file, never written through: a clone's `state.db -> ~/x` created ~/x
+        os.unlink(path)
     if not os.path.exists(path):
         _create_state(path)
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)

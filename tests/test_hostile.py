@@ -533,6 +533,18 @@ def test_a_committed_state_db_remembers_no_verdict_for_another_user(project, tmp
     assert "ghp_" not in hooked.stdout and "Ignore all" not in hooked.stdout
 
 
+def test_a_committed_state_db_link_creates_nothing_where_it_points(project, tmp_path) -> None:
+    """A clone's `state.db -> /somewhere/missing.db` had the first load create a SQLite file there (a
+    red-team audit): state.db is engram's own file, replaced rather than written through."""
+    project.write("clean", "A clean body.", tags=["deploy"])
+    target = tmp_path / "outside" / "created-by-engram.db"
+    target.parent.mkdir()
+    (project.root / "state.db").symlink_to(target)
+    assert "A clean body." in project.load("deploy").stdout
+    assert not target.exists()
+    assert (project.root / "state.db").is_file() and not (project.root / "state.db").is_symlink()
+
+
 @pytest.mark.installed
 def test_a_state_key_that_is_a_fifo_is_not_waited_on(project) -> None:
     """`state-key` as a FIFO hung every load (a red-team audit): it is refused, and a key for this
