@@ -32,7 +32,7 @@ from .freshness import (
 from .index import IndexFileError, connect_readonly, read_meta
 from .layers import open_prebuilt, recorded_sources
 from .paths import is_inside, sha256_file, shown_path
-from .sources import INDEX_FILE, Root, display_path, merge_leftovers, other_format_files
+from .sources import INDEX_FILE, Root, display_path, unindexed_files
 from .trust import Pin, read_signature, signature_path
 from .verify import verify_index
 from .workspace import Workspace
@@ -74,12 +74,13 @@ def other_format_problems(root: Root) -> list[Problem]:
     """Another tool's rule file in a memory folder (Cursor's `.mdc`) is a warning: copied there to
     be a memory, it is none, and a check that passes on an empty folder would hide it. So is a merge
     tool's copy (`x_BASE_1234.md`), which is never indexed."""
+    other_format, merge_copies = unindexed_files(root)
     return [
         Problem(display_path(root, rel), "not indexed: a memory is a *.md file (rename it)", kind="warning")
-        for rel in other_format_files(root)
+        for rel in other_format
     ] + [
         Problem(display_path(root, rel), "not indexed: named as a merge tool's copy", kind="warning")
-        for rel in merge_leftovers(root)
+        for rel in merge_copies
     ]
 
 
@@ -133,10 +134,11 @@ def reference_index(root: Root, config: Config, scratch_path: str, report: Repor
     try:
         behind = compare_sources(local, root, config) if local is not None else []
         report.problems += behind
-        committed = local is not None and not built_here(root)
-        if local is not None and committed:
+        committed = False
+        if local is not None and not built_here(root):
             # a committed index.db (a fresh clone's) may say a flagged memory is clean: what the gate
             # reports is built here from the sources
+            committed = True
             local.close()
             local = None
         if local is not None and not behind:

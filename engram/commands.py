@@ -12,7 +12,7 @@ from .compile import CompileResult, compile_root, export_index
 from .errors import EngramError, out, say, warning
 from .graph import describe
 from .index import LOCAL_REBUILD, SHARED_REBUILD, IndexFileError, open_index
-from .sources import ROOT_DIR, Root, display_path, merge_leftovers, other_format_files, stray_files
+from .sources import ROOT_DIR, Root, display_path, stray_files, unindexed_files
 from .trust import SIGNATURE_SUFFIX, sign_index, signing_key
 from .verify import repaired_lines, signature_line, verify_index
 from .workspace import Workspace, open_workspace
@@ -127,8 +127,9 @@ def _note_stray_files(ws: Workspace) -> None:
     files inside them (Cursor's `.mdc`) or a merge tool's copies, are never indexed: say so."""
     for root in ws.roots:
         _note_unindexed(root, stray_files(root), "outside rules/, skills/ and knowledge/", "")
-        _note_unindexed(root, other_format_files(root), "engram reads *.md", " (rename them to .md)")
-        _note_unindexed(root, merge_leftovers(root), "named as a merge tool's copies", LEFTOVER_HINT)
+        other_format, merge_copies = unindexed_files(root)
+        _note_unindexed(root, other_format, "engram reads *.md", " (rename them to .md)")
+        _note_unindexed(root, merge_copies, "named as a merge tool's copies", LEFTOVER_HINT)
 
 
 def _note_unindexed(root: Root, rels: list[str], why: str, hint: str) -> None:

@@ -196,10 +196,10 @@ def _root_layer(ws: Workspace, root: Root, messages: list[str]) -> Layer | None:
         return None
     vouched = watcher_vouches(root) if root.scope == "workspace" else None  # before the index is opened
     conn = open_current(root)
-    behind = needs_refresh(root, conn, ignore_patterns(root, ws.config), vouched)
     # An index engram did not build here is rebuilt even when it looks current: a clone's committed
     # index of no memory file matched an empty folder's digest and served memories no file holds.
-    behind = behind or (conn is not None and vouched is None and not built_here(root))
+    foreign = conn is not None and not built_here(root)
+    behind = needs_refresh(root, conn, ignore_patterns(root, ws.config), vouched) or (foreign and vouched is None)
     # The file a watcher vouched for: its answers are kept across the watcher's calls (`reads`).
     kept_as = vouched if not behind and vouched is not None and vouched == file_stamp(root.index_path) else None
     if behind and _refresh(ws, root, messages, first=conn is None):
@@ -207,7 +207,7 @@ def _root_layer(ws: Workspace, root: Root, messages: list[str]) -> Layer | None:
         if conn is not None:
             conn.close()
         conn = open_current(root)
-    elif behind and conn is not None and not built_here(root):
+    elif behind and conn is not None and foreign:
         # An index engram did not build here (a clone's committed one: its sources' stats differ) is
         # served only once rebuilt from the sources, which `compile_root` does (a big one in the background).
         conn.close()

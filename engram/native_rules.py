@@ -124,12 +124,7 @@ class NativeRules:
 def sync(root: Root, config: Config) -> NativeRules:
     """Write, rewrite and remove engram's rule files so they match the index."""
     result = NativeRules(config)
-    state = state_or_none(root.state_path)
-    try:
-        plan = make_plan(root, config, root.index_path, state)
-    finally:
-        if state is not None:
-            state.close()
+    plan = make_plan(root, config, root.index_path, keep_verdicts=True)
     if plan is None:
         result.warnings.append(f"cannot read {root.index_path}; native rule files left as they are")
         return result
@@ -190,10 +185,10 @@ def check(root: Root, config: Config, index_path: str, skipped: Callable[[list[P
     return problems
 
 
-def make_plan(root: Root, config: Config, index_path: str, state: sqlite3.Connection | None = None) -> Plan | None:
+def make_plan(root: Root, config: Config, index_path: str, keep_verdicts: bool = False) -> Plan | None:
     """Compare the rule files the index at ``index_path`` wants with the folders; None when it
     cannot be read."""
-    rules = rule_texts(root, config, index_path, state=state)
+    rules = rule_texts(root, config, index_path, keep_verdicts=keep_verdicts)
     if rules is None:
         return None
     hosts = rule_hosts(root, config)
@@ -256,12 +251,12 @@ def host_files(root: Root, rules: list[RuleText], hosts: tuple[Host, ...]) -> di
 
 
 def rule_texts(
-    root: Root, config: Config, index_path: str, memory_id: str | None = None, state: sqlite3.Connection | None = None
+    root: Root, config: Config, index_path: str, memory_id: str | None = None, keep_verdicts: bool = False
 ) -> list[RuleText] | None:
     """What each memory's rule file says (``memory_id``'s alone when given), in any host's format;
-    None when the index cannot be read. ``state``: where the screen keeps its verdicts (`sync`:
-    a no-op `engram index` of 1,500 native memories screened each again, a second; `check`
-    writes nothing into the project, so it screens afresh)."""
+    None when the index cannot be read. ``keep_verdicts``: the screen's verdicts kept in the root's
+    state.db (`sync`: a no-op `engram index` of 1,500 native memories screened each again, a
+    second; `check` writes nothing into the project, so it screens afresh)."""
     if config.get("hooks.path_rules") != "native" or not os.path.isdir(root.path):
         return []
     # `index` and `check` have just read every page of this index, so no second quick_check here;
@@ -269,6 +264,7 @@ def rule_texts(
     conn = open_usable(index_path)
     if conn is None:
         return None
+    state = state_or_none(root.state_path) if keep_verdicts else None
     try:
         rules = []
         with batched(state):
@@ -285,6 +281,8 @@ def rule_texts(
         return None
     finally:
         conn.close()
+        if state is not None:
+            state.close()
 
 
 def native_memories(

@@ -6,7 +6,7 @@ import contextlib
 import os
 import stat
 from collections import namedtuple
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from .errors import EngramError
 from .lazyre import LazyPattern
@@ -213,25 +213,22 @@ def stray_files(root: Root) -> list[str]:
 OTHER_FORMATS = (".mdc", ".markdown")
 
 
-def other_format_files(root: Root) -> list[str]:
-    """Files of another tool's rule format in the memory folders: never indexed (a memory is a
-    `*.md` file), though they sit where memories do. Root-relative, sorted."""
-    return _memory_folder_files(root, lambda name: name.lower().endswith(OTHER_FORMATS))
-
-
-def merge_leftovers(root: Root) -> list[str]:
-    """A merge tool's copies in the memory folders (`x_BASE_1234.md`): never indexed, so a memory
-    that happens to be named so is said, not silently left out. Root-relative, sorted."""
-    return _memory_folder_files(root, lambda name: MERGE_LEFTOVER.fullmatch(name) is not None)
-
-
-def _memory_folder_files(root: Root, wanted: Callable[[str], bool]) -> list[str]:
-    found = []
+def unindexed_files(root: Root) -> tuple[list[str], list[str]]:
+    """Files in the memory folders that are never indexed though they sit where memories do, from one
+    walk: another tool's rule files (a memory is a `*.md` file), and a merge tool's copies
+    (`x_BASE_1234.md`: a memory that happens to be named so is said, not silently left out).
+    Root-relative, sorted."""
+    other_format: list[str] = []
+    merge_copies: list[str] = []
     for folder in MEMORY_FOLDERS:
         for parent, _dirs, files in shallow(os.walk(os.path.join(root.path, folder)), root.path):
             rel = os.path.relpath(parent, root.path).replace(os.sep, "/")
-            found += [decoded(f"{rel}/{name}") for name in files if wanted(name)]
-    return sorted(found)
+            for name in files:
+                if name.lower().endswith(OTHER_FORMATS):
+                    other_format.append(decoded(f"{rel}/{name}"))
+                elif MERGE_LEFTOVER.fullmatch(name):
+                    merge_copies.append(decoded(f"{rel}/{name}"))
+    return sorted(other_format), sorted(merge_copies)
 
 
 def stat_line(rel: str, size: int, mtime_ns: int, ctime_ns: int) -> str:
